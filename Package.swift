@@ -1,0 +1,61 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Swift 6 language mode (strict concurrency) is the default for tools-version 6.x; warnings are
+// treated as errors in scripts/test, so the build stays clean.
+let package = Package(
+    name: "pipelinehost",
+    products: [
+        .library(name: "PipelineHost", targets: ["PipelineHost"]),
+        .library(name: "BuiltinStages", targets: ["FetchPlugin", "KeyNormalizePlugin", "VipsPlugin"]),
+        .executable(name: "pipelinehost", targets: ["PipelineHostCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // System libraries, found through pkg-config (Debian: liblua5.4-dev, libvips-dev,
+        // libcurl4-openssl-dev). scripts/setup installs them.
+        .systemLibrary(name: "LuaSystem", path: "Sources/System/LuaSystem", pkgConfig: "lua5.4",
+                       providers: [.apt(["liblua5.4-dev"])]),
+        .systemLibrary(name: "VipsSystem", path: "Sources/System/VipsSystem", pkgConfig: "vips",
+                       providers: [.apt(["libvips-dev"])]),
+        .systemLibrary(name: "CurlSystem", path: "Sources/System/CurlSystem", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
+
+        // Small C shims: fixed-arity wrappers for variadic calls and macros, and the callbacks
+        // (Lua hooks and allocator, curl write/progress) that must stay on the C side.
+        .target(name: "CLua", dependencies: ["LuaSystem"]),
+        .target(name: "CVips", dependencies: ["VipsSystem"]),
+        .target(name: "CCurl", dependencies: ["CurlSystem"]),
+
+        // The host: stages, registry, profiles, pipeline. No imaging or network code of its own.
+        .target(name: "PipelineHost", dependencies: [
+            "CLua",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        // Built-in stages. They use the same plugin API as third-party plugins.
+        .target(name: "FetchPlugin", dependencies: ["PipelineHost", "CCurl"], path: "Sources/Plugins/Fetch"),
+        .target(name: "KeyNormalizePlugin", dependencies: ["PipelineHost"], path: "Sources/Plugins/KeyNormalize"),
+        .target(name: "VipsPlugin", dependencies: ["PipelineHost", "CVips"], path: "Sources/Plugins/Vips"),
+
+        .executableTarget(name: "PipelineHostCLI", dependencies: [
+            "PipelineHost", "FetchPlugin", "KeyNormalizePlugin", "VipsPlugin",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        // Tests: a target per area, plus TestSupport (loopback HTTP server, image fixtures).
+        .target(name: "TestSupport", dependencies: ["CVips", "PipelineHost", "FetchPlugin",
+                                                    "KeyNormalizePlugin", "VipsPlugin"],
+                path: "Tests/TestSupport"),
+        .testTarget(name: "ProfileTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "FetchTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "NormalizeTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "VipsStageTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "PipelineTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
+    ]
+)

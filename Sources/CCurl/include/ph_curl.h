@@ -1,0 +1,55 @@
+// One blocking libcurl transfer with limits, a cancel flag and a shared connection cache.
+// The callbacks (write, progress, locks) live here so no Swift closure is called from curl.
+#ifndef PH_CURL_H
+#define PH_CURL_H
+
+#include <stddef.h>
+#include <curl/curl.h>
+
+/// Call once per process before any other ph_curl function.
+int ph_curl_global_init(void);
+
+/// A share handle for connections, DNS and TLS sessions, safe to use from several threads.
+typedef struct ph_curl_share ph_curl_share;
+ph_curl_share *ph_curl_share_new(void);
+void ph_curl_share_free(ph_curl_share *share);
+
+/// Set from any thread; the transfer notices it in its progress callback and aborts.
+typedef struct ph_cancel_flag ph_cancel_flag;
+ph_cancel_flag *ph_cancel_flag_new(void);
+void ph_cancel_flag_set(ph_cancel_flag *flag);
+void ph_cancel_flag_free(ph_cancel_flag *flag);
+
+typedef struct {
+    const char *url;
+    const char *user_agent;
+    const char *protocols;            // e.g. "http,https,file"
+    const char *redirect_protocols;   // e.g. "http,https"
+    long connect_timeout_ms;
+    long timeout_ms;
+    long max_redirects;
+    long long max_bytes;
+    ph_curl_share *share;             // may be NULL
+    ph_cancel_flag *cancel;           // may be NULL
+} ph_fetch_options;
+
+typedef struct {
+    int curl_code;                    // CURLE_OK on a completed transfer (any HTTP status)
+    long http_status;                 // 0 for file://
+    long redirects;
+    long long connect_count;          // new connections this transfer opened (0 when reused)
+    int too_large;                    // stopped because the body passed max_bytes
+    int cancelled;                    // stopped because the cancel flag was set
+    unsigned char *body;              // malloc'd; owned by the caller once returned
+    size_t body_length;
+    char *content_type;               // malloc'd or NULL
+    char *effective_url;              // malloc'd or NULL
+    char error[CURL_ERROR_SIZE];
+} ph_fetch_result;
+
+/// Runs the transfer to the end. Always fills `result`; release it with ph_fetch_result_free
+/// (after taking ownership of `body`, set it to NULL to keep it).
+void ph_fetch(const ph_fetch_options *options, ph_fetch_result *result);
+void ph_fetch_result_free(ph_fetch_result *result);
+
+#endif

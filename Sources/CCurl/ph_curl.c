@@ -1,0 +1,159 @@
+#include "ph_curl.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ph_curl_global_init(void) { return (int)curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+// MARK: share handle
+
+struct ph_curl_share {
+    CURLSH *handle;
+    pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
+};
+
+static void share_lock(CURL *handle, curl_lock_data data, curl_lock_access access, void *userptr) {
+    (void)handle; (void)access;
+    pthread_mutex_lock(&((ph_curl_share *)userptr)->locks[data]);
+}
+
+static void share_unlock(CURL *handle, curl_lock_data data, void *userptr) {
+    (void)handle;
+    pthread_mutex_unlock(&((ph_curl_share *)userptr)->locks[data]);
+}
+
+ph_curl_share *ph_curl_share_new(void) {
+    ph_curl_share *share = calloc(1, sizeof *share);
+    if (!share) return NULL;
+    share->handle = curl_share_init();
+    if (!share->handle) {
+        free(share);
+        return NULL;
+    }
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_init(&share->locks[i], NULL);
+    curl_share_setopt(share->handle, CURLSHOPT_LOCKFUNC, share_lock);
+    curl_share_setopt(share->handle, CURLSHOPT_UNLOCKFUNC, share_unlock);
+    curl_share_setopt(share->handle, CURLSHOPT_USERDATA, share);
+    curl_share_setopt(share->handle, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    curl_share_setopt(share->handle, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    curl_share_setopt(share->handle, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    return share;
+}
+
+void ph_curl_share_free(ph_curl_share *share) {
+    if (!share) return;
+    curl_share_cleanup(share->handle);
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_destroy(&share->locks[i]);
+    free(share);
+}
+
+// MARK: cancel flag
+
+struct ph_cancel_flag { atomic_int set; };
+
+ph_cancel_flag *ph_cancel_flag_new(void) { return calloc(1, sizeof(ph_cancel_flag)); }
+void ph_cancel_flag_set(ph_cancel_flag *flag) { atomic_store(&flag->set, 1); }
+void ph_cancel_flag_free(ph_cancel_flag *flag) { free(flag); }
+
+// MARK: transfer
+
+typedef struct {
+    ph_fetch_result *result;
+    size_t capacity;
+    long long max_bytes;
+    ph_cancel_flag *cancel;
+} transfer_state;
+
+static size_t on_body(char *data, size_t size, size_t count, void *userdata) {
+    transfer_state *state = userdata;
+    ph_fetch_result *r = state->result;
+    size_t length = size * count;
+    if (state->max_bytes > 0 && (long long)(r->body_length + length) > state->max_bytes) {
+        r->too_large = 1;
+        return 0;  // any short count aborts the transfer
+    }
+    if (r->body_length + length > state->capacity) {
+        size_t capacity = state->capacity ? state->capacity : 64 * 1024;
+        while (capacity < r->body_length + length) capacity *= 2;
+        unsigned char *grown = realloc(r->body, capacity);
+        if (!grown) return 0;  // any short count aborts the transfer
+        r->body = grown;
+        state->capacity = capacity;
+    }
+    memcpy(r->body + r->body_length, data, length);
+    r->body_length += length;
+    return length;
+}
+
+static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow) {
+    (void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
+    transfer_state *state = userdata;
+    if (state->cancel && atomic_load(&state->cancel->set)) {
+        state->result->cancelled = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static char *copy_string(const char *s) { return s ? strdup(s) : NULL; }
+
+void ph_fetch(const ph_fetch_options *o, ph_fetch_result *r) {
+    memset(r, 0, sizeof *r);
+    CURL *curl = curl_easy_init();
+    if (!curl) {
+        r->curl_code = CURLE_FAILED_INIT;
+        strcpy(r->error, "cannot create a curl handle");
+        return;
+    }
+    transfer_state state = {r, 0, o->max_bytes, o->cancel};
+    if (o->cancel && atomic_load(&o->cancel->set)) {
+        r->cancelled = 1;
+        r->curl_code = CURLE_ABORTED_BY_CALLBACK;
+        curl_easy_cleanup(curl);
+        return;
+    }
+    curl_easy_setopt(curl, CURLOPT_URL, o->url);
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, r->error);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(curl, CURLOPT_MAXREDIRS, o->max_redirects);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, o->connect_timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, o->timeout_ms);
+    if (o->user_agent) curl_easy_setopt(curl, CURLOPT_USERAGENT, o->user_agent);
+    if (o->protocols) curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, o->protocols);
+    if (o->redirect_protocols) curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, o->redirect_protocols);
+    if (o->max_bytes > 0) curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->max_bytes);
+    if (o->share) curl_easy_setopt(curl, CURLOPT_SHARE, o->share->handle);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &state);
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &state);
+
+    r->curl_code = (int)curl_easy_perform(curl);
+    if (r->curl_code == CURLE_FILESIZE_EXCEEDED) r->too_large = 1;
+
+    char *content_type = NULL, *effective_url = NULL;
+    long connects = 0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r->http_status);
+    curl_easy_getinfo(curl, CURLINFO_REDIRECT_COUNT, &r->redirects);
+    curl_easy_getinfo(curl, CURLINFO_NUM_CONNECTS, &connects);
+    curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &content_type);
+    curl_easy_getinfo(curl, CURLINFO_EFFECTIVE_URL, &effective_url);
+    r->connect_count = connects;
+    r->content_type = copy_string(content_type);
+    r->effective_url = copy_string(effective_url);
+    curl_easy_cleanup(curl);
+}
+
+void ph_fetch_result_free(ph_fetch_result *r) {
+    free(r->body);
+    free(r->content_type);
+    free(r->effective_url);
+    r->body = NULL;
+    r->content_type = NULL;
+    r->effective_url = NULL;
+}

@@ -1,0 +1,60 @@
+// Fixed-arity wrappers over the variadic libvips calls the pipeline uses.
+// Every function returns 0 on success and -1 on failure, with the reason in vips' error buffer
+// (read it with ph_vips_take_error). Images are GObjects: release each with ph_vips_unref.
+#ifndef PH_VIPS_H
+#define PH_VIPS_H
+
+#include <stddef.h>
+#include <vips/vips.h>
+
+/// Starts libvips once: the operation cache off, untrusted loaders blocked, `concurrency`
+/// worker threads per pipeline (0 keeps libvips' default).
+int ph_vips_init(const char *program, int concurrency);
+
+/// The error buffer's text (g_free it), clearing the buffer. NULL when empty.
+char *ph_vips_take_error(void);
+
+/// The loader libvips would pick for these bytes ("jpegload_buffer", ...), or NULL.
+const char *ph_vips_find_loader(const void *buffer, size_t length);
+
+/// Opens the header only; pixels are decoded on demand. `buffer` must outlive the image.
+VipsImage *ph_vips_open(const void *buffer, size_t length);
+
+/// The number of pages (frames) the file holds, or 1.
+int ph_vips_page_count(VipsImage *image);
+
+typedef enum { PH_FIT_INSIDE = 0, PH_FIT_COVER = 1 } ph_fit;
+
+/// Shrink-on-load thumbnail straight from encoded bytes: honours EXIF orientation, imports
+/// any embedded ICC profile and exports sRGB.
+int ph_vips_thumbnail_buffer(const void *buffer, size_t length, int width, int height, ph_fit fit,
+                             int enlarge, VipsImage **out);
+/// The same for an image already in memory (no shrink-on-load possible).
+int ph_vips_thumbnail_image(VipsImage *in, int width, int height, ph_fit fit, int enlarge,
+                            VipsImage **out);
+
+/// Applies and removes the EXIF orientation.
+int ph_vips_autorotate(VipsImage *in, VipsImage **out);
+/// Converts to 8-bit sRGB when the image is in any other space.
+int ph_vips_to_srgb(VipsImage *in, VipsImage **out);
+int ph_vips_gaussblur(VipsImage *in, double sigma, VipsImage **out);
+/// Multiplies the colour bands by `factor` (alpha untouched), keeping 8-bit pixels.
+int ph_vips_darken(VipsImage *in, double factor, VipsImage **out);
+
+typedef enum { PH_FORMAT_JPEG = 0, PH_FORMAT_PNG = 1, PH_FORMAT_WEBP = 2, PH_FORMAT_AVIF = 3 } ph_format;
+
+/// Encodes to a g_malloc'd buffer (free with ph_vips_free).
+int ph_vips_save(VipsImage *in, ph_format format, int quality, int strip, void **buffer, size_t *length);
+/// Whether this libvips can write the format.
+int ph_vips_can_save(ph_format format);
+
+/// Copies the pixels out as a tightly packed buffer (g_free it). For tests and checks.
+void *ph_vips_pixels(VipsImage *in, size_t *length);
+
+static inline void ph_vips_unref(VipsImage *image) { if (image) g_object_unref(image); }
+static inline void ph_vips_free(void *pointer) { g_free(pointer); }
+static inline int ph_vips_width(VipsImage *image) { return vips_image_get_width(image); }
+static inline int ph_vips_height(VipsImage *image) { return vips_image_get_height(image); }
+static inline int ph_vips_bands(VipsImage *image) { return vips_image_get_bands(image); }
+
+#endif

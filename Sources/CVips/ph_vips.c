@@ -1,0 +1,106 @@
+#include "ph_vips.h"
+
+// Truncated or damaged input is an error, never a grey half image.
+#define PH_LOAD_OPTIONS "[fail_on=truncated]"
+
+int ph_vips_init(const char *program, int concurrency) {
+    if (VIPS_INIT(program)) return -1;
+    vips_cache_set_max(0);
+    vips_cache_set_max_mem(0);
+    vips_block_untrusted_set(TRUE);
+    if (concurrency > 0) vips_concurrency_set(concurrency);
+    return 0;
+}
+
+char *ph_vips_take_error(void) {
+    const char *text = vips_error_buffer();
+    if (!text || !*text) return NULL;
+    return vips_error_buffer_copy();
+}
+
+const char *ph_vips_find_loader(const void *buffer, size_t length) {
+    return vips_foreign_find_load_buffer(buffer, length);
+}
+
+VipsImage *ph_vips_open(const void *buffer, size_t length) {
+    return vips_image_new_from_buffer(buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL,
+                                      "fail_on", VIPS_FAIL_ON_TRUNCATED, NULL);
+}
+
+int ph_vips_page_count(VipsImage *image) { return vips_image_get_n_pages(image); }
+
+static VipsInteresting crop_for(ph_fit fit) {
+    return fit == PH_FIT_COVER ? VIPS_INTERESTING_CENTRE : VIPS_INTERESTING_NONE;
+}
+
+int ph_vips_thumbnail_buffer(const void *buffer, size_t length, int width, int height, ph_fit fit,
+                             int enlarge, VipsImage **out) {
+    return vips_thumbnail_buffer((void *)buffer, length, out, width, "height", height,
+                                 "crop", crop_for(fit),
+                                 "size", enlarge ? VIPS_SIZE_BOTH : VIPS_SIZE_DOWN,
+                                 "option_string", PH_LOAD_OPTIONS, NULL);
+}
+
+int ph_vips_thumbnail_image(VipsImage *in, int width, int height, ph_fit fit, int enlarge,
+                            VipsImage **out) {
+    return vips_thumbnail_image(in, out, width, "height", height, "crop", crop_for(fit),
+                                "size", enlarge ? VIPS_SIZE_BOTH : VIPS_SIZE_DOWN, NULL);
+}
+
+int ph_vips_autorotate(VipsImage *in, VipsImage **out) { return vips_autorot(in, out, NULL); }
+
+int ph_vips_to_srgb(VipsImage *in, VipsImage **out) {
+    if (vips_image_guess_interpretation(in) == VIPS_INTERPRETATION_sRGB &&
+        vips_image_get_format(in) == VIPS_FORMAT_UCHAR) {
+        g_object_ref(in);
+        *out = in;
+        return 0;
+    }
+    return vips_colourspace(in, out, VIPS_INTERPRETATION_sRGB, NULL);
+}
+
+int ph_vips_gaussblur(VipsImage *in, double sigma, VipsImage **out) {
+    return vips_gaussblur(in, out, sigma, NULL);
+}
+
+int ph_vips_darken(VipsImage *in, double factor, VipsImage **out) {
+    int bands = vips_image_get_bands(in);
+    int colour = vips_image_hasalpha(in) ? bands - 1 : bands;
+    double a[16], b[16];
+    if (bands > 16) {
+        vips_error("ph_vips_darken", "too many bands (%d)", bands);
+        return -1;
+    }
+    for (int i = 0; i < bands; i++) {
+        a[i] = i < colour ? factor : 1.0;
+        b[i] = 0.0;
+    }
+    return vips_linear(in, out, a, b, bands, "uchar", TRUE, NULL);
+}
+
+int ph_vips_save(VipsImage *in, ph_format format, int quality, int strip, void **buffer, size_t *length) {
+    switch (format) {
+    case PH_FORMAT_JPEG:
+        return vips_jpegsave_buffer(in, buffer, length, "Q", quality, "strip", strip, NULL);
+    case PH_FORMAT_PNG:
+        return vips_pngsave_buffer(in, buffer, length, "strip", strip, NULL);
+    case PH_FORMAT_WEBP:
+        return vips_webpsave_buffer(in, buffer, length, "Q", quality, "strip", strip, NULL);
+    case PH_FORMAT_AVIF:
+        return vips_heifsave_buffer(in, buffer, length, "Q", quality, "strip", strip,
+                                    "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, NULL);
+    }
+    vips_error("ph_vips_save", "unknown format %d", (int)format);
+    return -1;
+}
+
+int ph_vips_can_save(ph_format format) {
+    static const char *const savers[] = {"jpegsave_buffer", "pngsave_buffer", "webpsave_buffer",
+                                         "heifsave_buffer"};
+    if ((int)format < 0 || (int)format > 3) return 0;
+    return vips_type_find("VipsOperation", savers[format]) != 0;
+}
+
+void *ph_vips_pixels(VipsImage *in, size_t *length) {
+    return vips_image_write_to_memory(in, length);
+}

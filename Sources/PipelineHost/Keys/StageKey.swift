@@ -1,0 +1,12 @@
+/// The key of a stage prefix: the stable source key plus the identity of each stage so far.
+/// Two requests with equal keys at some stage would produce equal values there.
+public struct StageKey: Sendable, Hashable, CustomStringConvertible {
+    public private(set) var source: String
+    public private(set) var stages: [StageIdentity] = []
+
+    public init(source: String) { self.source = source }
+
+    public mutating func append(_ identity: StageIdentity) { stages.append(identity) }
+
+    public var description: String { ([source] + stages.map(\.description)).joined(separator: " | ") }
+}

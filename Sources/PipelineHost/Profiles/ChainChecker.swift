@@ -1,0 +1,40 @@
+/// Type-checks a profile's chain: each stage must take what the one before gives, the chain
+/// starts from a source and must end in encoded bytes. Errors say which stage to add.
+struct ChainChecker {
+    let registry: StageRegistry
+
+    /// Returns nil when the chain is sound, else the message and the line it belongs to.
+    func problem(in stages: [ConfiguredStage], profile: String, profileLine: Int) -> (line: Int, message: String)? {
+        guard !stages.isEmpty else {
+            return (profileLine, "profile \"\(profile)\" has no stages")
+        }
+        var kind = ValueKind.source
+        var previous: String?
+        for stage in stages {
+            let wanted = stage.definition.input
+            if wanted != kind {
+                let from = previous.map { " from '\($0)'" } ?? ""
+                var message = "\(stage.name) needs \(wanted) but gets \(kind)\(from)"
+                if wanted == .source {
+                    message += "; key and request stages like '\(stage.name)' must come before fetch"
+                } else if let bridge = bridge(from: kind, to: wanted) {
+                    message += "; add \(bridge) before it"
+                }
+                return (stage.line, message)
+            }
+            kind = stage.definition.output
+            previous = stage.name
+        }
+        guard kind == .encoded else {
+            let fix = bridge(from: kind, to: .encoded).map { "; add \($0) at the end" } ?? ""
+            return (stages.last!.line, "profile \"\(profile)\" ends with \(kind), not encoded bytes\(fix)")
+        }
+        return nil
+    }
+
+    /// The stage that turns `from` into `to`, preferring the built-in names.
+    private func bridge(from: ValueKind, to: ValueKind) -> String? {
+        let candidates = registry.definitions.values.filter { $0.input == from && $0.output == to }.map(\.name)
+        return ["fetch", "decode", "encode"].first(where: candidates.contains) ?? candidates.sorted().first
+    }
+}

@@ -1,0 +1,39 @@
+/// A Lua value copied out of the sandbox after the script has finished, so the rest of the
+/// loader works on plain Swift data.
+enum LuaValue {
+    case absent
+    case boolean(Bool)
+    case integer(Int64)
+    case number(Double)
+    case string(String)
+    case table(LuaTable)
+    case function
+    /// The marker the C stage constructors put in every stage descriptor.
+    case descriptorMarker
+    case other(String)
+
+    /// How a person would name the value's type in an error message.
+    var typeName: String {
+        switch self {
+        case .absent: "nil"
+        case .boolean: "a boolean"
+        case .integer, .number: "a number"
+        case .string: "a string"
+        case .table: "a table"
+        case .function: "a function"
+        case .descriptorMarker: "a stage marker"
+        case .other(let name): name
+        }
+    }
+}
+
+struct LuaTable {
+    /// Entries 1...n.
+    var array: [LuaValue] = []
+    /// Entries with string keys.
+    var fields: [String: LuaValue] = [:]
+    /// How many entries have any other key (floats, booleans, tables, sparse integers).
+    var otherKeys = 0
+
+    subscript(index: Int) -> LuaValue { index >= 1 && index <= array.count ? array[index - 1] : .absent }
+}

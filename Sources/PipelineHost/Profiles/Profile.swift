@@ -1,0 +1,43 @@
+/// A stage as a profile configured it.
+public struct ConfiguredStage: Sendable {
+    public let definition: StageDefinition
+    public let parameters: StageParameters
+    /// The line of the profile file that wrote it.
+    public let line: Int
+    public let stage: any Stage
+
+    public var name: String { definition.name }
+    public var identity: StageIdentity {
+        StageIdentity(name: definition.name, version: definition.version, parameters: parameters.canonical)
+    }
+}
+
+/// A named, type-checked chain of stages.
+public struct Profile: Sendable {
+    public let name: String
+    public let file: String
+    public let line: Int
+    public let stages: [ConfiguredStage]
+}
+
+/// Every profile one file defines, in the order it defines them.
+public struct ProfileSet: Sendable {
+    public let file: String
+    public let profiles: [Profile]
+
+    public subscript(name: String) -> Profile? { profiles.first { $0.name == name } }
+    public var names: [String] { profiles.map(\.name) }
+}
+
+/// The sandbox's caps. An infinite loop or a huge table becomes an error, not a hang.
+public struct ProfileLimits: Sendable {
+    public var memoryBytes: Int
+    public var instructions: Int64
+    public var seconds: Double
+
+    public init(memoryBytes: Int = 32 << 20, instructions: Int64 = 20_000_000, seconds: Double = 1) {
+        self.memoryBytes = memoryBytes
+        self.instructions = instructions
+        self.seconds = seconds
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+/// Reads a Lua profile file in the sandbox and turns it into type-checked profiles. Every mistake
+/// becomes a `ProfileError` that names the file and, when there is one, the line.
+public struct ProfileLoader: Sendable {
+    public let registry: StageRegistry
+    public var limits: ProfileLimits
+
+    public init(registry: StageRegistry, limits: ProfileLimits = ProfileLimits()) {
+        self.registry = registry
+        self.limits = limits
+    }
+
+    public func load(file path: String) throws(ProfileError) -> ProfileSet {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let reason = FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file"
+            throw ProfileError(file: path, line: nil, "cannot load profile: \(reason)")
+        }
+        return try load(code: [UInt8](data), name: path)
+    }
+
+    /// Loads profile text; `name` stands for the file in messages.
+    public func load(code: [UInt8], name: String) throws(ProfileError) -> ProfileSet {
+        let declared: LuaValue
+        do {
+            let sandbox = try LuaSandbox(globals: registry.callableNames, limits: limits)
+            try sandbox.run(code, chunkName: "@" + name)
+            declared = sandbox.profiles()
+        } catch {
+            switch error {
+            case .outOfMemory:
+                throw ProfileError(file: name, line: nil, "profile exceeded the memory limit (\(limits.memoryBytes >> 20) MB)")
+            case .message(let message):
+                throw Self.error(fromLua: message, file: name)
+            }
+        }
+        guard case .table(let entries) = declared else {
+            throw ProfileError(file: name, line: nil, "internal error: no profile list")
+        }
+        var profiles: [Profile] = []
+        for case .table(let entry) in entries.array {
+            profiles.append(try profile(from: entry, file: name, earlier: profiles))
+        }
+        guard !profiles.isEmpty else {
+            throw ProfileError(file: name, line: nil, "defines no profile; write profile \"name\" { fetch {}, decode {}, ... }")
+        }
+        return ProfileSet(file: name, profiles: profiles)
+    }
+
+    private func profile(from entry: LuaTable, file: String, earlier: [Profile]) throws(ProfileError) -> Profile {
+        guard case .string(let name) = entry[1], case .integer(let rawLine) = entry[2] else {
+            throw ProfileError(file: file, line: nil, "internal error: malformed profile entry")
+        }
+        let line = Int(rawLine)
+        if let first = earlier.first(where: { $0.name == name }) {
+            throw ProfileError(file: file, line: line, "profile \"\(name)\" is already defined at line \(first.line)")
+        }
+        guard case .table(let list) = entry[3] else {
+            throw ProfileError(file: file, line: line, "profile \"\(name)\" has no stage list; write profile \"\(name)\" { fetch {}, ... }")
+        }
+        if let key = list.fields.keys.sorted().first {
+            throw ProfileError(file: file, line: line, "profile \"\(name)\": stages are a list, but found '\(key) = ...'; write \(key) { ... }")
+        }
+        var stages: [ConfiguredStage] = []
+        for (index, item) in list.array.enumerated() {
+            stages.append(try stage(from: item, position: index + 1, profile: name, file: file, profileLine: line))
+        }
+        if let problem = ChainChecker(registry: registry).problem(in: stages, profile: name, profileLine: line) {
+            throw ProfileError(file: file, line: problem.line, problem.message)
+        }
+        return Profile(name: name, file: file, line: line, stages: stages)
+    }
+
+    private func stage(from item: LuaValue, position: Int, profile: String, file: String,
+                       profileLine: Int) throws(ProfileError) -> ConfiguredStage {
+        guard case .table(let descriptor) = item, case .descriptorMarker = descriptor[4],
+              case .string(let stageName) = descriptor[1], case .integer(let rawLine) = descriptor[2],
+              case .table(let written) = descriptor[3]
+        else {
+            let advice = if case .function = item { "; call it with a table, like decode {}" } else { "" }
+            throw ProfileError(file: file, line: profileLine,
+                               "profile \"\(profile)\": entry \(position) is \(item.typeName), not a stage\(advice)")
+        }
+        let line = Int(rawLine)
+        guard let definition = registry[stageName] else {
+            let reason = registry.planned[stageName] ?? "no such stage"
+            throw ProfileError(file: file, line: line, "\(stageName): \(reason)")
+        }
+        do {
+            let parameters = try ParameterChecker(definition: definition).check(written)
+            let stage = try definition.make(parameters)
+            return ConfiguredStage(definition: definition, parameters: parameters, line: line, stage: stage)
+        } catch let error as ParameterError {
+            let message = error.message.hasPrefix("\(stageName):") ? error.message : "\(stageName): \(error.message)"
+            throw ProfileError(file: file, line: line, message)
+        } catch {
+            throw ProfileError(file: file, line: line, "\(stageName): \(error)")
+        }
+    }
+
+    /// Lua reports "chunk:line: message". The chunk name may be shortened for long paths, so the
+    /// file is taken from the caller and only the line from the message.
+    static func error(fromLua message: String, file: String) -> ProfileError {
+        if let match = message.firstMatch(of: /:(\d+):\s/), let line = Int(match.output.1) {
+            return ProfileError(file: file, line: line, String(message[match.range.upperBound...]))
+        }
+        return ProfileError(file: file, line: nil, message)
+    }
+}

@@ -1,0 +1,62 @@
+/// One parameter a stage accepts: its name, type, range, default and a one-line doc. Profiles
+/// are checked against these when they load, and `pipelinehost stages` prints them.
+public struct ParameterSpec: Sendable {
+    public enum ValueType: Sendable, CustomStringConvertible {
+        case number(ClosedRange<Double>)
+        case integer(ClosedRange<Int>)
+        case boolean
+        case string
+        case choice([String])
+        case stringList
+
+        public var description: String {
+            switch self {
+            case .number(let r): "number \(Self.format(r.lowerBound))..\(Self.format(r.upperBound))"
+            case .integer(let r): "integer \(r.lowerBound)..\(r.upperBound)"
+            case .boolean: "boolean"
+            case .string: "string"
+            case .choice(let options): options.map { "\"\($0)\"" }.joined(separator: "|")
+            case .stringList: "list of strings"
+            }
+        }
+
+        static func format(_ value: Double) -> String {
+            ParameterValue.number(value).description
+        }
+    }
+
+    public let name: String
+    public let type: ValueType
+    /// Used when a profile leaves the parameter out. nil means optional with no value.
+    public let defaultValue: ParameterValue?
+    public let doc: String
+
+    public init(_ name: String, _ type: ValueType, default defaultValue: ParameterValue? = nil, doc: String) {
+        self.name = name
+        self.type = type
+        self.defaultValue = defaultValue
+        self.doc = doc
+    }
+}
+
+/// A parameter value after type-checking.
+public enum ParameterValue: Sendable, Hashable, CustomStringConvertible {
+    case number(Double)
+    case integer(Int)
+    case boolean(Bool)
+    case string(String)
+    case stringList([String])
+
+    /// Canonical text: the same value always prints the same way, so it can be part of a key.
+    public var description: String {
+        switch self {
+        case .number(let v):
+            if v == v.rounded(), abs(v) < 1e15 { return String(Int64(v)) }
+            return String(v)
+        case .integer(let v): return String(v)
+        case .boolean(let v): return v ? "true" : "false"
+        case .string(let v): return "\"\(v)\""
+        case .stringList(let v): return "{" + v.map { "\"\($0)\"" }.joined(separator: ",") + "}"
+        }
+    }
+}

@@ -1,0 +1,42 @@
+/// A step of a profile, made from a definition and its parameters.
+///
+/// A stage transforms one value; it must not keep per-request state between calls, because the
+/// pipeline may run it for many requests at once.
+public protocol Stage: Sendable {
+    func run(_ input: StageValue, in context: StageContext) async throws -> StageValue
+}
+
+/// What a stage is: its name, version, the value kinds it takes and gives, its parameters, and
+/// a factory. Registered by a plugin; profiles refer to it by name.
+public struct StageDefinition: Sendable {
+    public let name: String
+    /// Bump when the stage's output changes for the same input and parameters, so stored
+    /// variants made by the old algorithm are not served.
+    public let version: Int
+    public let summary: String
+    public let input: ValueKind
+    public let output: ValueKind
+    public let parameters: [ParameterSpec]
+    public let make: @Sendable (StageParameters) throws -> any Stage
+
+    public init(name: String, version: Int = 1, summary: String, input: ValueKind, output: ValueKind,
+                parameters: [ParameterSpec], make: @escaping @Sendable (StageParameters) throws -> any Stage) {
+        self.name = name
+        self.version = version
+        self.summary = summary
+        self.input = input
+        self.output = output
+        self.parameters = parameters
+        self.make = make
+    }
+}
+
+/// A stage's identity: name, version and canonical parameters. Part of every key, so changing a
+/// parameter or an algorithm never serves a stale variant.
+public struct StageIdentity: Sendable, Hashable, CustomStringConvertible {
+    public let name: String
+    public let version: Int
+    public let parameters: String
+
+    public var description: String { "\(name)@\(version)(\(parameters))" }
+}

@@ -1,0 +1,46 @@
+/// A stage's parameters after validation: every declared parameter with a default is present.
+public struct StageParameters: Sendable, Hashable {
+    public private(set) var values: [String: ParameterValue]
+    /// The names the profile wrote itself, as opposed to defaults.
+    public private(set) var explicit: Set<String>
+
+    public init(values: [String: ParameterValue] = [:], explicit: Set<String> = []) {
+        self.values = values
+        self.explicit = explicit
+    }
+
+    public subscript(name: String) -> ParameterValue? { values[name] }
+
+    public func number(_ name: String) -> Double? {
+        switch values[name] {
+        case .number(let v): v
+        case .integer(let v): Double(v)
+        default: nil
+        }
+    }
+
+    public func integer(_ name: String) -> Int? {
+        if case .integer(let v) = values[name] { return v }
+        return nil
+    }
+
+    public func boolean(_ name: String) -> Bool? {
+        if case .boolean(let v) = values[name] { return v }
+        return nil
+    }
+
+    public func string(_ name: String) -> String? {
+        if case .string(let v) = values[name] { return v }
+        return nil
+    }
+
+    public func strings(_ name: String) -> [String]? {
+        if case .stringList(let v) = values[name] { return v }
+        return nil
+    }
+
+    /// "name=value" pairs sorted by name: the canonical form used in keys and `check` output.
+    public var canonical: String {
+        values.keys.sorted().map { "\($0)=\(values[$0]!)" }.joined(separator: ",")
+    }
+}

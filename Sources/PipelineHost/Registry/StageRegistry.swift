@@ -1,0 +1,36 @@
+/// Every stage a host knows, by name. Profiles are checked against it, and the Lua sandbox
+/// generates one constructor per registered name.
+public struct StageRegistry: Sendable {
+    public struct DuplicateStage: Error, CustomStringConvertible {
+        public let name: String
+        public var description: String { "two plugins register a stage named '\(name)'" }
+    }
+
+    public private(set) var definitions: [String: StageDefinition] = [:]
+    /// Names a profile may use that are not built yet, with the reason shown when they are used.
+    public private(set) var planned: [String: String] = [:]
+
+    public init() {
+        planned["cache"] = "the cache stage is not available yet; remove it from the profile for now"
+    }
+
+    /// A registry with these plugins' stages.
+    public init(plugins: [any PipelinePlugin.Type]) throws {
+        self.init()
+        for plugin in plugins { try plugin.register(in: &self) }
+    }
+
+    public mutating func register(_ definition: StageDefinition) throws {
+        guard definitions[definition.name] == nil else { throw DuplicateStage(name: definition.name) }
+        definitions[definition.name] = definition
+        planned[definition.name] = nil
+    }
+
+    public subscript(name: String) -> StageDefinition? { definitions[name] }
+
+    /// Registered names, sorted.
+    public var names: [String] { definitions.keys.sorted() }
+
+    /// Every name a profile can call: registered and planned.
+    public var callableNames: [String] { (Array(definitions.keys) + Array(planned.keys)).sorted() }
+}

@@ -1,0 +1,31 @@
+/// Encoded bytes plus what is known about them: where they came from, the sniffed or chosen
+/// format, and the pixel size when a stage knows it.
+public struct EncodedImage: Sendable {
+    public var bytes: ImageBytes
+    /// "jpeg", "png", "webp", "avif", ... or nil when not known yet.
+    public var format: String?
+    /// The Content-Type a server sent. Informational only: decoders sniff the bytes.
+    public var declaredContentType: String?
+    public var pixelWidth: Int?
+    public var pixelHeight: Int?
+    /// The image this was made from: the source as it came in. Kept so later stages can still
+    /// reach it (metrics compare source and output size).
+    public var sourceSize: PixelSize?
+
+    public init(bytes: ImageBytes, format: String? = nil, declaredContentType: String? = nil,
+                pixelWidth: Int? = nil, pixelHeight: Int? = nil, sourceSize: PixelSize? = nil) {
+        self.bytes = bytes
+        self.format = format
+        self.declaredContentType = declaredContentType
+        self.pixelWidth = pixelWidth
+        self.pixelHeight = pixelHeight
+        self.sourceSize = sourceSize
+    }
+}
+
+public struct PixelSize: Sendable, Hashable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+    public init(width: Int, height: Int) { self.width = width; self.height = height }
+    public var description: String { "\(width)x\(height)" }
+}

@@ -1,0 +1,20 @@
+/// Where an image comes from, and the stable key that names it.
+///
+/// `location` is what the fetch uses: the full URL or path, volatile parts and all. `key` is the
+/// identity every later stage, cache and dedup table uses; key stages such as `normalize` rewrite
+/// it and leave `location` alone.
+public struct Source: Sendable, Hashable {
+    public var location: String
+    public var key: String
+    /// Query parameter names whose values are secrets or salts: never shown, never in a key.
+    public var volatileParameters: Set<String>
+
+    public init(location: String, key: String? = nil, volatileParameters: Set<String> = []) {
+        self.location = location
+        self.key = key ?? location
+        self.volatileParameters = volatileParameters
+    }
+
+    /// The location with credentials hidden, fit for any log line or output.
+    public var redacted: String { Redactor.redact(location, extraNames: volatileParameters) }
+}

@@ -1,0 +1,33 @@
+import Foundation
+import Glibc
+import PipelineHost
+
+/// Writes through a temporary file in the same directory and renames it into place, so a
+/// reader (or a crash) never sees a half-written output.
+enum AtomicFile {
+    struct WriteError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func write(_ bytes: ImageBytes, to path: String) throws {
+        let temporary = path + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw WriteError(description: String(cString: strerror(errno))) }
+        var written = 0
+        var failure: Int32 = 0
+        while written < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + written, bytes.count - written)
+            if n < 0 {
+                if errno == EINTR { continue }
+                failure = errno
+                break
+            }
+            written += n
+        }
+        close(fd)
+        if failure == 0, rename(temporary, path) == 0 { return }
+        let reason = String(cString: strerror(failure != 0 ? failure : errno))
+        unlink(temporary)
+        throw WriteError(description: reason)
+    }
+}

@@ -1,0 +1,30 @@
+import ArgumentParser
+import FetchPlugin
+import KeyNormalizePlugin
+import PipelineHost
+import VipsPlugin
+
+/// The plugins this executable registers. To add a plugin, add its target as a dependency and
+/// one line here.
+var builtinPlugins: [any PipelinePlugin.Type] {
+    [
+        FetchPlugin.self,
+        KeyNormalizePlugin.self,
+        VipsPlugin.self,
+    ]
+}
+
+/// The registry every command uses.
+func makeRegistry() throws -> StageRegistry {
+    try StageRegistry(plugins: builtinPlugins)
+}
+
+/// Loads a profile file, printing the error and exiting 2 when it does not load.
+func loadProfiles(_ path: String) throws -> ProfileSet {
+    do {
+        return try ProfileLoader(registry: makeRegistry()).load(file: path)
+    } catch let error as ProfileError {
+        printError("error: \(error)")
+        throw ExitCode.usage
+    }
+}

@@ -1,0 +1,29 @@
+import ArgumentParser
+import PipelineHost
+
+struct Check: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Validate a profile file and print each profile's stages with resolved parameters.",
+        discussion: "Exit code 0 when the file is valid, 2 with a file:line error when it is not.")
+
+    @Argument(help: "The Lua profile file.")
+    var profileFile: String
+
+    func run() throws {
+        let set = try loadProfiles(profileFile)
+        print("\(set.file): \(set.profiles.count) profile\(set.profiles.count == 1 ? "" : "s"), OK")
+        for profile in set.profiles {
+            print("")
+            print("profile \"\(profile.name)\" (line \(profile.line))")
+            let width = profile.stages.map(\.name.count).max() ?? 0
+            for stage in profile.stages {
+                let name = stage.name.padding(toLength: width, withPad: " ", startingAt: 0)
+                let parameters = stage.parameters.values.keys.sorted().map { key in
+                    let value = stage.parameters.values[key]!
+                    return stage.parameters.explicit.contains(key) ? "\(key)=\(value)" : "\(key)=\(value) (default)"
+                }
+                print("  line \(stage.line)\t\(name)  \(parameters.joined(separator: ", "))")
+            }
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+
+@main
+struct PipelineHostCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pipelinehost",
+        abstract: "An image pipeline: fetch, normalize, decode, downsample, blur and encode, driven by Lua profiles.",
+        discussion: """
+            A profile file names chains of stages. Run sources through one:
+
+              pipelinehost run examples/thumbnail.lua https://example.com/cover.jpg -o cover.jpg
+              pipelinehost run examples/blurred-background.lua photo.jpg --output-dir out/
+              pipelinehost check examples/subsonic.lua     # validate, show resolved parameters
+              pipelinehost stages                          # every stage and its parameters
+
+            Exit codes: 0 all sources succeeded, 1 some failed (the rest are written),
+            2 usage or profile error.
+            """,
+        version: "0.1.0",
+        subcommands: [Run.self, Check.self, Stages.self])
+
+    /// Argument errors exit with 2, like profile errors, instead of ArgumentParser's 64.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(ExitCode.usage.rawValue)
+            }
+            exit(withError: error)
+        }
+    }
+}
+
+extension ExitCode {
+    static let someFailed = ExitCode(1)
+    static let usage = ExitCode(2)
+}
+
+/// Writes a line to standard error.
+func printError(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}

@@ -1,0 +1,102 @@
+import CCurl
+import Glibc
+import PipelineHost
+
+/// One libcurl transfer run on a blocking thread, cancelled through the progress callback.
+enum CurlTransfer {
+    struct Body: Sendable {
+        let bytes: ImageBytes
+        let contentType: String?
+    }
+
+    /// One share handle per process: connections, DNS and TLS sessions are reused across
+    /// transfers and threads.
+    private static let share = CurlShare()
+
+    static func fetch(_ url: String, options: FetchOptions, context: StageContext) async throws -> Body {
+        let flag = CancelFlag()
+        let share = share
+        return try await withTaskCancellationHandler {
+            try await context.runBlocking { try perform(url, options: options, share: share, cancel: flag) }
+        } onCancel: {
+            flag.set()
+        }
+    }
+
+    private static func perform(_ url: String, options: FetchOptions, share: CurlShare,
+                                cancel: CancelFlag) throws(PipelineError) -> Body {
+        var result = ph_fetch_result()
+        withCStrings(url, options.userAgent, "http,https,file", "http,https") { url, agent, protocols, redirects in
+            var request = ph_fetch_options(
+                url: url, user_agent: agent, protocols: protocols, redirect_protocols: redirects,
+                connect_timeout_ms: Int(options.connectTimeout * 1000), timeout_ms: Int(options.timeout * 1000),
+                max_redirects: options.maxRedirects, max_bytes: Int64(options.maxBytes),
+                share: share.handle, cancel: cancel.handle)
+            ph_fetch(&request, &result)
+        }
+        defer { ph_fetch_result_free(&result) }
+        if let error = failure(of: result, options: options) { throw error }
+        let bytes = ImageBytes(adopting: result.body, count: result.body_length) { free($0) }
+        result.body = nil  // now owned by `bytes`
+        return Body(bytes: bytes, contentType: result.content_type.map { String(cString: $0) })
+    }
+
+    private static func failure(of r: ph_fetch_result, options: FetchOptions) -> PipelineError? {
+        if r.cancelled != 0 { return .cancelled("transfer cancelled") }
+        if r.too_large != 0 {
+            return PipelineError(.tooLarge, "body larger than max_bytes (\(options.maxBytes) bytes)")
+        }
+        let code = r.curl_code
+        if code != Int32(CURLE_OK.rawValue) {
+            let message = withUnsafeBytes(of: r.error) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            let detail = message.isEmpty ? String(cString: curl_easy_strerror(CURLcode(UInt32(code)))) : message
+            switch UInt32(code) {
+            case CURLE_OPERATION_TIMEDOUT.rawValue:
+                return PipelineError(.timeout, "timed out (\(detail))", transportCode: Int(code))
+            case CURLE_TOO_MANY_REDIRECTS.rawValue:
+                return PipelineError(.transport, "too many redirects (more than \(options.maxRedirects))", transportCode: Int(code))
+            case CURLE_UNSUPPORTED_PROTOCOL.rawValue, CURLE_URL_MALFORMAT.rawValue:
+                return PipelineError(.invalidSource, detail, transportCode: Int(code))
+            case CURLE_FILE_COULDNT_READ_FILE.rawValue:
+                return PipelineError(.invalidSource, "cannot read the file (\(detail))", transportCode: Int(code))
+            default:
+                return PipelineError(.transport, "\(detail) (curl error \(code))", transportCode: Int(code))
+            }
+        }
+        let status = r.http_status
+        if status != 0, !(200..<300).contains(status) {
+            return PipelineError(.httpStatus, "HTTP \(status)", httpStatus: status)
+        }
+        return nil
+    }
+}
+
+/// The process-wide share handle. libcurl's share is made thread-safe by the lock callbacks in
+/// ph_curl.c, and the handle itself is never reassigned, hence @unchecked Sendable.
+final class CurlShare: @unchecked Sendable {
+    let handle: OpaquePointer?
+
+    init() {
+        _ = CurlShare.globalInit
+        handle = ph_curl_share_new()
+    }
+
+    private static let globalInit: Int32 = ph_curl_global_init()
+}
+
+/// An atomic flag (C11 atomic_int in ph_curl.c) set from the cancellation handler and read by
+/// curl's progress callback on the transfer thread.
+final class CancelFlag: @unchecked Sendable {
+    let handle: OpaquePointer?
+    init() { handle = ph_cancel_flag_new() }
+    deinit { ph_cancel_flag_free(handle) }
+    func set() { ph_cancel_flag_set(handle) }
+}
+
+/// Four C strings that live for the duration of `body`.
+private func withCStrings(_ a: String, _ b: String, _ c: String, _ d: String,
+                          _ body: (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafePointer<CChar>) -> Void) {
+    a.withCString { a in b.withCString { b in c.withCString { c in d.withCString { d in body(a, b, c, d) } } } }
+}

@@ -1,0 +1,20 @@
+import Foundation
+import PipelineHost
+
+/// Turns a source location into a URL curl may fetch.
+enum FetchURL {
+    static let schemes: Set<String> = ["http", "https", "file"]
+
+    static func resolve(_ location: String) throws(PipelineError) -> String {
+        guard !location.isEmpty else { throw PipelineError(.invalidSource, "empty source") }
+        guard let schemeEnd = location.range(of: ":"), location.contains("://") || location.hasPrefix("file:") else {
+            // A plain path. URL(fileURLWithPath:) makes it absolute and percent-encodes it.
+            return URL(fileURLWithPath: location).absoluteString
+        }
+        let scheme = location[..<schemeEnd.lowerBound].lowercased()
+        guard schemes.contains(scheme) else {
+            throw PipelineError(.invalidSource, "unsupported scheme '\(scheme)' (use http, https, file or a path)")
+        }
+        return location
+    }
+}

@@ -1,0 +1,60 @@
+import CVips
+import PipelineHost
+
+/// Owns one reference to a VipsImage. A VipsImage is immutable once built and libvips allows
+/// using it from any thread; this class only releases it in deinit, hence @unchecked Sendable.
+///
+/// libvips reads encoded input lazily, so an image made from bytes must keep those bytes alive:
+/// `keeping` holds them for as long as this image or any image derived from it exists.
+final class VipsImageHandle: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<VipsImage>
+    let keeping: ImageBytes?
+
+    init(_ pointer: UnsafeMutablePointer<VipsImage>, keeping: ImageBytes?) {
+        self.pointer = pointer
+        self.keeping = keeping
+    }
+
+    deinit { ph_vips_unref(pointer) }
+
+    var size: PixelSize { PixelSize(width: Int(ph_vips_width(pointer)), height: Int(ph_vips_height(pointer))) }
+
+    /// Runs one libvips operation that writes a new image, keeping this image's bytes alive.
+    func derive(_ operation: String, as kind: PipelineError.Kind = .decodeFailed,
+                _ body: (UnsafeMutablePointer<VipsImage>, inout UnsafeMutablePointer<VipsImage>?) -> Int32)
+        throws(PipelineError) -> VipsImageHandle {
+        var out: UnsafeMutablePointer<VipsImage>?
+        guard body(pointer, &out) == 0, let out else {
+            throw PipelineError(kind, "\(operation) failed: \(VipsRuntime.takeError())")
+        }
+        return VipsImageHandle(out, keeping: keeping)
+    }
+}
+
+/// The image value the vips stages pass along.
+struct VipsPipelineImage: PipelineImage {
+    let handle: VipsImageHandle
+    /// Set while only the header has been read: downsample can then shrink on load from these bytes.
+    let undecodedBytes: ImageBytes?
+    let sourceSize: PixelSize
+
+    var size: PixelSize { handle.size }
+
+    /// The image upright and in sRGB, ready for pixel work or encoding. A no-op for images that
+    /// have been through downsample, which already did both.
+    func prepared() throws(PipelineError) -> VipsImageHandle {
+        guard undecodedBytes != nil else { return handle }
+        let upright = try handle.derive("autorotate") { ph_vips_autorotate($0, &$1) }
+        return try upright.derive("sRGB conversion") { ph_vips_to_srgb($0, &$1) }
+    }
+}
+
+extension StageValue {
+    /// The vips image this value holds, or a clear error naming the stage.
+    func vipsImage(for stage: String) throws(PipelineError) -> VipsPipelineImage {
+        guard case .image(let image) = self, let image = image as? VipsPipelineImage else {
+            throw PipelineError(.stageFailed, "\(stage): expected an image from the vips decode stage")
+        }
+        return image
+    }
+}

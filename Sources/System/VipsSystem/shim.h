@@ -1,0 +1,2 @@
+// Headers of the system library, found through pkg-config.
+#include <vips/vips.h>
