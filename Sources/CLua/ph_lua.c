@@ -69,7 +69,12 @@ static void count_hook(lua_State *L, lua_Debug *ar) {
         return;
     }
     sb->limit_hit = 1;
-    luaL_error(L, "%s", message);  // lua_pushfstring knows no %lld or %.1f, hence snprintf
+    // In a hook, level 0 is the Lua function that was running: its line is the useful one.
+    // lua_pushfstring knows no %lld or %.1f, hence snprintf above.
+    luaL_where(L, 0);
+    lua_pushstring(L, message);
+    lua_concat(L, 2);
+    lua_error(L);
 }
 
 // The line of the Lua code that called the running C function.

@@ -1,0 +1,142 @@
+import CVips
+import Foundation
+
+/// Real images made by libvips at test time, and a way to look inside encoded results.
+public enum Fixtures {
+    /// The package root, found from this file's path.
+    public static let root: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    public static func path(_ relative: String) -> String { root.appendingPathComponent(relative).path }
+
+    /// The bundled sample photo (2400x1600 JPEG).
+    public static var sample: [UInt8] { [UInt8](FileManager.default.contents(atPath: path("examples/sample.jpg"))!) }
+
+    public enum Format { case jpeg, png }
+
+    /// A `width` x `height` image in four quadrants: red top-left, green top-right, blue
+    /// bottom-left, white bottom-right. `orientation` sets the EXIF orientation tag (1-8).
+    public static func quadrants(width: Int, height: Int, format: Format = .jpeg, orientation: Int? = nil) -> [UInt8] {
+        start()
+        var pixels = [UInt8](repeating: 0, count: width * height * 3)
+        for y in 0..<height {
+            for x in 0..<width {
+                let colour: (UInt8, UInt8, UInt8) = switch (x < width / 2, y < height / 2) {
+                case (true, true): (255, 0, 0)
+                case (false, true): (0, 255, 0)
+                case (true, false): (0, 0, 255)
+                case (false, false): (255, 255, 255)
+                }
+                let i = (y * width + x) * 3
+                (pixels[i], pixels[i + 1], pixels[i + 2]) = colour
+            }
+        }
+        let image = pixels.withUnsafeBytes {
+            vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(width), Int32(height), 3, VIPS_FORMAT_UCHAR)!
+        }
+        defer { ph_vips_unref(image) }
+        image.pointee.Type = VIPS_INTERPRETATION_sRGB
+        if let orientation { vips_image_set_int(image, "orientation", Int32(orientation)) }
+        return save(image, format == .jpeg ? PH_FORMAT_JPEG : PH_FORMAT_PNG)
+    }
+
+    /// A PNG of a few dozen bytes whose header declares `width` x `height`: what a decompression
+    /// bomb looks like to a decoder that trusts headers.
+    public static func bombPNG(width: UInt32, height: UInt32) -> [UInt8] {
+        func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+            let body = Array(type.utf8) + data
+            return bigEndian(UInt32(data.count)) + body + bigEndian(crc32(body))
+        }
+        let header = bigEndian(width) + bigEndian(height) + [8, 2, 0, 0, 0]  // 8-bit RGB
+        let pixels: [UInt8] = [0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01]  // a deflate stream
+        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header)
+            + chunk("IDAT", pixels) + chunk("IEND", [])
+    }
+
+    private static func bigEndian(_ value: UInt32) -> [UInt8] {
+        [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+    }
+
+    private static func crc32(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return ~crc
+    }
+
+    /// What an encoded image is: its loader's format, size, bands and metadata.
+    public struct Info: Sendable {
+        public let format: String
+        public let width: Int
+        public let height: Int
+        public let bands: Int
+        public let hasEXIF: Bool
+    }
+
+    public static func info(_ bytes: [UInt8]) -> Info? {
+        start()
+        return bytes.withUnsafeBytes { raw -> Info? in
+            guard let loader = ph_vips_find_loader(raw.baseAddress, raw.count),
+                  let image = ph_vips_open(raw.baseAddress, raw.count) else { return nil }
+            defer { ph_vips_unref(image) }
+            let name = String(cString: loader)
+            return Info(format: name.replacingOccurrences(of: "load_buffer", with: ""),
+                        width: Int(ph_vips_width(image)), height: Int(ph_vips_height(image)),
+                        bands: Int(ph_vips_bands(image)),
+                        hasEXIF: vips_image_get_typeof(image, "exif-data") != 0)
+        }
+    }
+
+    /// Pixel statistics of an encoded image: mean brightness and mean absolute difference
+    /// between horizontal neighbours (a measure of sharpness).
+    public struct Stats: Sendable {
+        public let mean: Double
+        public let sharpness: Double
+        /// The mean of each band of the pixel at (x, y), as fractions of the size.
+        public let colourAt: @Sendable (Double, Double) -> [UInt8]
+    }
+
+    public static func stats(_ bytes: [UInt8]) -> Stats? {
+        start()
+        return bytes.withUnsafeBytes { raw -> Stats? in
+            guard let image = ph_vips_open(raw.baseAddress, raw.count) else { return nil }
+            defer { ph_vips_unref(image) }
+            let width = Int(ph_vips_width(image)), height = Int(ph_vips_height(image)), bands = Int(ph_vips_bands(image))
+            var length = 0
+            guard let memory = ph_vips_pixels(image, &length) else { return nil }
+            defer { ph_vips_free(memory) }
+            let pixels = [UInt8](UnsafeRawBufferPointer(start: memory, count: length))
+            let mean = Double(pixels.reduce(0) { $0 + Int($1) }) / Double(pixels.count)
+            var differences = 0
+            for y in 0..<height {
+                for x in 1..<width {
+                    for b in 0..<bands {
+                        let i = (y * width + x) * bands + b
+                        differences += abs(Int(pixels[i]) - Int(pixels[i - bands]))
+                    }
+                }
+            }
+            let sharpness = Double(differences) / Double(max(1, height * (width - 1) * bands))
+            return Stats(mean: mean, sharpness: sharpness) { fx, fy in
+                let x = min(width - 1, Int(fx * Double(width))), y = min(height - 1, Int(fy * Double(height)))
+                let i = (y * width + x) * bands
+                return Array(pixels[i..<i + bands])
+            }
+        }
+    }
+
+    private static func save(_ image: UnsafeMutablePointer<VipsImage>, _ format: ph_format) -> [UInt8] {
+        var buffer: UnsafeMutableRawPointer?
+        var length = 0
+        guard ph_vips_save(image, format, 90, 0, &buffer, &length) == 0, let buffer else {
+            fatalError("fixture encode failed")
+        }
+        defer { ph_vips_free(buffer) }
+        return [UInt8](UnsafeRawBufferPointer(start: buffer, count: length))
+    }
+
+    private static let started: Bool = ph_vips_init("pipelinehost-tests", 0) == 0
+    private static func start() { precondition(started, "libvips did not start") }
+}

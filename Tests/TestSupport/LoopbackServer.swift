@@ -1,0 +1,200 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// An HTTP/1.1 server on 127.0.0.1 that tests start themselves. It counts requests per path and
+/// connections, and can delay, fail with a status, truncate a body, drip it, or redirect.
+///
+/// It is written on plain sockets on purpose: tests need to misbehave on the wire (announce more
+/// bytes than they send, close mid-body) in ways a proper HTTP server library prevents.
+public final class LoopbackServer: Sendable {
+    public indirect enum Response: Sendable {
+        case ok([UInt8], contentType: String = "application/octet-stream")
+        case status(Int, body: [UInt8] = [], contentType: String = "text/plain")
+        case redirect(to: String, status: Int = 302)
+        /// Waits, then answers.
+        case delayed(seconds: Double, Response)
+        /// Announces `body.count + missing` bytes, sends `body`, and closes the connection.
+        case truncated([UInt8], missing: Int)
+        /// Sends the body in small pieces with a pause after each.
+        case drip([UInt8], chunk: Int, pause: Double)
+    }
+
+    private struct State {
+        var routes: [String: Response] = [:]
+        var counts: [String: Int] = [:]
+        var queries: [String: [String]] = [:]
+        var connections = 0
+        var running = true
+    }
+
+    public let port: UInt16
+    private let listener: Int32
+    private let state = Mutex(State())
+
+    public init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ServerError("socket: \(String(cString: strerror(errno)))") }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 128) == 0 else {
+            close(fd)
+            throw ServerError("bind/listen: \(String(cString: strerror(errno)))")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        listener = fd
+        port = UInt16(bigEndian: address.sin_port)
+        let thread = Thread { [self] in acceptLoop() }
+        thread.start()
+    }
+
+    deinit { stop() }
+
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// The URL of `path` on this server ("/photo.jpg?id=1" -> "http://127.0.0.1:PORT/photo.jpg?id=1").
+    public func url(_ path: String) -> String { baseURL + path }
+
+    /// Serves `response` for `path` (query strings are ignored when routing).
+    public func route(_ path: String, _ response: Response) {
+        state.withLock { $0.routes[path] = response }
+    }
+
+    /// How many requests reached `path`.
+    public func requestCount(_ path: String) -> Int { state.withLock { $0.counts[path, default: 0] } }
+
+    /// The query strings `path` was requested with, in order.
+    public func queries(_ path: String) -> [String] { state.withLock { $0.queries[path, default: []] } }
+
+    /// How many TCP connections clients opened.
+    public var connectionCount: Int { state.withLock { $0.connections } }
+
+    public func stop() {
+        let wasRunning = state.withLock { s in
+            defer { s.running = false }
+            return s.running
+        }
+        if wasRunning {
+            shutdown(listener, Int32(SHUT_RDWR))
+            close(listener)
+        }
+    }
+
+    private func acceptLoop() {
+        while state.withLock({ $0.running }) {
+            let client = accept(listener, nil, nil)
+            if client < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            state.withLock { $0.connections += 1 }
+            let thread = Thread { [self] in serve(client) }
+            thread.start()
+        }
+    }
+
+    private func serve(_ client: Int32) {
+        defer { close(client) }
+        var buffer: [UInt8] = []
+        while let request = readRequest(client, &buffer) {
+            let response = state.withLock { s -> Response in
+                s.counts[request.path, default: 0] += 1
+                s.queries[request.path, default: []].append(request.query)
+                return s.routes[request.path] ?? .status(404, body: Array("not found\n".utf8))
+            }
+            guard respond(response, on: client), !request.close else { return }
+        }
+    }
+
+    private struct Request {
+        let path: String
+        let query: String
+        let close: Bool
+    }
+
+    private func readRequest(_ fd: Int32, _ buffer: inout [UInt8]) -> Request? {
+        let end: [UInt8] = Array("\r\n\r\n".utf8)
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            if let range = buffer.firstRange(of: end) {
+                let head = String(decoding: buffer[..<range.lowerBound], as: UTF8.self)
+                buffer.removeSubrange(..<range.upperBound)
+                let lines = head.components(separatedBy: "\r\n")
+                let parts = lines.first?.split(separator: " ") ?? []
+                guard parts.count >= 2 else { return nil }
+                let target = String(parts[1])
+                let pieces = target.split(separator: "?", maxSplits: 1).map(String.init)
+                let close = lines.contains { $0.lowercased() == "connection: close" }
+                return Request(path: pieces.first ?? "/", query: pieces.count > 1 ? pieces[1] : "", close: close)
+            }
+            let n = recv(fd, &chunk, chunk.count, 0)
+            if n <= 0 { return nil }
+            buffer.append(contentsOf: chunk[..<n])
+        }
+    }
+
+    /// Returns false when the connection must close.
+    private func respond(_ response: Response, on fd: Int32) -> Bool {
+        switch response {
+        case .ok(let body, let contentType):
+            return send(fd, status: 200, headers: ["Content-Type": contentType], body: body)
+        case .status(let code, let body, let contentType):
+            return send(fd, status: code, headers: ["Content-Type": contentType], body: body)
+        case .redirect(let location, let code):
+            return send(fd, status: code, headers: ["Location": location], body: [])
+        case .delayed(let seconds, let inner):
+            Thread.sleep(forTimeInterval: seconds)
+            return respond(inner, on: fd)
+        case .truncated(let body, let missing):
+            _ = send(fd, status: 200, headers: ["Content-Type": "image/jpeg"], body: body,
+                     declaredLength: body.count + missing)
+            return false
+        case .drip(let body, let size, let pause):
+            guard writeAll(fd, Array(header(200, ["Content-Type": "image/jpeg"], length: body.count).utf8)) else { return false }
+            var offset = 0
+            while offset < body.count {
+                let end = min(offset + size, body.count)
+                guard writeAll(fd, Array(body[offset..<end])) else { return false }
+                offset = end
+                Thread.sleep(forTimeInterval: pause)
+            }
+            return true
+        }
+    }
+
+    private func header(_ status: Int, _ headers: [String: String], length: Int) -> String {
+        var text = "HTTP/1.1 \(status) \(status == 200 ? "OK" : "Status")\r\n"
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) { text += "\(name): \(value)\r\n" }
+        return text + "Content-Length: \(length)\r\n\r\n"
+    }
+
+    private func send(_ fd: Int32, status: Int, headers: [String: String], body: [UInt8],
+                      declaredLength: Int? = nil) -> Bool {
+        writeAll(fd, Array(header(status, headers, length: declaredLength ?? body.count).utf8) + body)
+    }
+
+    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { return false }
+            offset += n
+        }
+        return true
+    }
+}
+
+public struct ServerError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,71 @@
+import FetchPlugin
+import Foundation
+import KeyNormalizePlugin
+import PipelineHost
+import VipsPlugin
+
+/// Profiles and pipelines built the way the CLI builds them, from Lua text.
+public enum TestPipeline {
+    public static var plugins: [any PipelinePlugin.Type] { [FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self] }
+
+    public static func registry() throws -> StageRegistry { try StageRegistry(plugins: plugins) }
+
+    /// Loads profile text as if it were the file `name`.
+    public static func load(_ lua: String, name: String = "test.lua", limits: ProfileLimits = ProfileLimits()) throws -> ProfileSet {
+        try ProfileLoader(registry: registry(), limits: limits).load(code: Array(lua.utf8), name: name)
+    }
+
+    /// Runs one source through the profile `profile` of `lua`.
+    public static func run(_ lua: String, source: String, profile: String? = nil) async throws -> PipelineResult {
+        let set = try load(lua)
+        let pipeline = Pipeline(profiles: set)
+        return try await pipeline.image(for: ImageRequest(source: source, profile: profile ?? set.names[0]))
+    }
+
+    /// The error a run ends with, or nil when it succeeds.
+    public static func failure(_ lua: String, source: String) async throws -> PipelineError? {
+        do {
+            _ = try await run(lua, source: source)
+            return nil
+        } catch let error as PipelineError {
+            return error
+        }
+    }
+
+    /// A profile with every stage default except those given, ending in a JPEG.
+    public static func thumbnail(size: Int = 300, fit: String = "cover", extra: String = "") -> String {
+        """
+        profile "thumbnail" {
+          normalize  { drop_query = { "u", "t", "s", "p" } },
+          fetch      { timeout = 5 },
+          decode     {},
+          downsample { size = \(size), fit = "\(fit)" },\(extra)
+          encode     { format = "jpeg" },
+        }
+        """
+    }
+}
+
+/// A scratch directory removed when the value goes away.
+public final class TemporaryDirectory: Sendable {
+    public let path: String
+
+    public init() throws {
+        path = NSTemporaryDirectory() + "pipelinehost-test-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    public func file(_ name: String) -> String { path + "/" + name }
+
+    /// Writes `bytes` to `name` and returns its path.
+    @discardableResult
+    public func write(_ name: String, _ bytes: [UInt8]) throws -> String {
+        let path = file(name)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    public var contents: [String] { (try? FileManager.default.contentsOfDirectory(atPath: path))?.sorted() ?? [] }
+}
