@@ -3,8 +3,17 @@
 // Truncated or damaged input is an error, never a grey half image.
 #define PH_LOAD_OPTIONS "[fail_on=truncated]"
 
+// libvips logs warnings ("error in tile 0 x 120") straight to stderr through GLib. Every failure
+// that matters also reaches the error buffer, which the pipeline reports on one line, so the
+// warnings are dropped unless PIPELINEHOST_VIPS_WARNINGS is set.
+static void drop_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
+    (void)domain; (void)level; (void)message; (void)data;
+}
+
 int ph_vips_init(const char *program, int concurrency) {
     if (VIPS_INIT(program)) return -1;
+    if (!g_getenv("PIPELINEHOST_VIPS_WARNINGS"))
+        g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO, drop_log, NULL);
     vips_cache_set_max(0);
     vips_cache_set_max_mem(0);
     vips_block_untrusted_set(TRUE);

@@ -82,7 +82,9 @@ public enum Fixtures {
                   let image = ph_vips_open(raw.baseAddress, raw.count) else { return nil }
             defer { ph_vips_unref(image) }
             let name = String(cString: loader)
-            return Info(format: name.replacingOccurrences(of: "load_buffer", with: ""),
+            // GType nicknames: "VipsForeignLoadJpegBuffer" -> "jpeg".
+            let format = name.replacingOccurrences(of: "VipsForeignLoad", with: "").replacingOccurrences(of: "Buffer", with: "").lowercased()
+            return Info(format: format,
                         width: Int(ph_vips_width(image)), height: Int(ph_vips_height(image)),
                         bands: Int(ph_vips_bands(image)),
                         hasEXIF: vips_image_get_typeof(image, "exif-data") != 0)

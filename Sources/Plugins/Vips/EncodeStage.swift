@@ -45,8 +45,9 @@ struct EncodeStage: Stage {
             var length = 0
             guard ph_vips_save(ready.pointer, code, quality, strip, &buffer, &length) == 0, let buffer else {
                 let reason = VipsRuntime.takeError()
-                // Pixels are computed while saving, so a truncated source fails here.
-                let kind: PipelineError.Kind = reason.contains("load") ? .decodeFailed : .encodeFailed
+                // Pixels are computed while saving, so a damaged source fails here too; only
+                // messages from the saver itself are encode failures.
+                let kind: PipelineError.Kind = reason.lowercased().contains("save") ? .encodeFailed : .decodeFailed
                 throw PipelineError(kind, "\(kind == .decodeFailed ? "decode" : "encode") failed: \(reason)")
             }
             let bytes = ImageBytes(adopting: buffer, count: length) { ph_vips_free($0) }

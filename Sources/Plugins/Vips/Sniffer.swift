@@ -44,7 +44,11 @@ enum Sniffer {
             return "text/xml"
         }
         if text.hasPrefix("{") || text.hasPrefix("[") { return "application/json" }
-        let printable = b.prefix(512).allSatisfy { $0 >= 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
-        return printable && !b.isEmpty ? "text/plain" : nil
+        // Text: no control bytes and valid UTF-8 (one replacement allowed for a character cut
+        // at the end of the prefix).
+        let head = b.prefix(512)
+        let noControls = head.allSatisfy { $0 >= 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        let invalid = String(decoding: head, as: UTF8.self).unicodeScalars.filter { $0 == "\u{FFFD}" }.count
+        return noControls && invalid <= 1 && !head.isEmpty ? "text/plain" : nil
     }
 }

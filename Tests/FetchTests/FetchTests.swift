@@ -1,0 +1,132 @@
+import PipelineHost
+import Testing
+import TestSupport
+
+/// A profile that fetches and hands the bytes straight through: fetch output is encoded bytes.
+private func fetchOnly(_ parameters: String = "") -> String {
+    #"profile "raw" { fetch { \#(parameters) } }"#
+}
+
+@Suite("fetch over libcurl", .serialized)
+struct FetchTests {
+    let server: LoopbackServer
+    let jpeg = Fixtures.quadrants(width: 64, height: 48)
+
+    init() throws {
+        server = try LoopbackServer()
+        server.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
+    }
+
+    @Test("an http body arrives byte for byte")
+    func body() async throws {
+        let result = try await TestPipeline.run(fetchOnly(), source: server.url("/photo.jpg"))
+        #expect(result.bytes.array == jpeg)
+        #expect(server.requestCount("/photo.jpg") == 1)
+    }
+
+    @Test("connections are reused across requests")
+    func reuse() async throws {
+        let set = try TestPipeline.load(fetchOnly())
+        let pipeline = Pipeline(profiles: set)
+        for _ in 0..<3 {
+            _ = try await pipeline.image(for: ImageRequest(source: server.url("/photo.jpg"), profile: "raw"))
+        }
+        #expect(server.requestCount("/photo.jpg") == 3)
+        #expect(server.connectionCount == 1)
+    }
+
+    @Test("a non-2xx status is an error that carries the status", arguments: [404, 500, 503])
+    func status(_ code: Int) async throws {
+        server.route("/gone", .status(code))
+        let error = try await TestPipeline.failure(fetchOnly(), source: server.url("/gone?t=secret"))
+        #expect(error?.kind == .httpStatus)
+        #expect(error?.httpStatus == code)
+        #expect(error?.description == "\(server.url("/gone?t=REDACTED")): HTTP \(code)")
+    }
+
+    @Test("redirects are followed, up to max_redirects")
+    func redirects() async throws {
+        server.route("/moved", .redirect(to: "/photo.jpg"))
+        let result = try await TestPipeline.run(fetchOnly(), source: server.url("/moved"))
+        #expect(result.bytes.array == jpeg)
+
+        server.route("/loop", .redirect(to: "/loop"))
+        let error = try await TestPipeline.failure(fetchOnly("max_redirects = 3"), source: server.url("/loop"))
+        #expect(error?.kind == .transport)
+        #expect(error?.reason == "too many redirects (more than 3)")
+        #expect(server.requestCount("/loop") == 4)
+    }
+
+    @Test("a redirect to file:// is refused")
+    func redirectToFile() async throws {
+        server.route("/sneaky", .redirect(to: "file:///etc/passwd"))
+        let error = try await TestPipeline.failure(fetchOnly(), source: server.url("/sneaky"))
+        #expect(error?.kind == .invalidSource)
+    }
+
+    @Test("a slow server hits the timeout")
+    func timeout() async throws {
+        server.route("/slow", .delayed(seconds: 3, .ok(jpeg)))
+        let error = try await TestPipeline.failure(fetchOnly("timeout = 0.3"), source: server.url("/slow"))
+        #expect(error?.kind == .timeout)
+    }
+
+    @Test("a body over max_bytes stops the transfer", arguments: [false, true])
+    func tooLarge(dripped: Bool) async throws {
+        let big = [UInt8](repeating: 7, count: 200_000)
+        // Dripped, the size is not known up front and the write callback has to stop it.
+        server.route("/big", dripped ? .drip(big, chunk: 50_000, pause: 0.01) : .ok(big))
+        let error = try await TestPipeline.failure(fetchOnly("max_bytes = 100000"), source: server.url("/big"))
+        #expect(error?.kind == .tooLarge)
+        #expect(error?.reason == "body larger than max_bytes (100000 bytes)")
+    }
+
+    @Test("a body cut short is a transport error")
+    func truncated() async throws {
+        server.route("/cut", .truncated(Array(jpeg.prefix(100)), missing: 500))
+        let error = try await TestPipeline.failure(fetchOnly(), source: server.url("/cut"))
+        #expect(error?.kind == .transport)
+    }
+
+    @Test("a refused connection is a transport error")
+    func refused() async throws {
+        let closed = try LoopbackServer()
+        let url = closed.url("/x.jpg")
+        closed.stop()
+        let error = try await TestPipeline.failure(fetchOnly("connect_timeout = 2"), source: url)
+        #expect(error?.kind == .transport)
+    }
+
+    @Test("file:// URLs and plain paths are read")
+    func files() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write("a photo.jpg", jpeg)
+        #expect(try await TestPipeline.run(fetchOnly(), source: path).bytes.array == jpeg)
+        #expect(try await TestPipeline.run(fetchOnly(), source: "file://" + path.replacingOccurrences(of: " ", with: "%20")).bytes.array == jpeg)
+        let missing = try await TestPipeline.failure(fetchOnly(), source: directory.file("nope.jpg"))
+        #expect(missing?.kind == .invalidSource)
+    }
+
+    @Test("other schemes are refused before any transfer")
+    func scheme() async throws {
+        let error = try await TestPipeline.failure(fetchOnly(), source: "ftp://example.com/a.jpg")
+        #expect(error?.kind == .invalidSource)
+        #expect(error?.reason == "unsupported scheme 'ftp' (use http, https, file or a path)")
+    }
+
+    @Test("cancelling the waiting task aborts the transfer")
+    func cancel() async throws {
+        server.route("/drip", .drip([UInt8](repeating: 1, count: 100), chunk: 1, pause: 0.1))
+        let set = try TestPipeline.load(fetchOnly())
+        let pipeline = Pipeline(profiles: set)
+        let task = Task { try await pipeline.image(for: ImageRequest(source: server.url("/drip"), profile: "raw")) }
+        try await Task.sleep(for: .milliseconds(300))
+        task.cancel()
+        let outcome = await task.result
+        guard case .failure(let error as PipelineError) = outcome else {
+            Issue.record("expected a cancellation, got \(outcome)")
+            return
+        }
+        #expect(error.kind == .cancelled)
+    }
+}

@@ -1,0 +1,93 @@
+import PipelineHost
+import Testing
+import TestSupport
+
+@Suite("downsample, blur and encode")
+struct ImageStageTests {
+    let directory: TemporaryDirectory
+    init() throws { directory = try TemporaryDirectory() }
+
+    func run(_ stages: String, input: [UInt8]) async throws -> PipelineResult {
+        let path = try directory.write("input", input)
+        return try await TestPipeline.run(#"profile "p" { fetch {}, decode {}, \#(stages) }"#, source: path)
+    }
+
+    @Test("cover crops to the exact box; inside keeps the aspect ratio", arguments: [
+        ("size = 300, fit = \"cover\"", 300, 300),
+        ("size = 300", 300, 200),
+        ("width = 120", 120, 80),
+        ("height = 50", 75, 50),
+        ("width = 100, height = 100, fit = \"cover\"", 100, 100),
+    ])
+    func sizes(_ parameters: String, _ width: Int, _ height: Int) async throws {
+        let result = try await run("downsample { \(parameters) }, encode {}", input: Fixtures.sample)
+        let info = try #require(Fixtures.info(result.bytes.array))
+        #expect((info.width, info.height) == (width, height))
+        #expect(result.size == PixelSize(width: width, height: height))
+        #expect(result.sourceSize == PixelSize(width: 2400, height: 1600))
+    }
+
+    @Test("small images are not enlarged unless asked")
+    func enlarge() async throws {
+        let small = Fixtures.quadrants(width: 60, height: 40)
+        #expect(try await run("downsample { size = 300 }, encode {}", input: small).size == PixelSize(width: 60, height: 40))
+        #expect(try await run("downsample { size = 300, enlarge = true }, encode {}", input: small).size == PixelSize(width: 300, height: 200))
+    }
+
+    @Test("EXIF orientation is honoured, with or without downsample", arguments: [true, false])
+    func orientation(downsample: Bool) async throws {
+        // Stored 400x200 with orientation 6 (rotate 90° clockwise to display): upright it is 200x400,
+        // and the red top-left quadrant ends up top-right.
+        let rotated = Fixtures.quadrants(width: 400, height: 200, orientation: 6)
+        #expect(Fixtures.info(rotated)?.hasEXIF == true)
+        let stages = downsample ? "downsample { size = 100 }, encode { format = \"png\" }" : "encode { format = \"png\" }"
+        let result = try await run(stages, input: rotated)
+        let info = try #require(Fixtures.info(result.bytes.array))
+        #expect(info.width * 2 == info.height)
+        let stats = try #require(Fixtures.stats(result.bytes.array))
+        let topRight = stats.colourAt(0.9, 0.1)
+        #expect(topRight[0] > 200 && topRight[1] < 60 && topRight[2] < 60, "top-right should be red, is \(topRight)")
+    }
+
+    @Test("blur softens the image and dim darkens it")
+    func blurAndDim() async throws {
+        let plain = try await run("downsample { size = 256 }, encode { format = \"png\" }", input: Fixtures.sample)
+        let blurred = try await run("downsample { size = 256 }, blur { sigma = 8 }, encode { format = \"png\" }", input: Fixtures.sample)
+        let dimmed = try await run("downsample { size = 256 }, blur { sigma = 8, dim = 0.5 }, encode { format = \"png\" }", input: Fixtures.sample)
+        let p = try #require(Fixtures.stats(plain.bytes.array))
+        let b = try #require(Fixtures.stats(blurred.bytes.array))
+        let d = try #require(Fixtures.stats(dimmed.bytes.array))
+        #expect(b.sharpness < p.sharpness / 2)
+        #expect(abs(b.mean - p.mean) < 3)
+        #expect(abs(d.mean - b.mean * 0.5) < 2)
+    }
+
+    @Test("blur works straight after decode too")
+    func blurWithoutDownsample() async throws {
+        let result = try await run("blur { sigma = 2 }, encode {}", input: Fixtures.quadrants(width: 80, height: 60))
+        #expect(result.size == PixelSize(width: 80, height: 60))
+    }
+
+    @Test("each format encodes to what it says", arguments: ["jpeg", "png", "webp"])
+    func formats(_ format: String) async throws {
+        let result = try await run("downsample { size = 64 }, encode { format = \"\(format)\" }", input: Fixtures.sample)
+        #expect(result.format == format)
+        #expect(Fixtures.info(result.bytes.array)?.format == format)
+    }
+
+    @Test("metadata is stripped by default and kept on request")
+    func strip() async throws {
+        let tagged = Fixtures.quadrants(width: 200, height: 100, orientation: 1)
+        let stripped = try await run("encode {}", input: tagged)
+        let kept = try await run("encode { strip = false }", input: tagged)
+        #expect(Fixtures.info(stripped.bytes.array)?.hasEXIF == false)
+        #expect(Fixtures.info(kept.bytes.array)?.hasEXIF == true)
+    }
+
+    @Test("quality changes the JPEG size")
+    func quality() async throws {
+        let low = try await run("downsample { size = 400 }, encode { quality = 20 }", input: Fixtures.sample)
+        let high = try await run("downsample { size = 400 }, encode { quality = 95 }", input: Fixtures.sample)
+        #expect(low.bytes.count < high.bytes.count / 2)
+    }
+}
