@@ -17,7 +17,7 @@ struct Check: ParsableCommand {
             print("profile \"\(profile.name)\" (line \(profile.line))")
             let width = profile.stages.map(\.name.count).max() ?? 0
             for stage in profile.stages {
-                let name = stage.name.padding(toLength: width, withPad: " ", startingAt: 0)
+                let name = stage.name.padded(to: width)
                 let parameters = stage.parameters.values.keys.sorted().map { key in
                     let value = stage.parameters.values[key]!
                     return stage.parameters.explicit.contains(key) ? "\(key)=\(value)" : "\(key)=\(value) (default)"

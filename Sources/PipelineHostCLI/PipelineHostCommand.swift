@@ -1,7 +1,14 @@
 import ArgumentParser
-import Foundation
+import Glibc
 
+/// The executable's entry point. It is a type of its own because a `static func main()` on the
+/// command would compete with the `main()`s ArgumentParser provides, and which one wins is not
+/// the same in debug and release builds.
 @main
+enum Entry {
+    static func main() async { await PipelineHostCommand.runMappingUsageErrors() }
+}
+
 struct PipelineHostCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pipelinehost",
@@ -20,8 +27,9 @@ struct PipelineHostCommand: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [Run.self, Check.self, Stages.self])
 
-    /// Argument errors exit with 2, like profile errors, instead of ArgumentParser's 64.
-    static func main() async {
+    /// Parses and runs; argument errors exit with 2, like profile errors, instead of
+    /// ArgumentParser's 64.
+    static func runMappingUsageErrors() async {
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -31,8 +39,8 @@ struct PipelineHostCommand: AsyncParsableCommand {
             }
         } catch {
             if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-                Foundation.exit(ExitCode.usage.rawValue)
+                printError(fullMessage(for: error))
+                Glibc.exit(ExitCode.usage.rawValue)
             }
             exit(withError: error)
         }
@@ -46,5 +54,13 @@ extension ExitCode {
 
 /// Writes a line to standard error.
 func printError(_ line: String) {
-    FileHandle.standardError.write(Data((line + "\n").utf8))
+    let text = Array((line + "\n").utf8)
+    text.withUnsafeBytes { _ = Glibc.write(2, $0.baseAddress, $0.count) }
+}
+
+extension String {
+    /// Pads with spaces to `width` characters (without Foundation's NSString bridge).
+    func padded(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
 }

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import PipelineHost
 
 struct Run: AsyncParsableCommand {
@@ -58,7 +62,7 @@ struct Run: AsyncParsableCommand {
         let pipeline = Pipeline(profiles: set)
         let requests = sources.flatMap { source in chosen.map { ImageRequest(source: source, profile: $0) } }
         var failed = 0
-        try await forEachResult(of: requests, pipeline: pipeline) { request, outcome in
+        await forEachResult(of: requests, pipeline: pipeline) { request, outcome in
             switch outcome {
             case .success(let result):
                 let path = output ?? OutputName.path(for: result, in: directory)
@@ -93,23 +97,34 @@ struct Run: AsyncParsableCommand {
         return profile
     }
 
+    typealias Outcome = (request: ImageRequest, result: Result<PipelineResult, PipelineError>)
+
     /// Runs the requests, at most `jobs` at a time, and hands each outcome to `handle` on this task.
     private func forEachResult(of requests: [ImageRequest], pipeline: Pipeline,
-                               _ handle: (ImageRequest, Result<PipelineResult, PipelineError>) -> Void) async throws {
-        try await withThrowingTaskGroup(of: (ImageRequest, Result<PipelineResult, PipelineError>).self) { group in
-            var pending = requests[...]
-            func startNext() {
-                guard let request = pending.popFirst() else { return }
-                group.addTask {
-                    do throws(PipelineError) { return (request, .success(try await pipeline.image(for: request))) }
-                    catch { return (request, .failure(error)) }
+                               _ handle: (ImageRequest, Result<PipelineResult, PipelineError>) -> Void) async {
+        await withTaskGroup(of: Outcome.self) { group in
+            var next = 0
+            while next < min(jobs, requests.count) {
+                let request = requests[next]
+                next += 1
+                group.addTask { await Self.outcome(of: request, in: pipeline) }
+            }
+            while let outcome = await group.next() {
+                handle(outcome.request, outcome.result)
+                if next < requests.count {
+                    let request = requests[next]
+                    next += 1
+                    group.addTask { await Self.outcome(of: request, in: pipeline) }
                 }
             }
-            for _ in 0..<min(jobs, requests.count) { startNext() }
-            while let (request, outcome) = try await group.next() {
-                handle(request, outcome)
-                startNext()
-            }
+        }
+    }
+
+    private static func outcome(of request: ImageRequest, in pipeline: Pipeline) async -> Outcome {
+        do {
+            return (request, .success(try await pipeline.image(for: request)))
+        } catch {
+            return (request, .failure(error))
         }
     }
 }

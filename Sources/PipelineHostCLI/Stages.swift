@@ -13,7 +13,7 @@ struct Stages: ParsableCommand {
             print("  \(definition.summary)")
             for p in definition.parameters {
                 let fallback = p.defaultValue.map { "default \($0)" } ?? "optional"
-                print("    \(p.name.padding(toLength: 16, withPad: " ", startingAt: 0)) \(p.type)  [\(fallback)]")
+                print("    \(p.name.padded(to: 16)) \(p.type)  [\(fallback)]")
                 print("    \(String(repeating: " ", count: 16)) \(p.doc)")
             }
             print("")

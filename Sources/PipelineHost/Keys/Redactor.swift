@@ -39,7 +39,7 @@ public enum Redactor {
     }
 
     private static func redactUserInfo(_ head: String) -> String {
-        guard let scheme = head.range(of: "://") else { return head }
+        guard let scheme = head.firstRange(of: "://") else { return head }
         let authorityStart = scheme.upperBound
         let authorityEnd = head[authorityStart...].firstIndex(of: "/") ?? head.endIndex
         let authority = head[authorityStart..<authorityEnd]

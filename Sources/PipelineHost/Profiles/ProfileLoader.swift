@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Reads a Lua profile file in the sandbox and turns it into type-checked profiles. Every mistake
 /// becomes a `ProfileError` that names the file and, when there is one, the line.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import PipelineHost
 
 /// Turns a source location into a URL curl may fetch.
@@ -7,7 +11,7 @@ enum FetchURL {
 
     static func resolve(_ location: String) throws(PipelineError) -> String {
         guard !location.isEmpty else { throw PipelineError(.invalidSource, "empty source") }
-        guard let schemeEnd = location.range(of: ":"), location.contains("://") || location.hasPrefix("file:") else {
+        guard let schemeEnd = location.firstRange(of: ":"), location.contains("://") || location.hasPrefix("file:") else {
             // A plain path. URL(fileURLWithPath:) makes it absolute and percent-encodes it.
             return URL(fileURLWithPath: location).absoluteString
         }
