@@ -16,7 +16,6 @@ struct ph_lua_sandbox {
     long long instruction_limit;
     double seconds_limit;
     struct timespec deadline;
-    int limit_hit;
     int profiles_ref;
 };
 
@@ -34,7 +33,6 @@ static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
         return NULL;
     }
     if (sb->memory_limit && nsize > old && sb->used - old + nsize > sb->memory_limit) {
-        sb->limit_hit = 1;
         return NULL;
     }
     void *block = realloc(ptr, nsize);
@@ -68,7 +66,6 @@ static void count_hook(lua_State *L, lua_Debug *ar) {
     } else {
         return;
     }
-    sb->limit_hit = 1;
     // In a hook, level 0 is the Lua function that was running: its line is the useful one.
     // lua_pushfstring knows no %lld or %.1f, hence snprintf above.
     luaL_where(L, 0);
@@ -249,11 +246,8 @@ void ph_lua_sandbox_free(ph_lua_sandbox *sandbox) {
 
 lua_State *ph_lua_sandbox_state(ph_lua_sandbox *sandbox) { return sandbox->L; }
 
-int ph_lua_sandbox_limit_hit(ph_lua_sandbox *sandbox) { return sandbox->limit_hit; }
-
 int ph_lua_sandbox_run(ph_lua_sandbox *sb, const char *buffer, size_t length, const char *chunk_name) {
     lua_State *L = sb->L;
-    sb->limit_hit = 0;
     int status = luaL_loadbufferx(L, buffer, length, chunk_name, "t");
     if (status != LUA_OK) return status;
     sb->instructions = 0;

@@ -38,9 +38,6 @@ const void *ph_lua_descriptor_marker(void);
 /// allocate and raise). Returns NULL when the error object is not a string.
 const char *ph_lua_error_string(lua_State *L, size_t *length);
 
-/// True when the last run stopped on one of the sandbox's own limits.
-int ph_lua_sandbox_limit_hit(ph_lua_sandbox *sandbox);
-
 // Macros Swift cannot call.
 static inline void ph_lua_pop(lua_State *L, int n) { lua_pop(L, n); }
 static inline int ph_lua_isinteger(lua_State *L, int index) { return lua_isinteger(L, index); }

@@ -31,7 +31,7 @@ struct DecodeStage: Stage {
         }
         let maxPixels = maxPixels
         return try await context.runBlocking { () throws(PipelineError) -> StageValue in
-            guard let loader = ph_vips_find_loader(bytes.baseAddress, bytes.count) else {
+            guard ph_vips_find_loader(bytes.baseAddress, bytes.count) != nil else {
                 _ = VipsRuntime.takeError()
                 throw PipelineError(.unsupportedFormat, "unsupported image format")
             }
@@ -44,7 +44,6 @@ struct DecodeStage: Stage {
             guard pixels <= maxPixels else {
                 throw PipelineError(.pixelLimit, "image is \(size) (\(megapixels(pixels))), over max_pixels (\(megapixels(maxPixels)))")
             }
-            _ = loader
             return .image(VipsPipelineImage(handle: handle, undecodedBytes: bytes, sourceSize: size))
         }
     }
