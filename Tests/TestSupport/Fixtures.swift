@@ -96,7 +96,7 @@ public enum Fixtures {
     public struct Stats: Sendable {
         public let mean: Double
         public let sharpness: Double
-        /// The mean of each band of the pixel at (x, y), as fractions of the size.
+        /// The bands of the pixel at (x, y), given as fractions of the width and height.
         public let colourAt: @Sendable (Double, Double) -> [UInt8]
     }
 

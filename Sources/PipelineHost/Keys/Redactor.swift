@@ -26,12 +26,11 @@ public enum Redactor {
         }
         var result = redactUserInfo(String(head))
         if let query {
-            let names = extraNames.union(sensitiveNames)
+            let names = sensitiveNames.union(extraNames.map { $0.lowercased() })
             let parts = query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
                 guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
                 let name = pair[..<equals].removingPercentEncodingLossy.lowercased()
-                return names.contains(name) || extraNames.contains(String(pair[..<equals]))
-                    ? "\(pair[..<equals])=\(mask)" : String(pair)
+                return names.contains(name) ? "\(pair[..<equals])=\(mask)" : String(pair)
             }
             result += "?" + parts.joined(separator: "&")
         }

@@ -54,7 +54,7 @@ public actor Pipeline {
         return PipelineResult(
             request: request, source: source.redacted, sourceKey: source.key, key: key.description, bytes: encoded.bytes,
             format: encoded.format,
-            size: encoded.pixelWidth.flatMap { w in encoded.pixelHeight.map { PixelSize(width: w, height: $0) } },
+            size: encoded.size,
             sourceSize: encoded.sourceSize, timings: timings)
     }
 }

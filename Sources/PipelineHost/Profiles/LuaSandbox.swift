@@ -98,12 +98,19 @@ final class LuaSandbox {
                 var length = 0
                 let key = Self.string(lua_tolstring(L, -2, &length), length)
                 result.fields[key] = read(-1, depth: depth + 1)
-            } else if !(ph_lua_isinteger(L, -2) != 0 && (1...max(count, 1)).contains(Int(ph_lua_tointeger(L, -2))) && count > 0) {
-                result.otherKeys += 1  // entries 1...count were read as the array
+            } else if !isArrayIndex(-2, count: count) {
+                result.otherKeys += 1
             }
             ph_lua_pop(L, 1)
         }
         return .table(result)
+    }
+
+    /// Whether the key at `index` is one of 1...count, already read as the array part.
+    private func isArrayIndex(_ index: Int32, count: Int) -> Bool {
+        guard ph_lua_isinteger(L, index) != 0 else { return false }
+        let key = ph_lua_tointeger(L, index)
+        return key >= 1 && key <= count
     }
 
     private static func string(_ pointer: UnsafePointer<CChar>?, _ length: Int) -> String {

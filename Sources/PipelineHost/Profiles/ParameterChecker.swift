@@ -2,7 +2,7 @@
 struct ParameterChecker {
     let definition: StageDefinition
 
-    /// `fail` builds the error for this stage's line.
+    /// The loader adds file and line to the ParameterError this throws.
     func check(_ written: LuaTable) throws(ParameterError) -> StageParameters {
         let name = definition.name
         if !written.array.isEmpty || written.otherKeys > 0 {

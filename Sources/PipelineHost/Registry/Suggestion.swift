@@ -16,15 +16,17 @@ enum Suggestion {
 
     /// Levenshtein distance.
     static func distance(_ a: [Character], _ b: [Character]) -> Int {
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
         var previous = Array(0...b.count)
-        for i in 1...max(a.count, 1) where !a.isEmpty {
+        for i in 1...a.count {
             var current = [i] + Array(repeating: 0, count: b.count)
-            for j in stride(from: 1, through: b.count, by: 1) {
+            for j in 1...b.count {
                 let cost = a[i - 1] == b[j - 1] ? 0 : 1
                 current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
             }
             previous = current
         }
-        return a.isEmpty ? b.count : previous[b.count]
+        return previous[b.count]
     }
 }

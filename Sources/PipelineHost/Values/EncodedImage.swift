@@ -6,19 +6,18 @@ public struct EncodedImage: Sendable {
     public var format: String?
     /// The Content-Type a server sent. Informational only: decoders sniff the bytes.
     public var declaredContentType: String?
-    public var pixelWidth: Int?
-    public var pixelHeight: Int?
+    /// The pixel size, when the stage that made the bytes knows it.
+    public var size: PixelSize?
     /// The image this was made from: the source as it came in. Kept so later stages can still
     /// reach it (metrics compare source and output size).
     public var sourceSize: PixelSize?
 
     public init(bytes: ImageBytes, format: String? = nil, declaredContentType: String? = nil,
-                pixelWidth: Int? = nil, pixelHeight: Int? = nil, sourceSize: PixelSize? = nil) {
+                size: PixelSize? = nil, sourceSize: PixelSize? = nil) {
         self.bytes = bytes
         self.format = format
         self.declaredContentType = declaredContentType
-        self.pixelWidth = pixelWidth
-        self.pixelHeight = pixelHeight
+        self.size = size
         self.sourceSize = sourceSize
     }
 }

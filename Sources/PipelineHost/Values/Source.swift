@@ -15,6 +15,11 @@ public struct Source: Sendable, Hashable {
         self.volatileParameters = volatileParameters
     }
 
+    /// Whether `location` is a plain filesystem path rather than a URL.
+    public static func isPlainPath(_ location: String) -> Bool {
+        !location.contains("://") && !location.hasPrefix("file:")
+    }
+
     /// The location with credentials hidden, fit for any log line or output.
     public var redacted: String { Redactor.redact(location, extraNames: volatileParameters) }
 }

@@ -11,7 +11,7 @@ enum FetchURL {
 
     static func resolve(_ location: String) throws(PipelineError) -> String {
         guard !location.isEmpty else { throw PipelineError(.invalidSource, "empty source") }
-        guard let schemeEnd = location.firstRange(of: ":"), location.contains("://") || location.hasPrefix("file:") else {
+        guard !Source.isPlainPath(location), let schemeEnd = location.firstRange(of: ":") else {
             // A plain path. URL(fileURLWithPath:) makes it absolute and percent-encodes it.
             return URL(fileURLWithPath: location).absoluteString
         }

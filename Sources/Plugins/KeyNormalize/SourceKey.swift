@@ -8,7 +8,7 @@ import PipelineHost
 /// The normalized form of a source location.
 enum SourceKey {
     static func normalized(_ location: String, dropping dropped: Set<String>) throws(PipelineError) -> String {
-        guard location.contains("://") || location.hasPrefix("file:") else {
+        guard !Source.isPlainPath(location) else {
             // A plain path: its identity is the absolute path.
             let absolute = URL(fileURLWithPath: location).standardizedFileURL
             return absolute.absoluteString

@@ -51,9 +51,7 @@ struct EncodeStage: Stage {
                 throw PipelineError(kind, "\(kind == .decodeFailed ? "decode" : "encode") failed: \(reason)")
             }
             let bytes = ImageBytes(adopting: buffer, count: length) { ph_vips_free($0) }
-            let size = ready.size
-            return .encoded(EncodedImage(bytes: bytes, format: format, pixelWidth: size.width,
-                                         pixelHeight: size.height, sourceSize: image.sourceSize))
+            return .encoded(EncodedImage(bytes: bytes, format: format, size: ready.size, sourceSize: image.sourceSize))
         }
     }
 }
