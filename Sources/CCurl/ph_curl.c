@@ -127,6 +127,9 @@ void ph_fetch(const ph_fetch_options *o, ph_fetch_result *r) {
     if (o->redirect_protocols) curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, o->redirect_protocols);
     if (o->max_bytes > 0) curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->max_bytes);
     if (o->share) curl_easy_setopt(curl, CURLOPT_SHARE, o->share->handle);
+    // libcurl keeps 5 idle connections by default; a batch over several hosts with 8 transfers
+    // at once would close connections it is about to reuse.
+    curl_easy_setopt(curl, CURLOPT_MAXCONNECTS, 64L);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &state);
     curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);

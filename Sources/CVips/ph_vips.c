@@ -58,6 +58,13 @@ int ph_vips_thumbnail_image(VipsImage *in, int width, int height, ph_fit fit, in
 
 int ph_vips_autorotate(VipsImage *in, VipsImage **out) { return vips_autorot(in, out, NULL); }
 
+int ph_vips_copy_memory(VipsImage *in, VipsImage **out) {
+    *out = vips_image_copy_memory(in);
+    return *out ? 0 : -1;
+}
+
+void ph_vips_set_concurrency(int threads) { vips_concurrency_set(threads); }
+
 int ph_vips_to_srgb(VipsImage *in, VipsImage **out) {
     if (vips_image_guess_interpretation(in) == VIPS_INTERPRETATION_sRGB &&
         vips_image_get_format(in) == VIPS_FORMAT_UCHAR) {

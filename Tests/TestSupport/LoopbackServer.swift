@@ -18,6 +18,8 @@ public final class LoopbackServer: Sendable {
         case truncated([UInt8], missing: Int)
         /// Sends the body in small pieces with a pause after each.
         case drip([UInt8], chunk: Int, pause: Double)
+        /// Holds the request until the test calls `open(gate)`, then answers.
+        case held(gate: String, Response)
     }
 
     private struct State {
@@ -26,6 +28,9 @@ public final class LoopbackServer: Sendable {
         var queries: [String: [String]] = [:]
         var connections = 0
         var running = true
+        var log: [String] = []
+        var aborted: [String: Int] = [:]
+        var openGates: Set<String> = []
     }
 
     public let port: UInt16
@@ -76,6 +81,15 @@ public final class LoopbackServer: Sendable {
     /// The query strings `path` was requested with, in order.
     public func queries(_ path: String) -> [String] { state.withLock { $0.queries[path, default: []] } }
 
+    /// Every request's path, in the order they arrived.
+    public var requestLog: [String] { state.withLock { $0.log } }
+
+    /// How many responses to `path` the client cut off by closing the connection mid-body.
+    public func abortedCount(_ path: String) -> Int { state.withLock { $0.aborted[path, default: 0] } }
+
+    /// Lets requests held at `gate` be answered (and any that arrive later).
+    public func open(_ gate: String) { state.withLock { _ = $0.openGates.insert(gate) } }
+
     /// How many TCP connections clients opened.
     public var connectionCount: Int { state.withLock { $0.connections } }
 
@@ -110,9 +124,10 @@ public final class LoopbackServer: Sendable {
             let response = state.withLock { s -> Response in
                 s.counts[request.path, default: 0] += 1
                 s.queries[request.path, default: []].append(request.query)
+                s.log.append(request.path)
                 return s.routes[request.path] ?? .status(404, body: Array("not found\n".utf8))
             }
-            guard respond(response, on: client), !request.close else { return }
+            guard respond(response, on: client, path: request.path), !request.close else { return }
         }
     }
 
@@ -144,7 +159,7 @@ public final class LoopbackServer: Sendable {
     }
 
     /// Returns false when the connection must close.
-    private func respond(_ response: Response, on fd: Int32) -> Bool {
+    private func respond(_ response: Response, on fd: Int32, path: String) -> Bool {
         switch response {
         case .ok(let body, let contentType):
             return send(fd, status: 200, headers: ["Content-Type": contentType], body: body)
@@ -154,7 +169,12 @@ public final class LoopbackServer: Sendable {
             return send(fd, status: code, headers: ["Location": location], body: [])
         case .delayed(let seconds, let inner):
             Thread.sleep(forTimeInterval: seconds)
-            return respond(inner, on: fd)
+            return respond(inner, on: fd, path: path)
+        case .held(let gate, let inner):
+            while !state.withLock({ $0.openGates.contains(gate) || !$0.running }) {
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+            return respond(inner, on: fd, path: path)
         case .truncated(let body, let missing):
             _ = send(fd, status: 200, headers: ["Content-Type": "image/jpeg"], body: body,
                      declaredLength: body.count + missing)
@@ -164,7 +184,10 @@ public final class LoopbackServer: Sendable {
             var offset = 0
             while offset < body.count {
                 let end = min(offset + size, body.count)
-                guard writeAll(fd, Array(body[offset..<end])) else { return false }
+                guard writeAll(fd, Array(body[offset..<end])) else {
+                    state.withLock { $0.aborted[path, default: 0] += 1 }
+                    return false
+                }
                 offset = end
                 Thread.sleep(forTimeInterval: pause)
             }

@@ -8,11 +8,19 @@ import VipsPlugin
 public enum TestPipeline {
     public static var plugins: [any PipelinePlugin.Type] { [FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self] }
 
-    public static func registry() throws -> StageRegistry { try StageRegistry(plugins: plugins) }
+    public static func registry(extra: [any PipelinePlugin.Type] = []) throws -> StageRegistry {
+        try StageRegistry(plugins: plugins + extra)
+    }
 
     /// Loads profile text as if it were the file `name`.
-    public static func load(_ lua: String, name: String = "test.lua", limits: ProfileLimits = ProfileLimits()) throws -> ProfileSet {
-        try ProfileLoader(registry: registry(), limits: limits).load(code: Array(lua.utf8), name: name)
+    public static func load(_ lua: String, name: String = "test.lua", limits: ProfileLimits = ProfileLimits(),
+                            extra: [any PipelinePlugin.Type] = []) throws -> ProfileSet {
+        try ProfileLoader(registry: registry(extra: extra), limits: limits).load(code: Array(lua.utf8), name: name)
+    }
+
+    /// Loads a profile file from the package, such as "examples/subsonic.lua".
+    public static func example(_ relative: String) throws -> ProfileSet {
+        try ProfileLoader(registry: registry()).load(file: Fixtures.path(relative))
     }
 
     /// Runs one source through the profile `profile` of `lua`.

@@ -35,6 +35,11 @@ int ph_vips_thumbnail_image(VipsImage *in, int width, int height, ph_fit fit, in
 
 /// Applies and removes the EXIF orientation.
 int ph_vips_autorotate(VipsImage *in, VipsImage **out);
+/// Computes a lazy image into memory. The result can be read by several threads at once and
+/// any number of times; a lazy image opened for sequential access can be read only once.
+int ph_vips_copy_memory(VipsImage *in, VipsImage **out);
+/// Threads libvips uses inside one operation.
+void ph_vips_set_concurrency(int threads);
 /// Converts to 8-bit sRGB when the image is in any other space.
 int ph_vips_to_srgb(VipsImage *in, VipsImage **out);
 int ph_vips_gaussblur(VipsImage *in, double sigma, VipsImage **out);

@@ -2,60 +2,160 @@ import Logging
 
 /// Runs requests through the profiles of one profile file.
 ///
-/// Today each request runs its stages in order. In-flight deduplication, priorities and shared
-/// cancellation are the runner issue's work and will live here, keyed by `StageKey`.
+/// Every step of a profile after its key stages has a key: the normalized source plus the
+/// identity of each stage so far. A request whose step key matches running work joins it
+/// instead of starting its own, so twin requests share everything and two profiles on one
+/// source share the download (and the decode, when its parameters match). Work stops when the
+/// last request waiting for it is cancelled. Transfers and CPU stages wait for slots in queues
+/// that serve higher priorities first.
 public actor Pipeline {
-    public let profiles: ProfileSet
-    private let logger: Logger
-    private let blocking: BlockingExecutor
+    public nonisolated let profiles: ProfileSet
+    public nonisolated let configuration: PipelineConfiguration
+    let logger: Logger
+    let blocking: BlockingExecutor
+    let clock = ContinuousClock()
 
-    public init(profiles: ProfileSet, logger: Logger = Logger(label: "pipelinehost"),
-                blocking: BlockingExecutor = .shared) {
+    /// Running work by step key.
+    var inFlight: [StageKey: Work] = [:]
+    var transferLane: Lane
+    var cpuLane: Lane
+    var counters = PipelineStats()
+    /// Requests waiting for their final step right now.
+    var waitingRequests = 0
+    private var lastID = 0
+
+    public init(profiles: ProfileSet, configuration: PipelineConfiguration = PipelineConfiguration(),
+                logger: Logger = Logger(label: "pipelinehost"), blocking: BlockingExecutor = .shared) {
         self.profiles = profiles
+        self.configuration = configuration
         self.logger = logger
         self.blocking = blocking
+        transferLane = Lane(limit: configuration.transfers, perHostLimit: configuration.transfersPerHost)
+        cpuLane = Lane(limit: configuration.cpuStages)
     }
 
-    public func image(for request: ImageRequest) async throws(PipelineError) -> PipelineResult {
-        guard let profile = profiles[request.profile] else {
-            throw PipelineError(.profile, "no profile named \"\(request.profile)\" in \(profiles.file)",
-                                source: Redactor.redact(request.source))
+    /// Runs one request. Cancelling the calling task cancels this request only; shared work
+    /// goes on for the other requests waiting for it.
+    public func image(for request: ImageRequest, priority: Priority = .normal) async throws(PipelineError) -> PipelineResult {
+        counters.requests += 1
+        switch await outcome(of: request, priority: priority) {
+        case .success(let result):
+            counters.succeeded += 1
+            if result.coalesced { counters.coalesced += 1 }
+            if result.isOversized { counters.oversizedSources += 1 }
+            return result
+        case .failure(let error):
+            if error.kind == .cancelled { counters.cancelled += 1 } else { counters.failed += 1 }
+            throw error
         }
-        var value = StageValue.source(Source(location: request.source))
+    }
+
+    /// The stable key of a request's source: what its key stages (normalize) make of it. Requests
+    /// with equal source keys share their download when they run at the same time.
+    public func sourceKey(for request: ImageRequest) async throws(PipelineError) -> String {
+        let plan = try RequestPlan(request, in: profiles)
+        return try await keyed(request, plan).get().source.key
+    }
+
+    /// What the pipeline has done so far.
+    public func stats() -> PipelineStats {
+        var stats = counters
+        stats.inFlight = inFlight.count
+        return stats
+    }
+
+    /// What is running and queued right now.
+    public func activity() -> PipelineActivity {
+        PipelineActivity(work: inFlight.count, waitingRequests: waitingRequests,
+                         runningTransfers: transferLane.running, queuedTransfers: transferLane.queue.count,
+                         runningCPU: cpuLane.running, queuedCPU: cpuLane.queue.count)
+    }
+
+    func makeID() -> Int {
+        lastID += 1
+        return lastID
+    }
+
+    private func outcome(of request: ImageRequest, priority: Priority) async -> Result<PipelineResult, PipelineError> {
+        let redacted = Redactor.redact(request.source)
+        let plan: RequestPlan
+        do {
+            plan = try RequestPlan(request, in: profiles)
+        } catch {
+            return .failure(error.from(redacted))
+        }
+        let source: Source, keyTimings: [PipelineResult.StageTiming]
+        switch await keyed(request, plan) {
+        case .success(let keyed): (source, keyTimings) = keyed
+        case .failure(let error): return .failure(error.from(redacted))
+        }
+        let chain = Chain(source: source, steps: plan.steps)
+        guard !chain.steps.isEmpty else {
+            return .failure(PipelineError(.profile, "profile \"\(request.profile)\" has no stage after its key stages", source: source.redacted))
+        }
+        switch await join(chain, step: chain.steps.count - 1, priority: priority, asRequest: true) {
+        case .failure(let error):
+            return .failure(error.from(source.redacted))
+        case .success(let prefix):
+            guard case .encoded(let encoded) = prefix.value else {
+                // The loader's chain check makes this unreachable for loaded profiles.
+                return .failure(PipelineError(.profile, "profile \"\(request.profile)\" did not end in encoded bytes", source: source.redacted))
+            }
+            return .success(PipelineResult(
+                request: request, source: source.redacted, sourceKey: source.key, key: chain.keys.last!.description,
+                bytes: encoded.bytes, format: encoded.format, size: encoded.size, sourceSize: encoded.sourceSize,
+                timings: keyTimings + prefix.timings, coalesced: prefix.shared))
+        }
+    }
+
+    /// Runs the key stages, which only rewrite the source; they are cheap and run inline.
+    private func keyed(_ request: ImageRequest, _ plan: RequestPlan) async
+        -> Result<(source: Source, timings: [PipelineResult.StageTiming]), PipelineError> {
         var source = Source(location: request.source)
-        var key = StageKey(source: source.key)
         var timings: [PipelineResult.StageTiming] = []
-        let clock = ContinuousClock()
-        for configured in profile.stages {
-            let context = StageContext(source: source.redacted, logger: logger, blocking: blocking)
+        for configured in plan.keyStages {
             let started = clock.now
-            do {
-                try context.checkCancellation()
-                value = try await configured.stage.run(value, in: context)
-            } catch let error as PipelineError {
-                throw error.from(source.redacted)
-            } catch is CancellationError {
-                throw PipelineError.cancelled().from(source.redacted)
-            } catch {
-                throw PipelineError(.stageFailed, "\(configured.name): \(error)", source: source.redacted)
+            let context = StageContext(source: source.redacted, logger: logger, blocking: blocking)
+            switch await Self.run(configured, on: .source(source), in: context) {
+            case .success(.source(let updated)): source = updated
+            case .success: return .failure(PipelineError(.stageFailed, "\(configured.name): a key stage must give a source"))
+            case .failure(let error): return .failure(error.from(source.redacted))
             }
             timings.append(.init(stage: configured.name, duration: clock.now - started))
-            if case .source(let updated) = value {
-                source = updated
-                key = StageKey(source: updated.key)
-            } else {
-                key.append(configured.identity)
-            }
         }
-        guard case .encoded(let encoded) = value else {
-            // The loader's chain check makes this unreachable for loaded profiles.
-            throw PipelineError(.profile, "profile \"\(profile.name)\" did not end in encoded bytes", source: source.redacted)
+        return .success((source, timings))
+    }
+
+    /// Runs one stage off the actor, turning whatever it throws into a PipelineError.
+    static func run(_ configured: ConfiguredStage, on input: StageValue, in context: StageContext) async
+        -> Result<StageValue, PipelineError> {
+        do {
+            try context.checkCancellation()
+            return .success(try await configured.stage.run(input, in: context))
+        } catch let error as PipelineError {
+            return .failure(error)
+        } catch is CancellationError {
+            return .failure(.cancelled())
+        } catch {
+            return .failure(PipelineError(.stageFailed, "\(configured.name): \(error)"))
         }
-        return PipelineResult(
-            request: request, source: source.redacted, sourceKey: source.key, key: key.description, bytes: encoded.bytes,
-            format: encoded.format,
-            size: encoded.size,
-            sourceSize: encoded.sourceSize, timings: timings)
+    }
+}
+
+/// A moment's view of a pipeline's queues, for progress displays and tests.
+public struct PipelineActivity: Sendable, Equatable {
+    /// Distinct pieces of work in the in-flight table (running or queued).
+    public let work: Int
+    /// Requests waiting for a result.
+    public let waitingRequests: Int
+    public let runningTransfers: Int
+    public let queuedTransfers: Int
+    public let runningCPU: Int
+    public let queuedCPU: Int
+
+    /// Nothing running, queued or waiting.
+    public var isIdle: Bool {
+        work == 0 && waitingRequests == 0 && runningTransfers == 0 && queuedTransfers == 0 && runningCPU == 0 && queuedCPU == 0
     }
 }
 

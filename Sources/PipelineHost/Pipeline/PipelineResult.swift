@@ -2,7 +2,16 @@
 public struct PipelineResult: Sendable {
     public struct StageTiming: Sendable {
         public let stage: String
+        /// Time spent waiting for a transfer or CPU slot before the stage ran.
+        public let waited: Duration
+        /// Time the stage itself ran.
         public let duration: Duration
+
+        public init(stage: String, waited: Duration = .zero, duration: Duration) {
+            self.stage = stage
+            self.waited = waited
+            self.duration = duration
+        }
     }
 
     public let request: ImageRequest
@@ -17,7 +26,17 @@ public struct PipelineResult: Sendable {
     public let format: String?
     public let size: PixelSize?
     public let sourceSize: PixelSize?
+    /// Every stage in order. Stages shared with other requests show the shared work's times.
     public let timings: [StageTiming]
+    /// This request joined work already running for another request, at some stage.
+    public let coalesced: Bool
 
-    public var duration: Duration { timings.reduce(.zero) { $0 + $1.duration } }
+    /// Time in stages plus time queued for them.
+    public var duration: Duration { timings.reduce(.zero) { $0 + $1.duration + $1.waited } }
+
+    /// The source's longest side is more than 4 times the output's: a smaller source would do.
+    public var isOversized: Bool {
+        guard let size, let sourceSize else { return false }
+        return max(sourceSize.width, sourceSize.height) > 4 * max(size.width, size.height)
+    }
 }

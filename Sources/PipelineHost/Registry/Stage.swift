@@ -16,16 +16,20 @@ public struct StageDefinition: Sendable {
     public let summary: String
     public let input: ValueKind
     public let output: ValueKind
+    /// Which queue it waits in and which metric its time counts toward.
+    public let role: StageRole
     public let parameters: [ParameterSpec]
     public let make: @Sendable (StageParameters) throws -> any Stage
 
     public init(name: String, version: Int = 1, summary: String, input: ValueKind, output: ValueKind,
+                role: StageRole? = nil,
                 parameters: [ParameterSpec], make: @escaping @Sendable (StageParameters) throws -> any Stage) {
         self.name = name
         self.version = version
         self.summary = summary
         self.input = input
         self.output = output
+        self.role = role ?? .inferred(input: input, output: output)
         self.parameters = parameters
         self.make = make
     }

@@ -8,7 +8,7 @@ struct DownsampleStage: Stage {
         name: "downsample",
         summary: "Resize to fit a box with shrink-on-load (vips_thumbnail_buffer), honouring EXIF "
             + "orientation and converting to sRGB.",
-        input: .image, output: .image,
+        input: .image, output: .image, role: .decode,
         parameters: [
             ParameterSpec("size", .integer(1...16384), doc: "longest side in pixels (or give width and/or height)"),
             ParameterSpec("width", .integer(1...16384), doc: "box width in pixels"),
@@ -61,7 +61,10 @@ struct DownsampleStage: Stage {
                 resized = try image.handle.derive("downsample") { ph_vips_thumbnail_image($0, width, height, fit, enlarge, &$1) }
             }
             let srgb = try resized.derive("sRGB conversion") { ph_vips_to_srgb($0, &$1) }
-            return .image(VipsPipelineImage(handle: srgb, undecodedBytes: nil, sourceSize: image.sourceSize))
+            // Decoded here, not lazily in encode: the result may be shared by several profiles,
+            // and this stage's time is then the decode time.
+            let decoded = try image.materialized("downsample", srgb)
+            return .image(VipsPipelineImage(handle: decoded, undecodedBytes: nil, sourceSize: image.sourceSize))
         }
     }
 }

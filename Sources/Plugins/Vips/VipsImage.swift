@@ -42,10 +42,22 @@ struct VipsPipelineImage: PipelineImage {
 
     /// The image upright and in sRGB, ready for pixel work or encoding. A no-op for images that
     /// have been through downsample, which already did both.
+    ///
+    /// An undecoded image is opened afresh: the header-only image decode made is read
+    /// sequentially, which works once, and the pipeline may hand one decode to several stages.
     func prepared() throws(PipelineError) -> VipsImageHandle {
-        guard undecodedBytes != nil else { return handle }
-        let upright = try handle.derive("autorotate") { ph_vips_autorotate($0, &$1) }
+        guard let bytes = undecodedBytes else { return handle }
+        guard let opened = ph_vips_open(bytes.baseAddress, bytes.count) else {
+            throw PipelineError(.decodeFailed, "cannot read the image: \(VipsRuntime.takeError())")
+        }
+        let upright = try VipsImageHandle(opened, keeping: bytes).derive("autorotate") { ph_vips_autorotate($0, &$1) }
         return try upright.derive("sRGB conversion") { ph_vips_to_srgb($0, &$1) }
+    }
+
+    /// Computes the image into memory, so the stages after this one (for several requests,
+    /// on several threads) can all read it.
+    func materialized(_ operation: String, _ handle: VipsImageHandle) throws(PipelineError) -> VipsImageHandle {
+        try handle.derive(operation) { ph_vips_copy_memory($0, &$1) }
     }
 }
 

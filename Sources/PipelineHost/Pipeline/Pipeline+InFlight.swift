@@ -1,0 +1,135 @@
+/// The in-flight table: joining running work, starting it, and reference-counted cancellation.
+extension Pipeline {
+    /// The value of step `step` of `chain`: joins running work with that key, or starts it.
+    ///
+    /// Cancelling the calling task answers this waiter at once with `cancelled`; the work goes
+    /// on while anyone else waits for it, and is cancelled when the last waiter leaves.
+    func join(_ chain: Chain, step: Int, priority: Priority, asRequest: Bool) async -> PrefixOutcome {
+        let key = chain.keys[step]
+        let work: Work
+        let joined: Bool
+        if let existing = inFlight[key] {
+            work = existing
+            joined = true
+            raise(existing, to: priority)
+        } else {
+            work = start(chain, step: step, priority: priority)
+            joined = false
+        }
+        let workID = work.id, waiter = makeID()
+        let outcome = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                // Runs synchronously on the actor, so the waiter is registered before any
+                // cancellation handler's hop back to the actor can look for it.
+                work.waiters[waiter] = continuation
+                if asRequest { waitingRequests += 1 }
+            }
+        } onCancel: {
+            Task { await self.leave(key, work: workID, waiter: waiter) }
+        }
+        if asRequest { waitingRequests -= 1 }
+        guard joined, case .success(let value) = outcome else { return outcome }
+        return .success(PrefixValue(value: value.value, timings: value.timings, shared: true))
+    }
+
+    private func start(_ chain: Chain, step: Int, priority: Priority) -> Work {
+        let work = Work(id: makeID(), key: chain.keys[step], priority: priority)
+        inFlight[work.key] = work
+        counters.inFlightPeak = max(counters.inFlightPeak, inFlight.count)
+        let id = work.id
+        work.task = Task { await self.perform(chain, step: step, work: id) }
+        return work
+    }
+
+    /// The body of one piece of work: wait for the previous step, then run this one.
+    private func perform(_ chain: Chain, step: Int, work id: Int) async {
+        let key = chain.keys[step]
+        guard let work = inFlight[key], work.id == id else { return }
+        let input: PrefixOutcome
+        if step == 0 {
+            input = .success(PrefixValue(value: .source(chain.source), timings: [], shared: false))
+        } else {
+            work.parent = chain.keys[step - 1]
+            input = await join(chain, step: step - 1, priority: work.priority, asRequest: false)
+            work.parent = nil
+        }
+        let outcome: PrefixOutcome
+        switch input {
+        case .failure(let error): outcome = .failure(error)
+        case .success(let previous): outcome = await runStep(chain, step: step, work: work, after: previous)
+        }
+        finish(work, with: outcome)
+    }
+
+    private func runStep(_ chain: Chain, step: Int, work: Work, after previous: PrefixValue) async -> PrefixOutcome {
+        let configured = chain.steps[step]
+        let role = configured.definition.role
+        let lane = LaneKind(role)
+        let host = lane == .transfers ? chain.host : nil
+        let queued = clock.now
+        if let lane {
+            guard await acquire(lane, host: host, for: work) else { return .failure(.cancelled()) }
+        }
+        defer { if let lane { release(lane, host: host) } }
+        let started = clock.now
+        if role == .fetch { counters.fetches += 1 }
+        let context = StageContext(source: chain.source.redacted, logger: logger, blocking: blocking)
+        let result = await Self.run(configured, on: previous.value, in: context)
+        let ran = clock.now - started
+        switch result {
+        case .failure(let error):
+            return .failure(error)
+        case .success(let value):
+            record(role, input: previous.value, output: value, time: ran)
+            let timing = PipelineResult.StageTiming(stage: configured.name, waited: started - queued, duration: ran)
+            return .success(PrefixValue(value: value, timings: previous.timings + [timing], shared: previous.shared))
+        }
+    }
+
+    private func record(_ role: StageRole, input: StageValue, output: StageValue, time: Duration) {
+        switch role {
+        case .fetch:
+            if case .encoded(let encoded) = output { counters.bytesFetched += encoded.bytes.count }
+        case .decode:
+            if input.kind == .encoded { counters.decodes += 1 }
+            counters.decodeTime += time
+        case .key, .process, .encode:
+            break
+        }
+    }
+
+    /// Answers every waiter and takes the work out of the table. Work that was cancelled is
+    /// already out of it, and its waiters were answered when they left.
+    private func finish(_ work: Work, with outcome: PrefixOutcome) {
+        guard inFlight[work.key] === work else { return }
+        inFlight[work.key] = nil
+        let waiters = work.waiters
+        work.waiters = [:]
+        for continuation in waiters.values { continuation.resume(returning: outcome) }
+    }
+
+    /// A waiter's task was cancelled: answer it, and cancel the work if nobody else waits.
+    /// Nothing of cancelled work is kept, so a later request starts afresh.
+    private func leave(_ key: StageKey, work id: Int, waiter: Int) {
+        guard let work = inFlight[key], work.id == id,
+              let continuation = work.waiters.removeValue(forKey: waiter) else { return }
+        continuation.resume(returning: .failure(.cancelled()))
+        if work.waiters.isEmpty {
+            inFlight[key] = nil
+            work.task?.cancel()
+        }
+    }
+
+    /// Raises running work (and the work it waits for) to the priority of a new waiter.
+    private func raise(_ work: Work, to priority: Priority) {
+        guard priority > work.priority else { return }
+        work.priority = priority
+        if let ticket = work.ticket {
+            switch ticket.lane {
+            case .transfers: transferLane.raise(id: ticket.id, to: priority)
+            case .cpu: cpuLane.raise(id: ticket.id, to: priority)
+            }
+        }
+        if let parent = work.parent, let parentWork = inFlight[parent] { raise(parentWork, to: priority) }
+    }
+}

@@ -1,0 +1,33 @@
+/// Waiting for a transfer or CPU slot, in priority order, and giving it back.
+extension Pipeline {
+    /// Waits for a slot; false when the work was cancelled while it waited.
+    func acquire(_ lane: LaneKind, host: String?, for work: Work) async -> Bool {
+        if withLane(lane, { $0.tryAcquire(host: host) }) { return true }
+        let ticket = makeID()
+        work.ticket = (lane, ticket)
+        defer { work.ticket = nil }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { grant in
+                withLane(lane) { $0.enqueue(id: ticket, priority: work.priority, host: host, grant: grant) }
+            }
+        } onCancel: {
+            Task { await self.drop(ticket, from: lane) }
+        }
+    }
+
+    func release(_ lane: LaneKind, host: String?) {
+        for ticket in withLane(lane, { $0.release(host: host) }) { ticket.grant.resume(returning: true) }
+    }
+
+    /// Takes a cancelled work's ticket out of the queue, so queued CPU work is skipped.
+    private func drop(_ ticket: Int, from lane: LaneKind) {
+        withLane(lane) { $0.remove(id: ticket) }?.grant.resume(returning: false)
+    }
+
+    private func withLane<T>(_ lane: LaneKind, _ body: (inout Lane) -> T) -> T {
+        switch lane {
+        case .transfers: body(&transferLane)
+        case .cpu: body(&cpuLane)
+        }
+    }
+}

@@ -1,0 +1,59 @@
+/// A request resolved against its profile: the stages to run, with the request's overrides
+/// applied. Key stages (source to source) come first and run inline; the rest are `steps`,
+/// whose prefixes are shared between requests.
+struct RequestPlan: Sendable {
+    let keyStages: [ConfiguredStage]
+    let steps: [ConfiguredStage]
+
+    init(_ request: ImageRequest, in profiles: ProfileSet) throws(PipelineError) {
+        guard let profile = profiles[request.profile] else {
+            throw PipelineError(.profile, "no profile named \"\(request.profile)\" in \(profiles.file)")
+        }
+        var stages = profile.stages
+        for (name, changes) in request.overrides {
+            guard let index = stages.firstIndex(where: { $0.name == name }) else {
+                throw PipelineError(.profile, "override for \(name), but profile \"\(profile.name)\" has no \(name) stage")
+            }
+            do {
+                stages[index] = try stages[index].overriding(changes)
+            } catch {
+                throw PipelineError(.profile, "override: \(error.message.hasPrefix(name) ? "" : "\(name): ")\(error.message)")
+            }
+        }
+        let split = stages.firstIndex { $0.definition.role != .key } ?? stages.endIndex
+        keyStages = Array(stages[..<split])
+        steps = Array(stages[split...])
+    }
+}
+
+/// The shared part of a request after its key stages: the source, the steps and the key of
+/// every prefix of them. Equal keys at a step mean equal values there.
+struct Chain: Sendable {
+    let source: Source
+    let steps: [ConfiguredStage]
+    let keys: [StageKey]
+    /// The host transfers count against, for the per-host limit; nil for files.
+    let host: String?
+
+    init(source: Source, steps: [ConfiguredStage]) {
+        self.source = source
+        self.steps = steps
+        var key = StageKey(source: source.key)
+        var keys: [StageKey] = []
+        for step in steps {
+            key.append(step.identity)
+            keys.append(key)
+        }
+        self.keys = keys
+        host = Chain.host(of: source.key)
+    }
+
+    /// "http://Example.com:8080/a?b" -> "example.com:8080"; nil for paths and file URLs.
+    static func host(of key: String) -> String? {
+        guard !key.hasPrefix("file:"), let schemeEnd = key.firstRange(of: "://") else { return nil }
+        let rest = key[schemeEnd.upperBound...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let host = authority.split(separator: "@").last.map(String.init) ?? ""
+        return host.isEmpty ? nil : host.lowercased()
+    }
+}
