@@ -1,5 +1,6 @@
 import Glibc
 import PipelineHost
+import Synchronization
 
 /// Writes through a temporary file in the same directory and renames it into place, so a
 /// reader (or a crash) never sees a half-written output.
@@ -8,8 +9,20 @@ enum AtomicFile {
         let description: String
     }
 
+    /// Temporary files being written right now, so a forced exit can remove them.
+    private static let pending = Mutex(Set<String>())
+
+    static func removePendingTemporaries() {
+        pending.withLock { paths in
+            for path in paths { unlink(path) }
+            paths.removeAll()
+        }
+    }
+
     static func write(_ bytes: ImageBytes, to path: String) throws {
         let temporary = path + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+        pending.withLock { _ = $0.insert(temporary) }
+        defer { pending.withLock { _ = $0.remove(temporary) } }
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw WriteError(description: String(cString: strerror(errno))) }
         var written = 0

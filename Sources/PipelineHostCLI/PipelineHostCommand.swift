@@ -50,6 +50,8 @@ struct PipelineHostCommand: AsyncParsableCommand {
 extension ExitCode {
     static let someFailed = ExitCode(1)
     static let usage = ExitCode(2)
+    /// Stopped by SIGINT or SIGTERM (128 + SIGINT, as shells report a Ctrl-C).
+    static let interrupted = ExitCode(130)
 }
 
 /// Writes a line to standard error.

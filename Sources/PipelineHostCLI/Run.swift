@@ -5,24 +5,35 @@ import FoundationEssentials
 import Foundation
 #endif
 import PipelineHost
+import VipsPlugin
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run sources through a profile and write the results.",
+        abstract: "Run sources through one or more profiles and write the results.",
         discussion: """
-            Each SOURCE is an http(s) URL, a file:// URL or a local path. One line is printed per
-            source: the source (credentials redacted), the output file, its pixel size, bytes and
-            time. Failures are printed to standard error with their cause; the other sources still run.
+            Each SOURCE is an http(s) URL, a file:// URL or a local path; more can come from
+            --input-list, one per line (blank lines and lines starting with # are skipped).
+            With several --profile options every source runs through every profile.
+
+            One line is printed per result: the source (credentials redacted), the output
+            file, its pixel size, bytes and time. Failures go to standard error with their
+            cause; the other sources still run. On a terminal a progress line shows
+            done/failed/total, rate and ETA.
+
+            Sources with the same stable key (the same image behind different auth salts) and
+            the profiles of one source run together: one download, and shared stages run once.
 
             Output files are named <name>-<hash>.<profile>.<ext> in --output-dir (default: the
-            current directory), where <hash> comes from the normalized source, so salted URLs of
-            one image get one name. Files are written to a temporary name and renamed, so no
-            half-written file is ever left.
+            current directory), where <hash> comes from the normalized source. Files are
+            written to a temporary name and renamed, so no half-written file is ever left.
+
+            Ctrl-C (or SIGTERM) stops the run: work in progress is cancelled, a summary is
+            printed, and the exit code is 130. A second Ctrl-C exits at once.
 
             Examples:
               pipelinehost run examples/thumbnail.lua examples/sample.jpg -o thumb.jpg
-              pipelinehost run examples/subsonic.lua --profile thumbnail \\
-                  'https://music.example/rest/getCoverArt?id=al-1&u=me&t=…&s=…' --output-dir covers/
+              pipelinehost run examples/subsonic.lua --profile thumbnail --profile blurred-background \\
+                  --input-list urls.txt --output-dir covers/ --stats > stats.json
             """)
 
     @Argument(help: "The Lua profile file.")
@@ -30,6 +41,10 @@ struct Run: AsyncParsableCommand {
 
     @Argument(help: "URLs (http, https, file) or local paths.")
     var sources: [String] = []
+
+    @Option(name: .customLong("input-list"), help: ArgumentHelp(
+        "A file with one source per line, or - for standard input.", valueName: "file|-"))
+    var inputList: String?
 
     @Option(name: .long, help: "The profile to run, when the file defines several. Repeat to run each source through each.")
     var profile: [String] = []
@@ -40,14 +55,30 @@ struct Run: AsyncParsableCommand {
     @Option(name: .customLong("output-dir"), help: "Directory for output files (created if missing).")
     var outputDirectory: String?
 
-    @Option(name: .shortAndLong, help: "How many sources run at once.")
-    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+    @Option(name: .shortAndLong, help: "Results in progress at once. Transfers and CPU stages have their own limits below.")
+    var jobs: Int = max(8, 4 * PipelineConfiguration.cores)
+
+    @Option(name: .long, help: "Transfers at once, over all hosts.")
+    var connections: Int = 8
+
+    @Option(name: .customLong("per-host"), help: "Transfers at once to one host.")
+    var perHost: Int = 4
+
+    @Flag(name: .long, help: "Print one JSON object of counters on standard output at the end; result lines go to standard error.")
+    var stats = false
+
+    @Flag(name: .customLong("no-progress"), help: "No progress line, even on a terminal.")
+    var noProgress = false
 
     func validate() throws {
-        guard !sources.isEmpty else { throw ValidationError("give at least one SOURCE after the profile file") }
-        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        guard !sources.isEmpty || inputList != nil else {
+            throw ValidationError("give at least one SOURCE after the profile file, or --input-list FILE")
+        }
+        guard jobs >= 1, connections >= 1, perHost >= 1 else {
+            throw ValidationError("--jobs, --connections and --per-host must be at least 1")
+        }
         if output != nil, outputDirectory != nil { throw ValidationError("use -o or --output-dir, not both") }
-        if output != nil, sources.count > 1 || profile.count > 1 {
+        if output != nil, inputList != nil || sources.count > 1 || profile.count > 1 {
             throw ValidationError("-o takes one source and one profile; use --output-dir for several")
         }
     }
@@ -55,30 +86,38 @@ struct Run: AsyncParsableCommand {
     func run() async throws {
         let set = try loadProfiles(profileFile)
         let chosen = try chooseProfiles(in: set)
+        let all = try sources + InputList.read(inputList)
+        guard !all.isEmpty else {
+            printError("error: no sources: \(inputList ?? "the input list") has no lines")
+            throw ExitCode.usage
+        }
         let directory = outputDirectory ?? "."
         if output == nil {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }
-        let pipeline = Pipeline(profiles: set)
-        let requests = sources.flatMap { source in chosen.map { ImageRequest(source: source, profile: $0) } }
-        var failed = 0
-        await forEachResult(of: requests, pipeline: pipeline) { request, outcome in
-            switch outcome {
-            case .success(let result):
-                let path = output ?? OutputName.path(for: result, in: directory)
-                do {
-                    try AtomicFile.write(result.bytes, to: path)
-                    print(ResultLine.success(result, path: path))
-                } catch {
-                    failed += 1
-                    printError(ResultLine.failure(result.source, "cannot write \(path): \(error)"))
-                }
-            case .failure(let error):
-                failed += 1
-                printError(ResultLine.failure(error.source ?? Redactor.redact(request.source), error.reason))
-            }
+        let requests = all.flatMap { source in chosen.map { ImageRequest(source: source, profile: $0) } }
+        // About one CPU stage per core runs at once; libvips gets the cores that leaves it.
+        let cores = PipelineConfiguration.cores
+        VipsPlugin.setThreadsPerOperation(cores / min(cores, jobs, requests.count))
+        let pipeline = Pipeline(profiles: set, configuration: PipelineConfiguration(
+            transfers: connections, transfersPerHost: perHost, cpuStages: cores))
+        let batch = await Batch.grouped(requests, in: pipeline, window: jobs)
+        let writer = ResultWriter(file: output, directory: directory, linesToError: stats,
+                                  progress: ProgressDisplay(total: requests.count, enabled: !noProgress))
+        let work = Task { await writer.run(batch) }
+        let watcher = SignalWatcher { work.cancel() }
+        let (summary, written, elapsed) = await work.value
+        withExtendedLifetime(watcher) {}
+        if stats {
+            printOutput(StatsJSON.render(await pipeline.stats(), run: summary, written: written, elapsed: elapsed))
         }
-        if failed > 0 { throw ExitCode.someFailed }
+        if summary.interrupted {
+            printError("interrupted: \(summary.succeeded + summary.failed) of \(requests.count) finished "
+                + "(\(summary.succeeded) ok, \(summary.failed) failed), \(summary.cancelled) cancelled, "
+                + "\(summary.notStarted) not started")
+            throw ExitCode.interrupted
+        }
+        if summary.failed > 0 { throw ExitCode.someFailed }
     }
 
     private func chooseProfiles(in set: ProfileSet) throws -> [String] {
@@ -95,36 +134,5 @@ struct Run: AsyncParsableCommand {
             throw ExitCode.usage
         }
         return profile
-    }
-
-    typealias Outcome = (request: ImageRequest, result: Result<PipelineResult, PipelineError>)
-
-    /// Runs the requests, at most `jobs` at a time, and hands each outcome to `handle` on this task.
-    private func forEachResult(of requests: [ImageRequest], pipeline: Pipeline,
-                               _ handle: (ImageRequest, Result<PipelineResult, PipelineError>) -> Void) async {
-        await withTaskGroup(of: Outcome.self) { group in
-            var next = 0
-            while next < min(jobs, requests.count) {
-                let request = requests[next]
-                next += 1
-                group.addTask { await Self.outcome(of: request, in: pipeline) }
-            }
-            while let outcome = await group.next() {
-                handle(outcome.request, outcome.result)
-                if next < requests.count {
-                    let request = requests[next]
-                    next += 1
-                    group.addTask { await Self.outcome(of: request, in: pipeline) }
-                }
-            }
-        }
-    }
-
-    private static func outcome(of request: ImageRequest, in pipeline: Pipeline) async -> Outcome {
-        do {
-            return (request, .success(try await pipeline.image(for: request)))
-        } catch {
-            return (request, .failure(error))
-        }
     }
 }

@@ -15,7 +15,22 @@ public enum CLIProcess {
         ProcessInfo.processInfo.environment["PIPELINEHOST_BIN"] ?? Fixtures.path(".build/debug/pipelinehost")
     }
 
-    public static func run(_ arguments: [String], in directory: String? = nil, timeout: Double = 120) throws -> Outcome {
+    public static func run(_ arguments: [String], in directory: String? = nil, input: String? = nil,
+                           timeout: Double = 120) throws -> Outcome {
+        try start(arguments, in: directory, input: input).wait(timeout: timeout)
+    }
+
+    /// Runs the executable with a pseudo-terminal as its standard streams, through util-linux's
+    /// `script`, as a user at a terminal would. Standard output and error arrive mixed.
+    public static func runInTerminal(_ arguments: [String], timeout: Double = 120) throws -> Outcome {
+        let command = ([executable] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+            .joined(separator: " ")
+        return try start(["-qec", command, "/dev/null"], executable: "/usr/bin/script").wait(timeout: timeout)
+    }
+
+    /// Starts the executable and returns at once, for tests that signal it mid-run.
+    public static func start(_ arguments: [String], in directory: String? = nil, input: String? = nil,
+                             executable: String = CLIProcess.executable) throws -> Running {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw ServerError("no pipelinehost executable at \(executable); run `swift build` first")
         }
@@ -23,39 +38,72 @@ public enum CLIProcess {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        let out = Pipe(), err = Pipe()
+        let out = Pipe(), err = Pipe(), stdin = Pipe()
         process.standardOutput = out
         process.standardError = err
+        process.standardInput = stdin
         try process.run()
+        stdin.fileHandleForWriting.write(Data((input ?? "").utf8))
+        try stdin.fileHandleForWriting.close()
         // Read both pipes while the process runs, so a full pipe never blocks it.
-        let stdout = Collector(out.fileHandleForReading), stderr = Collector(err.fileHandleForReading)
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning {
-            if Date() > deadline {
-                process.terminate()
-                throw ServerError("pipelinehost \(arguments.joined(separator: " ")) did not finish in \(timeout) s")
-            }
-            Thread.sleep(forTimeInterval: 0.01)
+        return Running(process: process, arguments: arguments,
+                       stdout: Collector(out.fileHandleForReading), stderr: Collector(err.fileHandleForReading))
+    }
+
+    /// A pipelinehost process that is running.
+    public final class Running: Sendable {
+        private let process: Process
+        private let arguments: [String]
+        private let stdout: Collector
+        private let stderr: Collector
+
+        init(process: Process, arguments: [String], stdout: Collector, stderr: Collector) {
+            self.process = process
+            self.arguments = arguments
+            self.stdout = stdout
+            self.stderr = stderr
         }
-        return Outcome(status: process.terminationStatus, stdout: stdout.text(), stderr: stderr.text())
+
+        /// What it has written to standard output and error so far.
+        public var outputSoFar: String { stdout.partial() + stderr.partial() }
+
+        /// Sends SIGINT, as Ctrl-C in a terminal would.
+        public func interrupt() { kill(process.processIdentifier, SIGINT) }
+
+        public func wait(timeout: Double = 120) throws -> Outcome {
+            let deadline = Date().addingTimeInterval(timeout)
+            while process.isRunning {
+                if Date() > deadline {
+                    process.terminate()
+                    throw ServerError("pipelinehost \(arguments.joined(separator: " ")) did not finish in \(timeout) s")
+                }
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+            return Outcome(status: process.terminationStatus, stdout: stdout.text(), stderr: stderr.text())
+        }
     }
 
     /// Reads a pipe to its end on another thread.
-    private final class Collector: Sendable {
+    final class Collector: Sendable {
         private let data = Mutex(Data())
         private let done = DispatchSemaphore(value: 0)
 
         init(_ handle: FileHandle) {
             DispatchQueue.global().async { [self] in
-                let bytes = handle.readDataToEndOfFile()
-                data.withLock { $0 = bytes }
+                while true {
+                    let chunk = handle.availableData
+                    if chunk.isEmpty { break }
+                    data.withLock { $0.append(chunk) }
+                }
                 done.signal()
             }
         }
 
+        func partial() -> String { data.withLock { String(decoding: $0, as: UTF8.self) } }
+
         func text() -> String {
             done.wait()
-            return data.withLock { String(decoding: $0, as: UTF8.self) }
+            return partial()
         }
     }
 }

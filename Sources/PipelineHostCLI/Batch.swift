@@ -1,0 +1,74 @@
+import PipelineHost
+
+/// Runs many requests through one pipeline and reports each result as it arrives.
+///
+/// Requests whose sources have the same stable key (the same image behind different auth
+/// salts, or one source under several profiles) form a group and are started together, so
+/// they share one download and every stage they have in common.
+struct Batch: Sendable {
+    struct Summary: Sendable {
+        var succeeded = 0
+        var failed = 0
+        var cancelled = 0
+        var notStarted = 0
+        var interrupted = false
+    }
+
+    let pipeline: Pipeline
+    let groups: [[ImageRequest]]
+    /// Requests in progress at once; a group is started whole once there is room.
+    let window: Int
+
+    var requestCount: Int { groups.reduce(0) { $0 + $1.count } }
+
+    /// Groups `requests` by source key, in order of first appearance. A request whose key
+    /// cannot be made (an invalid URL) goes alone, and reports its error when it runs.
+    static func grouped(_ requests: [ImageRequest], in pipeline: Pipeline, window: Int) async -> Batch {
+        var order: [String] = []
+        var groups: [String: [ImageRequest]] = [:]
+        for (index, request) in requests.enumerated() {
+            let key = (try? await pipeline.sourceKey(for: request)) ?? "unkeyed #\(index)"
+            if groups[key] == nil { order.append(key) }
+            groups[key, default: []].append(request)
+        }
+        return Batch(pipeline: pipeline, groups: order.map { groups[$0]! }, window: window)
+    }
+
+    /// Runs every group, handing each outcome to `handle` on this task. Cancelling this task
+    /// cancels the requests in progress and starts no more.
+    func run(_ handle: (ImageRequest, Result<PipelineResult, PipelineError>) -> Void) async -> Summary {
+        var summary = Summary()
+        await withTaskGroup(of: (ImageRequest, Result<PipelineResult, PipelineError>).self) { group in
+            var next = 0
+            var running = 0
+            while true {
+                while next < groups.count, running < window, !Task.isCancelled {
+                    for request in groups[next] {
+                        group.addTask { [pipeline] in (request, await Self.outcome(of: request, in: pipeline)) }
+                        running += 1
+                    }
+                    next += 1
+                }
+                guard let (request, outcome) = await group.next() else { break }
+                running -= 1
+                switch outcome {
+                case .success: summary.succeeded += 1
+                case .failure(let error) where error.kind == .cancelled: summary.cancelled += 1
+                case .failure: summary.failed += 1
+                }
+                handle(request, outcome)
+            }
+            summary.notStarted = groups[next...].reduce(0) { $0 + $1.count }
+        }
+        summary.interrupted = Task.isCancelled
+        return summary
+    }
+
+    private static func outcome(of request: ImageRequest, in pipeline: Pipeline) async -> Result<PipelineResult, PipelineError> {
+        do {
+            return .success(try await pipeline.image(for: request))
+        } catch {
+            return .failure(error)
+        }
+    }
+}

@@ -1,0 +1,19 @@
+import PipelineHost
+
+/// The `--stats` object: the pipeline's figures plus what the run itself saw, on one line.
+enum StatsJSON {
+    static func render(_ stats: PipelineStats, run summary: Batch.Summary, written: Int, elapsed: Duration) -> String {
+        var fields = stats.fields.map { ($0.name, number($0.value)) }
+        fields += [
+            ("not_started", number(Double(summary.notStarted))),
+            ("written", number(Double(written))),
+            ("elapsed_ms", number((elapsed.milliseconds * 10).rounded() / 10)),
+            ("interrupted", summary.interrupted ? "true" : "false"),
+        ]
+        return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    private static func number(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+}
