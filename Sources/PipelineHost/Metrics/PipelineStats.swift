@@ -5,7 +5,7 @@ public struct PipelineStats: Sendable, Equatable {
     public var succeeded = 0
     public var failed = 0
     public var cancelled = 0
-    /// Requests that joined work already running for another request, at any stage.
+    /// Succeeded requests that joined work already running for another request, at any step.
     public var coalesced = 0
     /// Transfers actually started (fetch-role stages run), and the bytes they returned.
     public var fetches = 0
