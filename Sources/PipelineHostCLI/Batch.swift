@@ -6,10 +6,9 @@ import PipelineHost
 /// salts, or one source under several profiles) form a group and are started together, so
 /// they share one download and every stage they have in common.
 struct Batch: Sendable {
-    struct Summary: Sendable {
-        var succeeded = 0
-        var failed = 0
-        var cancelled = 0
+    /// What the batch itself knows at the end; results are counted by whoever handles them.
+    struct Ending: Sendable {
+        /// Requests never started because the batch was cancelled.
         var notStarted = 0
         var interrupted = false
     }
@@ -36,8 +35,8 @@ struct Batch: Sendable {
 
     /// Runs every group, handing each outcome to `handle` on this task. Cancelling this task
     /// cancels the requests in progress and starts no more.
-    func run(_ handle: (ImageRequest, Result<PipelineResult, PipelineError>) -> Void) async -> Summary {
-        var summary = Summary()
+    func run(_ handle: (ImageRequest, Result<PipelineResult, PipelineError>) -> Void) async -> Ending {
+        var ending = Ending()
         await withTaskGroup(of: (ImageRequest, Result<PipelineResult, PipelineError>).self) { group in
             var next = 0
             var running = 0
@@ -51,17 +50,12 @@ struct Batch: Sendable {
                 }
                 guard let (request, outcome) = await group.next() else { break }
                 running -= 1
-                switch outcome {
-                case .success: summary.succeeded += 1
-                case .failure(let error) where error.kind == .cancelled: summary.cancelled += 1
-                case .failure: summary.failed += 1
-                }
                 handle(request, outcome)
             }
-            summary.notStarted = groups[next...].reduce(0) { $0 + $1.count }
+            ending.notStarted = groups[next...].reduce(0) { $0 + $1.count }
         }
-        summary.interrupted = Task.isCancelled
-        return summary
+        ending.interrupted = Task.isCancelled
+        return ending
     }
 
     private static func outcome(of request: ImageRequest, in pipeline: Pipeline) async -> Result<PipelineResult, PipelineError> {

@@ -10,9 +10,8 @@ struct ProgressDisplay {
     private let clock = ContinuousClock()
     private let started: ContinuousClock.Instant
     private var lastPlainLine: ContinuousClock.Instant
-    private(set) var succeeded = 0
-    private(set) var failed = 0
-    private(set) var cancelled = 0
+    private var succeeded = 0
+    private var failed = 0
 
     init(total: Int, enabled: Bool) {
         self.total = total
@@ -22,7 +21,7 @@ struct ProgressDisplay {
         lastPlainLine = started
     }
 
-    var finished: Int { succeeded + failed }
+    private var finished: Int { succeeded + failed }
     var elapsed: Duration { clock.now - started }
 
     /// Prints a result line, taking the live line away first; `update()` draws it again.
@@ -31,14 +30,11 @@ struct ProgressDisplay {
         if toError { printError(line) } else { printOutput(line) }
     }
 
-    mutating func record(succeeded ok: Bool) {
-        if ok { succeeded += 1 } else { failed += 1 }
-    }
-
-    mutating func recordCancelled() { cancelled += 1 }
-
-    /// Redraws the live line, or prints a plain one when 10 seconds have passed.
-    mutating func update() {
+    /// Takes the latest counts; redraws the live line, or prints a plain one when 10 seconds
+    /// have passed.
+    mutating func update(succeeded: Int = 0, failed: Int = 0) {
+        self.succeeded = succeeded
+        self.failed = failed
         guard enabled else { return }
         if live {
             draw()

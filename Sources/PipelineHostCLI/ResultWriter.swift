@@ -3,6 +3,16 @@ import PipelineHost
 /// Writes each result of a batch to its file and prints its line, keeping the progress line
 /// up to date.
 struct ResultWriter: Sendable {
+    /// How a run ended. A result that could not be written counts as failed.
+    struct Summary: Sendable {
+        var succeeded = 0
+        var failed = 0
+        var cancelled = 0
+        var notStarted = 0
+        var interrupted = false
+        var elapsed: Duration = .zero
+    }
+
     /// -o: the one output file.
     let file: String?
     let directory: String
@@ -10,35 +20,34 @@ struct ResultWriter: Sendable {
     let linesToError: Bool
     let progress: ProgressDisplay
 
-    func run(_ batch: Batch) async -> (Batch.Summary, written: Int, elapsed: Duration) {
+    func run(_ batch: Batch) async -> Summary {
         var progress = progress
-        var written = 0
+        var summary = Summary()
         progress.update()
-        var summary = await batch.run { request, outcome in
+        let ending = await batch.run { request, outcome in
             switch outcome {
             case .success(let result):
                 let path = file ?? OutputName.path(for: result, in: directory)
                 do {
                     try AtomicFile.write(result.bytes, to: path)
-                    written += 1
-                    progress.record(succeeded: true)
+                    summary.succeeded += 1
                     progress.print(ResultLine.success(result, path: path), toError: linesToError)
                 } catch {
-                    progress.record(succeeded: false)
+                    summary.failed += 1
                     progress.print(ResultLine.failure(result.source, "cannot write \(path): \(error)"), toError: true)
                 }
             case .failure(let error) where error.kind == .cancelled:
-                progress.recordCancelled()
+                summary.cancelled += 1
             case .failure(let error):
-                progress.record(succeeded: false)
+                summary.failed += 1
                 progress.print(ResultLine.failure(error.source ?? Redactor.redact(request.source), error.reason), toError: true)
             }
-            progress.update()
+            progress.update(succeeded: summary.succeeded, failed: summary.failed)
         }
         progress.finish()
-        // A result that could not be written is a failure of the run, not of the pipeline.
-        summary.failed += summary.succeeded - written
-        summary.succeeded = written
-        return (summary, written, progress.elapsed)
+        summary.notStarted = ending.notStarted
+        summary.interrupted = ending.interrupted
+        summary.elapsed = progress.elapsed
+        return summary
     }
 }

@@ -106,10 +106,10 @@ struct Run: AsyncParsableCommand {
                                   progress: ProgressDisplay(total: requests.count, enabled: !noProgress))
         let work = Task { await writer.run(batch) }
         let watcher = SignalWatcher { work.cancel() }
-        let (summary, written, elapsed) = await work.value
+        let summary = await work.value
         withExtendedLifetime(watcher) {}
         if stats {
-            printOutput(StatsJSON.render(await pipeline.stats(), run: summary, written: written, elapsed: elapsed))
+            printOutput(StatsJSON.render(await pipeline.stats(), run: summary))
         }
         if summary.interrupted {
             printError("interrupted: \(summary.succeeded + summary.failed) of \(requests.count) finished "

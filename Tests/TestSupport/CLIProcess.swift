@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Runs the built `pipelinehost` executable as a subprocess, as a user would.
 public enum CLIProcess {
@@ -85,7 +84,7 @@ public enum CLIProcess {
 
     /// Reads a pipe to its end on another thread.
     final class Collector: Sendable {
-        private let data = Mutex(Data())
+        private let data = Locked(Data())
         private let done = DispatchSemaphore(value: 0)
 
         init(_ handle: FileHandle) {

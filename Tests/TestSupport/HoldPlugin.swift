@@ -1,12 +1,11 @@
 import PipelineHost
-import Synchronization
 
 /// A third-party-style plugin for tests: `hold { gate = "name" }` passes its image through
 /// once the test opens the gate. It takes a CPU slot like any pixel stage, so a test can keep
 /// the CPU queue busy for exactly as long as it wants.
 public enum HoldPlugin: PipelinePlugin {
-    private static let openGates = Mutex(Set<String>())
-    private static let entered = Mutex([String: Int]())
+    private static let openGates = Locked(Set<String>())
+    private static let entered = Locked([String: Int]())
 
     public static func register(in registry: inout StageRegistry) throws {
         try registry.register(StageDefinition(

@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 
 /// An HTTP/1.1 server on 127.0.0.1 that tests start themselves. It counts requests per path and
 /// connections, and can delay, fail with a status, truncate a body, drip it, or redirect.
@@ -35,7 +34,7 @@ public final class LoopbackServer: Sendable {
 
     public let port: UInt16
     private let listener: Int32
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
