@@ -8,11 +8,13 @@ let package = Package(
     products: [
         .library(name: "PipelineHost", targets: ["PipelineHost"]),
         .library(name: "BuiltinStages", targets: ["FetchPlugin", "KeyNormalizePlugin", "VipsPlugin"]),
+        .library(name: "SubsonicAuthPlugin", targets: ["SubsonicAuthPlugin"]),
         .executable(name: "pipelinehost", targets: ["PipelineHostCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
     ],
     targets: [
         // System libraries, found through pkg-config (Debian: liblua5.4-dev, libvips-dev,
@@ -41,15 +43,21 @@ let package = Package(
         .target(name: "KeyNormalizePlugin", dependencies: ["PipelineHost"], path: "Sources/Plugins/KeyNormalize"),
         .target(name: "VipsPlugin", dependencies: ["PipelineHost", "CVips"], path: "Sources/Plugins/Vips"),
 
+        // Example plugins, built exactly like a third party's (see docs/PLUGINS.md).
+        .target(name: "SubsonicAuthPlugin", dependencies: [
+            "PipelineHost", .product(name: "Crypto", package: "swift-crypto"),
+        ], path: "Sources/Plugins/SubsonicAuth"),
+
         .executableTarget(name: "PipelineHostCLI", dependencies: [
-            "PipelineHost", "FetchPlugin", "KeyNormalizePlugin", "VipsPlugin",
+            "PipelineHost", "FetchPlugin", "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
 
         // Tests: a target per area, plus TestSupport (loopback HTTP server, image fixtures).
         .target(name: "TestSupport", dependencies: ["CVips", "PipelineHost", "FetchPlugin",
-                                                    "KeyNormalizePlugin", "VipsPlugin"],
+                                                    "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin",
+                                                    .product(name: "Crypto", package: "swift-crypto")],
                 path: "Tests/TestSupport"),
         .testTarget(name: "ProfileTests", dependencies: ["TestSupport"]),
         .testTarget(name: "FetchTests", dependencies: ["TestSupport"]),
@@ -57,5 +65,6 @@ let package = Package(
         .testTarget(name: "VipsStageTests", dependencies: ["TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
+        .testTarget(name: "SubsonicAuthPluginTests", dependencies: ["TestSupport", "SubsonicAuthPlugin"]),
     ]
 )

@@ -1,11 +1,15 @@
--- Both profiles for Subsonic getCoverArt URLs such as
---   https://music.example/rest/getCoverArt?id=al-42&u=me&t=<md5>&s=<salt>&v=1.16.1&c=app
--- Every call carries a fresh salt (s) and token (t); dropping them from the key means one image
--- has one key, one download in flight and, with the cache, one stored copy.
-local subsonic_auth = { "u", "t", "s", "p", "v", "c" }
+-- Both profiles for Subsonic cover art, from stable URLs such as
+--   https://music.example/rest/getCoverArt?id=al-42
+-- subsonic_auth signs every transfer, and only the transfer, with u, a fresh salt s,
+-- t = md5(password + s), v and c. The password comes from $SUBSONIC_PASSWORD, never from this
+-- file, and never reaches a key, a log line or an output name.
+--   SUBSONIC_PASSWORD=... pipelinehost run examples/subsonic.lua --profile thumbnail URL...
+local auth = subsonic_auth { user = "me", password_env = "SUBSONIC_PASSWORD" }
+local clean = normalize { drop_query = { "u", "t", "s", "p", "v", "c" } }  -- in case a URL carries old auth
 
 profile "thumbnail" {
-  normalize  { drop_query = subsonic_auth },
+  clean,
+  auth,
   fetch      { timeout = 10, max_bytes = 20e6 },
   decode     { max_pixels = 50e6 },
   downsample { size = 300, fit = "cover" },
@@ -13,7 +17,8 @@ profile "thumbnail" {
 }
 
 profile "blurred-background" {
-  normalize  { drop_query = subsonic_auth },
+  clean,
+  auth,
   fetch      { timeout = 10, max_bytes = 20e6 },
   decode     { max_pixels = 50e6 },
   downsample { size = 512 },

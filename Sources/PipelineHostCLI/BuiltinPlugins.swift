@@ -2,6 +2,7 @@ import ArgumentParser
 import FetchPlugin
 import KeyNormalizePlugin
 import PipelineHost
+import SubsonicAuthPlugin
 import VipsPlugin
 
 /// The plugins this executable registers. To add a plugin, add its target as a dependency and
@@ -11,6 +12,7 @@ var builtinPlugins: [any PipelinePlugin.Type] {
         FetchPlugin.self,
         KeyNormalizePlugin.self,
         VipsPlugin.self,
+        SubsonicAuthPlugin.self,
     ]
 }
 

@@ -32,8 +32,8 @@ struct Run: AsyncParsableCommand {
 
             Examples:
               pipelinehost run examples/thumbnail.lua examples/sample.jpg -o thumb.jpg
-              pipelinehost run examples/subsonic.lua --profile thumbnail --profile blurred-background \\
-                  --input-list urls.txt --output-dir covers/ --stats > stats.json
+              SUBSONIC_PASSWORD=… pipelinehost run examples/subsonic.lua --profile thumbnail \\
+                  --profile blurred-background --input-list urls.txt --output-dir covers/ --stats > stats.json
             """)
 
     @Argument(help: "The Lua profile file.")

@@ -6,7 +6,7 @@ import TestSupport
 struct BatchCommandTests {
     let server: LoopbackServer
     let directory: TemporaryDirectory
-    let subsonic = Fixtures.path("examples/subsonic.lua")
+    let subsonic = Fixtures.path("examples/salted-urls.lua")
 
     init() throws {
         server = try LoopbackServer()

@@ -43,9 +43,9 @@ struct ErrorExitTests {
 struct InspectionCommandTests {
     @Test("check prints each profile's stages with resolved parameters")
     func check() throws {
-        let run = try CLIProcess.run(["check", "examples/subsonic.lua"], in: Fixtures.root.path)
+        let run = try CLIProcess.run(["check", "examples/salted-urls.lua"], in: Fixtures.root.path)
         #expect(run.status == 0)
-        #expect(run.stdout.hasPrefix("examples/subsonic.lua: 2 profiles, OK"))
+        #expect(run.stdout.hasPrefix("examples/salted-urls.lua: 2 profiles, OK"))
         #expect(run.stdout.contains(#"profile "blurred-background""#))
         #expect(run.stdout.contains("dim=0.35, sigma=12"))
         #expect(run.stdout.contains("max_redirects=5 (default)"))

@@ -54,7 +54,7 @@ struct RunCommandTests {
     @Test("credentials never appear in the output")
     func redaction() throws {
         let secret = "supersecretpassword"
-        let run = try CLIProcess.run(["run", Fixtures.path("examples/subsonic.lua"), "--profile", "thumbnail",
+        let run = try CLIProcess.run(["run", Fixtures.path("examples/salted-urls.lua"), "--profile", "thumbnail",
                                       server.url("/photo.jpg?id=1&u=alice&p=\(secret)&t=\(secret)&s=\(secret)"),
                                       server.url("/missing?id=2&p=\(secret)"),
                                       "--output-dir", directory.path])
@@ -67,7 +67,7 @@ struct RunCommandTests {
 
     @Test("salted URLs of one image get one output name")
     func stableNames() throws {
-        let subsonic = Fixtures.path("examples/subsonic.lua")
+        let subsonic = Fixtures.path("examples/salted-urls.lua")
         for salt in ["a1", "b2"] {
             let run = try CLIProcess.run(["run", subsonic, "--profile", "blurred-background",
                                           server.url("/photo.jpg?id=7&u=me&t=\(salt)&s=\(salt)"), "--output-dir", directory.path])
@@ -79,7 +79,7 @@ struct RunCommandTests {
 
     @Test("a file with several profiles needs --profile, and names them")
     func chooseProfile() throws {
-        let subsonic = Fixtures.path("examples/subsonic.lua")
+        let subsonic = Fixtures.path("examples/salted-urls.lua")
         let run = try CLIProcess.run(["run", subsonic, server.url("/photo.jpg")])
         #expect(run.status == 2)
         #expect(run.stderr.contains(#"defines several profiles ("thumbnail", "blurred-background"); choose one with --profile NAME"#))

@@ -23,7 +23,7 @@ struct PipelineTests {
 
     @Test("salted URLs of one image have one key, and the salt is never shown")
     func stableKey() async throws {
-        let set = try ProfileLoader(registry: TestPipeline.registry()).load(file: Fixtures.path("examples/subsonic.lua"))
+        let set = try ProfileLoader(registry: TestPipeline.registry()).load(file: Fixtures.path("examples/salted-urls.lua"))
         let pipeline = Pipeline(profiles: set)
         let first = try await pipeline.image(for: ImageRequest(
             source: server.url("/rest/getCoverArt?id=al-1&u=me&t=0a1b2c&s=salt1&v=1.16.1&c=app"), profile: "thumbnail"))

@@ -17,7 +17,7 @@ struct ProfileLoaderTests {
         #expect(stages[1].parameters.integer("max_redirects") == 5)        // a default
         #expect(stages[1].parameters.explicit == ["timeout", "max_bytes"])
 
-        let subsonic = try loader.load(file: Fixtures.path("examples/subsonic.lua"))
+        let subsonic = try loader.load(file: Fixtures.path("examples/salted-urls.lua"))
         #expect(subsonic.names == ["thumbnail", "blurred-background"])
         #expect(subsonic["blurred-background"]!.stages.map(\.name).contains("blur"))
         _ = try loader.load(file: Fixtures.path("examples/blurred-background.lua"))

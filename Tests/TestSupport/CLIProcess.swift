@@ -15,8 +15,8 @@ public enum CLIProcess {
     }
 
     public static func run(_ arguments: [String], in directory: String? = nil, input: String? = nil,
-                           timeout: Double = 120) throws -> Outcome {
-        try start(arguments, in: directory, input: input).wait(timeout: timeout)
+                           environment: [String: String] = [:], timeout: Double = 120) throws -> Outcome {
+        try start(arguments, in: directory, input: input, environment: environment).wait(timeout: timeout)
     }
 
     /// Runs the executable with a pseudo-terminal as its standard streams, through util-linux's
@@ -28,7 +28,9 @@ public enum CLIProcess {
     }
 
     /// Starts the executable and returns at once, for tests that signal it mid-run.
+    /// `environment` is added to this process's environment for the child only.
     public static func start(_ arguments: [String], in directory: String? = nil, input: String? = nil,
+                             environment: [String: String] = [:],
                              executable: String = CLIProcess.executable) throws -> Running {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw ServerError("no pipelinehost executable at \(executable); run `swift build` first")
@@ -36,6 +38,7 @@ public enum CLIProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let out = Pipe(), err = Pipe(), stdin = Pipe()
         process.standardOutput = out

@@ -19,6 +19,10 @@ public final class LoopbackServer: Sendable {
         case drip([UInt8], chunk: Int, pause: Double)
         /// Holds the request until the test calls `open(gate)`, then answers.
         case held(gate: String, Response)
+        /// A Subsonic server: answers when the query carries valid auth for `user`/`password`
+        /// (u, t = md5(password + s), s; or p=enc:<hex>), and otherwise sends Subsonic's error
+        /// document with status 200, as real servers do.
+        case subsonic(user: String, password: String, Response)
     }
 
     private struct State {
@@ -126,7 +130,7 @@ public final class LoopbackServer: Sendable {
                 s.log.append(request.path)
                 return s.routes[request.path] ?? .status(404, body: Array("not found\n".utf8))
             }
-            guard respond(response, on: client, path: request.path), !request.close else { return }
+            guard respond(response, on: client, path: request.path, query: request.query), !request.close else { return }
         }
     }
 
@@ -158,7 +162,7 @@ public final class LoopbackServer: Sendable {
     }
 
     /// Returns false when the connection must close.
-    private func respond(_ response: Response, on fd: Int32, path: String) -> Bool {
+    private func respond(_ response: Response, on fd: Int32, path: String, query: String) -> Bool {
         switch response {
         case .ok(let body, let contentType):
             return send(fd, status: 200, headers: ["Content-Type": contentType], body: body)
@@ -168,12 +172,18 @@ public final class LoopbackServer: Sendable {
             return send(fd, status: code, headers: ["Location": location], body: [])
         case .delayed(let seconds, let inner):
             Thread.sleep(forTimeInterval: seconds)
-            return respond(inner, on: fd, path: path)
+            return respond(inner, on: fd, path: path, query: query)
+        case .subsonic(let user, let password, let inner):
+            if SubsonicAuthCheck.valid(query: query, user: user, password: password) {
+                return respond(inner, on: fd, path: path, query: query)
+            }
+            let error = #"<subsonic-response status="failed" version="1.16.1"><error code="40" message="Wrong username or password"/></subsonic-response>"#
+            return send(fd, status: 200, headers: ["Content-Type": "text/xml"], body: Array(error.utf8))
         case .held(let gate, let inner):
             while !state.withLock({ $0.openGates.contains(gate) || !$0.running }) {
                 Thread.sleep(forTimeInterval: 0.005)
             }
-            return respond(inner, on: fd, path: path)
+            return respond(inner, on: fd, path: path, query: query)
         case .truncated(let body, let missing):
             _ = send(fd, status: 200, headers: ["Content-Type": "image/jpeg"], body: body,
                      declaredLength: body.count + missing)

@@ -2,11 +2,14 @@ import FetchPlugin
 import Foundation
 import KeyNormalizePlugin
 import PipelineHost
+import SubsonicAuthPlugin
 import VipsPlugin
 
 /// Profiles and pipelines built the way the CLI builds them, from Lua text.
 public enum TestPipeline {
-    public static var plugins: [any PipelinePlugin.Type] { [FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self] }
+    public static var plugins: [any PipelinePlugin.Type] {
+        [FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self, SubsonicAuthPlugin.self]
+    }
 
     public static func registry(extra: [any PipelinePlugin.Type] = []) throws -> StageRegistry {
         try StageRegistry(plugins: plugins + extra)

@@ -8,6 +8,9 @@ public struct Source: Sendable, Hashable {
     public var key: String
     /// Query parameter names whose values are secrets or salts: never shown, never in a key.
     public var volatileParameters: Set<String>
+    /// Applied in order by the fetch stage, at transfer time only. Not part of the source's
+    /// identity: two sources that differ only in signers are equal.
+    public var signers: [any TransferSigner] = []
 
     public init(location: String, key: String? = nil, volatileParameters: Set<String> = []) {
         self.location = location
@@ -22,4 +25,21 @@ public struct Source: Sendable, Hashable {
 
     /// The location with credentials hidden, fit for any log line or output.
     public var redacted: String { Redactor.redact(location, extraNames: volatileParameters) }
+
+    /// The location with every signer applied: what a transfer should use, and nothing else.
+    public func signedLocation() throws(PipelineError) -> String {
+        var location = location
+        for signer in signers { location = try signer.sign(location) }
+        return location
+    }
+
+    public static func == (a: Source, b: Source) -> Bool {
+        a.location == b.location && a.key == b.key && a.volatileParameters == b.volatileParameters
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(location)
+        hasher.combine(key)
+        hasher.combine(volatileParameters)
+    }
 }

@@ -45,7 +45,7 @@ struct FetchStage: Stage {
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         guard case .source(let source) = input else { throw PipelineError(.stageFailed, "fetch: expected a source") }
-        let url = try FetchURL.resolve(source.location)
+        let url = try FetchURL.resolve(source.signedLocation())
         let body = try await CurlTransfer.fetch(url, options: options, context: context)
         return .encoded(EncodedImage(bytes: body.bytes, declaredContentType: body.contentType))
     }

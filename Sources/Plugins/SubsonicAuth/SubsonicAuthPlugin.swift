@@ -1,0 +1,59 @@
+import Glibc
+import PipelineHost
+
+/// Registers `subsonic_auth`: signs every transfer to a Subsonic server with a fresh salt, while
+/// the URL the profile sees (and the key) stays free of credentials.
+public enum SubsonicAuthPlugin: PipelinePlugin {
+    /// The query parameters the Subsonic API uses for authentication and client identity.
+    static let parameterNames: Set<String> = ["u", "t", "s", "p", "v", "c"]
+
+    public static func register(in registry: inout StageRegistry) throws {
+        try registry.register(StageDefinition(
+            name: "subsonic_auth",
+            summary: "Sign each transfer with Subsonic auth (u, t = md5(password + salt), s = a fresh salt, v, c). "
+                + "The password comes from an environment variable, never from the profile; the key and output never see it.",
+            input: .source, output: .source,
+            parameters: [
+                ParameterSpec("user", .string, doc: "the Subsonic user name (required)"),
+                ParameterSpec("password_env", .string, default: .string("SUBSONIC_PASSWORD"),
+                              doc: "the environment variable that holds the password"),
+                ParameterSpec("method", .choice(["token", "plain"]), default: .string("token"),
+                              doc: "token: t and s (API 1.13+); plain: p=enc:<hex> for servers without token auth"),
+                ParameterSpec("version", .string, default: .string("1.16.1"), doc: "the API version sent as v"),
+                ParameterSpec("client", .string, default: .string("pipelinehost"), doc: "the client name sent as c"),
+            ],
+            make: { try SubsonicAuthStage($0) }))
+    }
+}
+
+struct SubsonicAuthStage: Stage {
+    let user: String
+    let passwordVariable: String
+    let method: SubsonicSigner.Method
+    let version: String
+    let client: String
+
+    init(_ p: StageParameters) throws(ParameterError) {
+        guard let user = p.string("user"), !user.isEmpty else {
+            throw ParameterError("needs user, like subsonic_auth { user = \"me\" }; the password comes from $SUBSONIC_PASSWORD")
+        }
+        self.user = user
+        passwordVariable = p.string("password_env")!
+        method = p.string("method") == "plain" ? .plain : .token
+        version = p.string("version")!
+        client = p.string("client")!
+    }
+
+    func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
+        guard case .source(var source) = input else { throw PipelineError(.stageFailed, "subsonic_auth: expected a source") }
+        // Read when a request runs, not when the profile loads: `pipelinehost check` works
+        // without the secret, and the password is never kept beyond the signer.
+        guard let raw = getenv(passwordVariable), raw.pointee != 0 else {
+            throw PipelineError(.profile, "subsonic_auth: the environment variable \(passwordVariable) is not set")
+        }
+        source.signers.append(SubsonicSigner(user: user, password: String(cString: raw), method: method,
+                                             version: version, client: client))
+        source.volatileParameters.formUnion(SubsonicAuthPlugin.parameterNames)
+        return .source(source)
+    }
+}

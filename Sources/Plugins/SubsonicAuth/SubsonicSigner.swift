@@ -1,0 +1,78 @@
+import Crypto
+import PipelineHost
+
+/// Adds Subsonic authentication to one transfer's URL. Auth parameters already in the URL are
+/// replaced, so a URL copied from a browser still gets exactly one fresh signature.
+struct SubsonicSigner: TransferSigner, CustomStringConvertible {
+    enum Method: Sendable { case token, plain }
+
+    let user: String
+    let password: String
+    let method: Method
+    let version: String
+    let client: String
+
+    func sign(_ location: String) throws(PipelineError) -> String {
+        sign(location, salt: Self.freshSalt())
+    }
+
+    func sign(_ location: String, salt: String) -> String {
+        let (base, query) = Self.split(location)
+        var items = query.filter { item in
+            let name = item.split(separator: "=", maxSplits: 1).first.map(String.init) ?? item
+            return !SubsonicAuthPlugin.parameterNames.contains(name)
+        }
+        items.append("u=" + Self.percentEncoded(user))
+        switch method {
+        case .token:
+            items.append("t=" + Self.md5Hex(password + salt))
+            items.append("s=" + salt)
+        case .plain:
+            items.append("p=enc:" + Self.hex(Array(password.utf8)))
+        }
+        items.append("v=" + Self.percentEncoded(version))
+        items.append("c=" + Self.percentEncoded(client))
+        return base + "?" + items.joined(separator: "&")
+    }
+
+    /// Never the password, should a signer ever be printed.
+    var description: String { "SubsonicSigner(user: \(user), password: REDACTED)" }
+
+    /// 16 random hex digits from the system's secure generator.
+    static func freshSalt() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return hex((0..<8).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+
+    static func md5Hex(_ text: String) -> String {
+        hex(Array(Insecure.MD5.hash(data: Array(text.utf8))))
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef")
+        return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
+    }
+
+    /// Splits "http://h/p?a=1&b=2#f" into ("http://h/p", ["a=1", "b=2"]); the fragment goes.
+    private static func split(_ location: String) -> (String, [String]) {
+        let withoutFragment = location.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        let parts = withoutFragment.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let query = parts.count > 1 ? parts[1].split(separator: "&").map(String.init) : []
+        return (String(parts[0]), query)
+    }
+
+    /// RFC 3986 unreserved characters stay; everything else is %XX.
+    private static func percentEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "%" + hex([byte]).uppercased()
+            }
+        }
+        return out
+    }
+}

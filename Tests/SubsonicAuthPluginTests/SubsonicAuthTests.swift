@@ -1,0 +1,120 @@
+import Foundation
+import PipelineHost
+import Testing
+import TestSupport
+
+@Suite("subsonic_auth: a fresh signature per transfer, never a credential in sight")
+struct SubsonicAuthTests {
+    let server: LoopbackServer
+    let directory: TemporaryDirectory
+    let password = "open-sesame-7f3a"
+    var environment: [String: String] { ["SUBSONIC_PASSWORD": password] }
+
+    init() throws {
+        server = try LoopbackServer()
+        directory = try TemporaryDirectory()
+        server.route("/rest/getCoverArt", .subsonic(user: "alice", password: password,
+                                                    .ok(Fixtures.sample, contentType: "image/jpeg")))
+    }
+
+    /// A profile file in the scratch directory.
+    private func profile(_ auth: String) throws -> String {
+        try directory.write("subsonic.lua", Array("""
+            profile "cover" {
+              normalize     { drop_query = { "u", "t", "s", "p", "v", "c" } },
+              subsonic_auth { \(auth) },
+              fetch         { timeout = 10 },
+              decode        {},
+              downsample    { size = 64, fit = "cover" },
+              encode        { format = "jpeg" },
+            }
+            """.utf8))
+    }
+
+    private func run(_ auth: String, ids: [String], extra: [String] = [], environment: [String: String]? = nil) throws -> CLIProcess.Outcome {
+        let sources = ids.map { server.url("/rest/getCoverArt?id=\($0)") }
+        return try CLIProcess.run(["run", try profile(auth)] + sources + ["--output-dir", directory.file("out")] + extra,
+                                  environment: environment ?? self.environment)
+    }
+
+    @Test("every transfer carries a valid token with a salt of its own")
+    func freshSalts() throws {
+        let first = try run(#"user = "alice""#, ids: ["al-1", "al-2", "al-3"])
+        let second = try run(#"user = "alice""#, ids: ["al-1"])
+        #expect(first.status == 0 && second.status == 0, "\(first.output)\(second.output)")
+        let queries = server.queries("/rest/getCoverArt")
+        #expect(queries.count == 4)
+        #expect(queries.allSatisfy { SubsonicAuthCheck.valid(query: $0, user: "alice", password: password) })
+        let salts = queries.compactMap { SubsonicAuthCheck.parameters($0)["s"] }
+        #expect(Set(salts).count == 4)
+        // The same image gets the same output name in both runs: the key has no salt.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.file("out")).count == 3)
+    }
+
+    @Test("the plain method sends p=enc:<hex>, which the server accepts")
+    func plainMethod() throws {
+        let outcome = try run(#"user = "alice", method = "plain""#, ids: ["al-1"])
+        #expect(outcome.status == 0, "\(outcome.output)")
+        let query = try #require(server.queries("/rest/getCoverArt").first)
+        #expect(usesPlainForm(query))
+        #expect(SubsonicAuthCheck.valid(query: query, user: "alice", password: password))
+    }
+
+    @Test("a wrong password gets Subsonic's XML error, reported as not an image")
+    func wrongPassword() throws {
+        let outcome = try run(#"user = "alice""#, ids: ["al-1"], environment: ["SUBSONIC_PASSWORD": "wrong"])
+        #expect(outcome.status == 1)
+        #expect(outcome.stderr.contains("getCoverArt?id=al-1: not an image (text/xml)"))
+    }
+
+    @Test("a missing password variable is a clear error that names it")
+    func missingVariable() throws {
+        let outcome = try run(#"user = "alice", password_env = "PIPELINEHOST_TEST_NO_SUCH_VARIABLE""#, ids: ["al-1"])
+        #expect(outcome.status == 1)
+        #expect(outcome.stderr.contains("subsonic_auth: the environment variable PIPELINEHOST_TEST_NO_SUCH_VARIABLE is not set"))
+        #expect(server.requestCount("/rest/getCoverArt") == 0)
+    }
+
+    @Test("neither the password nor any token reaches the output, the stats or the files")
+    func nothingLeaks() throws {
+        let outcome = try run(#"user = "alice""#, ids: ["al-1", "al-2"], extra: ["--stats"])
+        #expect(outcome.status == 0, "\(outcome.output)")
+        let tokens = server.queries("/rest/getCoverArt").compactMap { SubsonicAuthCheck.parameters($0)["t"] }
+        #expect(tokens.count == 2)
+        let everything = outcome.output + directory.contents.joined() +
+            ((try? FileManager.default.contentsOfDirectory(atPath: directory.file("out"))) ?? []).joined()
+        for secret in [password] + tokens { #expect(!everything.contains(secret)) }
+        #expect(outcome.stderr.contains("ok      \(server.url("/rest/getCoverArt?id=al-1")) -> "))
+    }
+
+    @Test("examples/subsonic.lua signs one transfer for both profiles of a stable URL")
+    func example() throws {
+        server.route("/music/rest/getCoverArt", .subsonic(user: "me", password: password,
+                                                          .ok(Fixtures.sample, contentType: "image/jpeg")))
+        let outcome = try CLIProcess.run(["run", Fixtures.path("examples/subsonic.lua"), "--profile", "thumbnail",
+                                          "--profile", "blurred-background", server.url("/music/rest/getCoverArt?id=al-42"),
+                                          "--output-dir", directory.path], environment: environment)
+        #expect(outcome.status == 0, "\(outcome.output)")
+        let queries = server.queries("/music/rest/getCoverArt")
+        #expect(queries.count == 1)
+        #expect(queries.allSatisfy { SubsonicAuthCheck.valid(query: $0, user: "me", password: password) })
+        #expect(directory.contents.filter { $0.hasPrefix("getCoverArt-") }.count == 2)
+    }
+
+    @Test("its parameters are checked when the profile loads", arguments: [
+        (#"usr = "alice""#, "subsonic_auth: unknown parameter 'usr' (did you mean 'user'?)"),
+        ("", "subsonic_auth: needs user, like subsonic_auth { user = \"me\" }; the password comes from $SUBSONIC_PASSWORD"),
+        (#"user = "alice", method = "md5""#, #"subsonic_auth: 'method' must be one of "token"|"plain", got "md5""#),
+    ])
+    func parameters(_ auth: String, _ message: String) throws {
+        let check = try CLIProcess.run(["check", try profile(auth)])
+        #expect(check.status == 2)
+        #expect(check.stderr.contains("subsonic.lua:3: " + message), "\(check.stderr)")
+    }
+}
+
+/// Whether the query uses the plain form rather than a token.
+private func usesPlainForm(_ query: String) -> Bool {
+    let parameters = SubsonicAuthCheck.parameters(query)
+    return parameters["p"]?.hasPrefix("enc:") == true && parameters["t"] == nil && parameters["s"] == nil
+}
