@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "PipelineHost", targets: ["PipelineHost"]),
         .library(name: "BuiltinStages", targets: ["FetchPlugin", "KeyNormalizePlugin", "VipsPlugin"]),
         .library(name: "SubsonicAuthPlugin", targets: ["SubsonicAuthPlugin"]),
+        .library(name: "CirclePlugin", targets: ["CirclePlugin"]),
         .executable(name: "pipelinehost", targets: ["PipelineHostCLI"]),
     ],
     dependencies: [
@@ -47,16 +48,17 @@ let package = Package(
         .target(name: "SubsonicAuthPlugin", dependencies: [
             "PipelineHost", .product(name: "Crypto", package: "swift-crypto"),
         ], path: "Sources/Plugins/SubsonicAuth"),
+        .target(name: "CirclePlugin", dependencies: ["PipelineHost", "CVips", "VipsPlugin"], path: "Sources/Plugins/Circle"),
 
         .executableTarget(name: "PipelineHostCLI", dependencies: [
-            "PipelineHost", "FetchPlugin", "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin",
+            "PipelineHost", "FetchPlugin", "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin", "CirclePlugin",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
 
         // Tests: a target per area, plus TestSupport (loopback HTTP server, image fixtures).
         .target(name: "TestSupport", dependencies: ["CVips", "PipelineHost", "FetchPlugin",
-                                                    "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin",
+                                                    "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin", "CirclePlugin",
                                                     .product(name: "Crypto", package: "swift-crypto")],
                 path: "Tests/TestSupport"),
         .testTarget(name: "ProfileTests", dependencies: ["TestSupport"]),
@@ -66,5 +68,6 @@ let package = Package(
         .testTarget(name: "PipelineTests", dependencies: ["TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "SubsonicAuthPluginTests", dependencies: ["TestSupport", "SubsonicAuthPlugin"]),
+        .testTarget(name: "CirclePluginTests", dependencies: ["TestSupport", "CirclePlugin"]),
     ]
 )

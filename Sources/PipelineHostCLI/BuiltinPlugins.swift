@@ -1,4 +1,5 @@
 import ArgumentParser
+import CirclePlugin
 import FetchPlugin
 import KeyNormalizePlugin
 import PipelineHost
@@ -13,6 +14,7 @@ var builtinPlugins: [any PipelinePlugin.Type] {
         KeyNormalizePlugin.self,
         VipsPlugin.self,
         SubsonicAuthPlugin.self,
+        CirclePlugin.self,
     ]
 }
 

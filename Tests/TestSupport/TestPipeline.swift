@@ -1,3 +1,4 @@
+import CirclePlugin
 import FetchPlugin
 import Foundation
 import KeyNormalizePlugin
@@ -8,7 +9,7 @@ import VipsPlugin
 /// Profiles and pipelines built the way the CLI builds them, from Lua text.
 public enum TestPipeline {
     public static var plugins: [any PipelinePlugin.Type] {
-        [FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self, SubsonicAuthPlugin.self]
+        [FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self, SubsonicAuthPlugin.self, CirclePlugin.self]
     }
 
     public static func registry(extra: [any PipelinePlugin.Type] = []) throws -> StageRegistry {

@@ -1,0 +1,46 @@
+import CVips
+import PipelineHost
+import VipsPlugin
+
+/// Registers `circle`: a round crop for avatars. An example of an image plugin: it reads the
+/// image the vips stages pass along through `StageValue.applyingVips`.
+public enum CirclePlugin: PipelinePlugin {
+    public static func register(in registry: inout StageRegistry) throws {
+        try registry.register(StageDefinition(
+            name: "circle",
+            summary: "Keep the centred circle that fits the image. Outside it is transparent (encode png or webp), "
+                + "or filled with background for formats without alpha such as jpeg.",
+            input: .image, output: .image,
+            parameters: [
+                ParameterSpec("background", .string,
+                              doc: "fill outside the circle with this colour, \"#rrggbb\"; without it, transparent"),
+            ],
+            make: { try CircleStage(background: $0.string("background")) }))
+    }
+}
+
+struct CircleStage: Stage {
+    let background: (red: Double, green: Double, blue: Double)?
+
+    init(background text: String?) throws(ParameterError) {
+        guard let text else { background = nil; return }
+        guard let colour = Self.rgb(text) else {
+            throw ParameterError("circle: 'background' must be a colour like \"#ffffff\", got \"\(text)\"")
+        }
+        background = colour
+    }
+
+    func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
+        let flatten: Int32 = background == nil ? 0 : 1
+        let (red, green, blue) = background ?? (0, 0, 0)
+        return try await input.applyingVips("circle", in: context) { image, output in
+            ph_vips_circle(image, flatten, red, green, blue, &output)
+        }
+    }
+
+    /// "#rrggbb" as three channel values.
+    static func rgb(_ text: String) -> (Double, Double, Double)? {
+        guard text.count == 7, text.first == "#", let value = UInt32(text.dropFirst(), radix: 16) else { return nil }
+        return (Double(value >> 16 & 0xFF), Double(value >> 8 & 0xFF), Double(value & 0xFF))
+    }
+}
