@@ -49,9 +49,11 @@ let package = Package(
             "PipelineHost", .product(name: "Crypto", package: "swift-crypto"),
         ], path: "Sources/Plugins/SubsonicAuth"),
         .target(name: "CirclePlugin", dependencies: ["PipelineHost", "CVips", "VipsPlugin"], path: "Sources/Plugins/Circle"),
+        // new-plugin: targets (scripts/new-plugin adds plugin targets above this line)
 
         .executableTarget(name: "PipelineHostCLI", dependencies: [
             "PipelineHost", "FetchPlugin", "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin", "CirclePlugin",
+            // new-plugin: executable dependencies
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -69,5 +71,6 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "SubsonicAuthPluginTests", dependencies: ["TestSupport", "SubsonicAuthPlugin"]),
         .testTarget(name: "CirclePluginTests", dependencies: ["TestSupport", "CirclePlugin"]),
+        // new-plugin: test targets
     ]
 )

@@ -15,6 +15,7 @@ var builtinPlugins: [any PipelinePlugin.Type] {
         VipsPlugin.self,
         SubsonicAuthPlugin.self,
         CirclePlugin.self,
+        // new-plugin: list
     ]
 }
 
