@@ -18,8 +18,7 @@ enum ResultLine {
     }
 
     static func milliseconds(_ duration: Duration) -> String {
-        let ms = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
-        return "\(Int(ms.rounded())) ms"
+        "\(Int(duration.milliseconds.rounded())) ms"
     }
 }
 

@@ -13,7 +13,8 @@ enum StatsJSON {
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 
+    /// Whole numbers without a decimal point: the canonical number text keys use too.
     private static func number(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        ParameterValue.number(value).description
     }
 }

@@ -87,3 +87,17 @@ struct Lane {
         return best
     }
 }
+
+/// The queues a step can wait in.
+enum LaneKind: Sendable {
+    case transfers
+    case cpu
+
+    init?(_ role: StageRole) {
+        switch role {
+        case .fetch: self = .transfers
+        case .decode, .process, .encode: self = .cpu
+        case .key: return nil
+        }
+    }
+}

@@ -124,12 +124,7 @@ extension Pipeline {
     private func raise(_ work: Work, to priority: Priority) {
         guard priority > work.priority else { return }
         work.priority = priority
-        if let ticket = work.ticket {
-            switch ticket.lane {
-            case .transfers: transferLane.raise(id: ticket.id, to: priority)
-            case .cpu: cpuLane.raise(id: ticket.id, to: priority)
-            }
-        }
+        if let ticket = work.ticket { withLane(ticket.lane) { $0.raise(id: ticket.id, to: priority) } }
         if let parent = work.parent, let parentWork = inFlight[parent] { raise(parentWork, to: priority) }
     }
 }

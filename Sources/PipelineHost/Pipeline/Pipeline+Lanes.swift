@@ -24,7 +24,7 @@ extension Pipeline {
         withLane(lane) { $0.remove(id: ticket) }?.grant.resume(returning: false)
     }
 
-    private func withLane<T>(_ lane: LaneKind, _ body: (inout Lane) -> T) -> T {
+    func withLane<T>(_ lane: LaneKind, _ body: (inout Lane) -> T) -> T {
         switch lane {
         case .transfers: body(&transferLane)
         case .cpu: body(&cpuLane)

@@ -1,6 +1,6 @@
 /// How soon a request should run. Queues serve higher priorities first; work shared by several
 /// requests runs at the highest priority among them.
-public enum Priority: Int, Sendable, Comparable, CaseIterable, CustomStringConvertible {
+public enum Priority: Int, Sendable, Comparable, CaseIterable {
     /// Prefetch: warm things up when nothing else needs the machine.
     case low
     case normal
@@ -8,12 +8,4 @@ public enum Priority: Int, Sendable, Comparable, CaseIterable, CustomStringConve
     case high
 
     public static func < (a: Priority, b: Priority) -> Bool { a.rawValue < b.rawValue }
-
-    public var description: String {
-        switch self {
-        case .low: "low"
-        case .normal: "normal"
-        case .high: "high"
-        }
-    }
 }

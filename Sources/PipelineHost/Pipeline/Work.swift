@@ -34,17 +34,3 @@ final class Work {
         self.priority = priority
     }
 }
-
-/// The queues a step can wait in.
-enum LaneKind: Sendable {
-    case transfers
-    case cpu
-
-    init?(_ role: StageRole) {
-        switch role {
-        case .fetch: self = .transfers
-        case .decode, .process, .encode: self = .cpu
-        case .key: return nil
-        }
-    }
-}
