@@ -37,6 +37,7 @@ let package = Package(
         .target(name: "PipelineHost", dependencies: [
             "CLua",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
 
         // Built-in stages. They use the same plugin API as third-party plugins.
@@ -69,6 +70,7 @@ let package = Package(
         .testTarget(name: "VipsStageTests", dependencies: ["TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
+        .testTarget(name: "CacheTests", dependencies: ["TestSupport"]),
         .testTarget(name: "SubsonicAuthPluginTests", dependencies: ["TestSupport", "SubsonicAuthPlugin"]),
         .testTarget(name: "CirclePluginTests", dependencies: ["TestSupport", "CirclePlugin"]),
         // new-plugin: test targets

@@ -3,7 +3,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 int ph_curl_global_init(void) { return (int)curl_global_init(CURL_GLOBAL_DEFAULT); }
 
@@ -100,6 +102,45 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
 
 static char *copy_string(const char *s) { return s ? strdup(s) : NULL; }
 
+// Every header called `name` in the last response, joined with ", ", or NULL.
+static char *response_header(CURL *curl, const char *name) {
+    struct curl_header *header = NULL;
+    if (curl_easy_header(curl, name, 0, CURLH_HEADER, -1, &header) != CURLHE_OK) return NULL;
+    size_t amount = header->amount, length = 0;
+    for (size_t i = 0; i < amount; i++) {
+        if (i > 0 && curl_easy_header(curl, name, i, CURLH_HEADER, -1, &header) != CURLHE_OK) break;
+        length += strlen(header->value) + 2;
+    }
+    char *joined = calloc(1, length + 1);
+    if (!joined) return NULL;
+    for (size_t i = 0; i < amount; i++) {
+        if (curl_easy_header(curl, name, i, CURLH_HEADER, -1, &header) != CURLHE_OK) break;
+        if (i > 0) strcat(joined, ", ");
+        strcat(joined, header->value);
+    }
+    return joined;
+}
+
+static long long header_date(CURL *curl, const char *name) {
+    char *text = response_header(curl, name);
+    if (!text) return -1;
+    time_t when = curl_getdate(text, NULL);
+    free(text);
+    return when < 0 ? -1 : (long long)when;
+}
+
+static void read_cache_headers(CURL *curl, ph_cache_headers *c) {
+    c->etag = response_header(curl, "ETag");
+    c->last_modified = response_header(curl, "Last-Modified");
+    c->cache_control = response_header(curl, "Cache-Control");
+    c->expires = response_header(curl, "Expires");
+    c->expires_epoch = header_date(curl, "Expires");
+    c->date_epoch = header_date(curl, "Date");
+    char *age = response_header(curl, "Age");
+    c->age = age ? strtoll(age, NULL, 10) : -1;
+    free(age);
+}
+
 void ph_fetch(const ph_fetch_options *o, ph_fetch_result *r) {
     memset(r, 0, sizeof *r);
     CURL *curl = curl_easy_init();
@@ -127,6 +168,17 @@ void ph_fetch(const ph_fetch_options *o, ph_fetch_result *r) {
     if (o->redirect_protocols) curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, o->redirect_protocols);
     if (o->max_bytes > 0) curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->max_bytes);
     if (o->share) curl_easy_setopt(curl, CURLOPT_SHARE, o->share->handle);
+    struct curl_slist *headers = NULL;
+    char line[1024];
+    if (o->if_none_match && strlen(o->if_none_match) < 900) {
+        snprintf(line, sizeof line, "If-None-Match: %s", o->if_none_match);
+        headers = curl_slist_append(headers, line);
+    }
+    if (o->if_modified_since && strlen(o->if_modified_since) < 900) {
+        snprintf(line, sizeof line, "If-Modified-Since: %s", o->if_modified_since);
+        headers = curl_slist_append(headers, line);
+    }
+    if (headers) curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
     // libcurl keeps 5 idle connections by default; a batch over several hosts with 8 transfers
     // at once would close connections it is about to reuse.
     curl_easy_setopt(curl, CURLOPT_MAXCONNECTS, 64L);
@@ -149,13 +201,21 @@ void ph_fetch(const ph_fetch_options *o, ph_fetch_result *r) {
     r->connect_count = connects;
     r->content_type = copy_string(content_type);
     r->effective_url = copy_string(effective_url);
+    r->cache.expires_epoch = r->cache.date_epoch = r->cache.age = -1;
+    if (r->curl_code == CURLE_OK && r->http_status != 0) read_cache_headers(curl, &r->cache);
     curl_easy_cleanup(curl);
+    curl_slist_free_all(headers);
 }
 
 void ph_fetch_result_free(ph_fetch_result *r) {
     free(r->body);
     free(r->content_type);
     free(r->effective_url);
+    free(r->cache.etag);
+    free(r->cache.last_modified);
+    free(r->cache.cache_control);
+    free(r->cache.expires);
+    memset(&r->cache, 0, sizeof r->cache);
     r->body = NULL;
     r->content_type = NULL;
     r->effective_url = NULL;

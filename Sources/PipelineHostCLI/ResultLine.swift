@@ -5,6 +5,16 @@ enum ResultLine {
     static func success(_ result: PipelineResult, path: String) -> String {
         let size = result.size.map { "\($0)" } ?? "-"
         return "ok      \(result.source) -> \(path)  \(size)  \(bytes(result.bytes.count))  \(milliseconds(result.duration))"
+            + notes(result)
+    }
+
+    /// Where a result came from, when not from a full run: "  (disk cache, stale)".
+    static func notes(_ result: PipelineResult) -> String {
+        var notes: [String] = []
+        if result.memoryHit { notes.append("memory cache") } else if result.diskHit { notes.append("disk cache") }
+        if result.stale { notes.append("stale") }
+        if result.coalesced { notes.append("shared") }
+        return notes.isEmpty ? "" : "  (" + notes.joined(separator: ", ") + ")"
     }
 
     static func failure(_ source: String, _ reason: String) -> String {

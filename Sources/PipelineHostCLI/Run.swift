@@ -27,6 +27,11 @@ struct Run: AsyncParsableCommand {
             current directory), where <hash> comes from the normalized source. Files are
             written to a temporary name and renamed, so no half-written file is ever left.
 
+            Profiles with a cache stage keep originals on disk and variants in memory (or on
+            disk too), so a second run of the same sources, even with fresh auth salts, makes
+            no transfers. --refresh revalidates, --offline never transfers, --no-cache turns
+            the cache off; `pipelinehost cache stats` shows what is stored.
+
             Ctrl-C (or SIGTERM) stops the run: work in progress is cancelled, a summary is
             printed, and the exit code is 130. A second Ctrl-C exits at once.
 
@@ -70,6 +75,9 @@ struct Run: AsyncParsableCommand {
     @Flag(name: .customLong("no-progress"), help: "No progress line, even on a terminal.")
     var noProgress = false
 
+    @OptionGroup(title: "Cache")
+    var cache: CacheOptions
+
     func validate() throws {
         guard !sources.isEmpty || inputList != nil else {
             throw ValidationError("give at least one SOURCE after the profile file, or --input-list FILE")
@@ -100,13 +108,15 @@ struct Run: AsyncParsableCommand {
         let cores = PipelineConfiguration.cores
         VipsPlugin.setThreadsPerOperation(cores / min(cores, jobs, requests.count))
         let pipeline = Pipeline(profiles: set, configuration: PipelineConfiguration(
-            transfers: connections, transfersPerHost: perHost, cpuStages: cores))
+            transfers: connections, transfersPerHost: perHost, cpuStages: cores, cache: cache.settings))
         let batch = await Batch.grouped(requests, in: pipeline, window: jobs)
         let writer = ResultWriter(file: output, directory: directory, linesToError: stats,
                                   progress: ProgressDisplay(total: requests.count, enabled: !noProgress))
         let work = Task { await writer.run(batch) }
         let watcher = SignalWatcher { work.cancel() }
         let summary = await work.value
+        // What this run stored must be on disk before the next run looks for it.
+        await pipeline.flushCache()
         withExtendedLifetime(watcher) {}
         if stats {
             printOutput(StatsJSON.render(await pipeline.stats(), run: summary))

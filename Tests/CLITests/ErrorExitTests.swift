@@ -55,11 +55,11 @@ struct InspectionCommandTests {
     func stages() throws {
         let run = try CLIProcess.run(["stages"])
         #expect(run.status == 0)
-        for name in ["fetch", "normalize", "decode", "downsample", "blur", "encode"] {
+        for name in ["fetch", "normalize", "decode", "downsample", "blur", "encode", "cache"] {
             #expect(run.stdout.contains("\n\(name)  (") || run.stdout.hasPrefix("\(name)  ("), "missing \(name)")
         }
         #expect(run.stdout.contains("quality          integer 1..100  [default 82]"))
-        #expect(run.stdout.contains("cache  (not available yet"))
+        #expect(run.stdout.contains("on_error         \"fail\"|\"stale\"  [default \"fail\"]"), "\(run.stdout)")
     }
 
     @Test("--help teaches with examples and exit codes")

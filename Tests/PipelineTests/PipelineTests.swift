@@ -14,11 +14,12 @@ struct PipelineTests {
     @Test("the thumbnail example makes a 300x300 JPEG from an HTTP source")
     func thumbnail() async throws {
         let set = try ProfileLoader(registry: TestPipeline.registry()).load(file: Fixtures.path("examples/thumbnail.lua"))
-        let pipeline = Pipeline(profiles: set)
+        let cache = try TemporaryDirectory()
+        let pipeline = Pipeline(profiles: set, configuration: TestPipeline.configuration(cacheIn: cache))
         let result = try await pipeline.image(for: ImageRequest(source: server.url("/rest/getCoverArt?id=1"), profile: "thumbnail"))
         let info = try #require(Fixtures.info(result.bytes.array))
         #expect((info.format, info.width, info.height) == ("jpeg", 300, 300))
-        #expect(result.timings.map(\.stage) == ["normalize", "fetch", "decode", "downsample", "encode"])
+        #expect(result.timings.map(\.stage) == ["normalize", "fetch", "cache", "decode", "downsample", "encode", "cache"])
     }
 
     @Test("salted URLs of one image have one key, and the salt is never shown")
@@ -50,7 +51,9 @@ struct PipelineTests {
     @Test("the blurred-background example makes a blurred, dimmed image")
     func blurredBackground() async throws {
         let set = try ProfileLoader(registry: TestPipeline.registry()).load(file: Fixtures.path("examples/blurred-background.lua"))
-        let result = try await Pipeline(profiles: set).image(for: ImageRequest(source: server.url("/rest/getCoverArt"), profile: "blurred-background"))
+        let cache = try TemporaryDirectory()
+        let result = try await Pipeline(profiles: set, configuration: TestPipeline.configuration(cacheIn: cache))
+            .image(for: ImageRequest(source: server.url("/rest/getCoverArt"), profile: "blurred-background"))
         let plain = try await TestPipeline.run(TestPipeline.thumbnail(size: 512, fit: "inside"), source: server.url("/rest/getCoverArt"))
         let blurred = try #require(Fixtures.stats(result.bytes.array))
         let reference = try #require(Fixtures.stats(plain.bytes.array))

@@ -10,9 +10,11 @@ struct ProfileLoaderTests {
         let thumbnail = try loader.load(file: Fixtures.path("examples/thumbnail.lua"))
         #expect(thumbnail.names == ["thumbnail"])
         let stages = thumbnail["thumbnail"]!.stages
-        #expect(stages.map(\.name) == ["normalize", "fetch", "decode", "downsample", "encode"])
-        #expect(stages[3].parameters.integer("size") == 300)
-        #expect(stages[3].parameters.string("fit") == "cover")
+        #expect(stages.map(\.name) == ["normalize", "fetch", "cache", "decode", "downsample", "encode", "cache"])
+        #expect(stages[4].parameters.integer("size") == 300)
+        #expect(stages[4].parameters.string("fit") == "cover")
+        #expect(stages[2].parameters.boolean("disk") == true && stages[2].parameters.boolean("memory") == nil)
+        #expect(stages[2].parameters.string("on_error") == "fail")          // a default
         #expect(stages[1].parameters.integer("max_bytes") == 20_000_000)   // 20e6 in Lua
         #expect(stages[1].parameters.integer("max_redirects") == 5)        // a default
         #expect(stages[1].parameters.explicit == ["timeout", "max_bytes"])
@@ -126,12 +128,25 @@ struct ProfileLoaderTests {
               encode {},
             }
             """, line: 3, message: "downsample: give either size or width/height, not both"),
-        Mistake(name: "cache is not built yet", lua: """
+        Mistake(name: "cache keeps bytes, not decoded images", lua: """
             profile "t" {
-              fetch {},
-              cache { disk = true },
+              fetch {}, decode {},
+              cache { memory = true },
+              encode {},
             }
-            """, line: 3, message: "cache: the cache stage is not available yet; remove it from the profile for now"),
+            """, line: 3, message: "cache needs encoded bytes but gets an image from 'decode'; add encode before it"),
+        Mistake(name: "two caches in a row", lua: """
+            profile "t" {
+              fetch {}, cache { disk = true },
+              cache { memory = true },
+              decode {}, encode {},
+            }
+            """, line: 3, message: "cache directly after cache; merge their parameters into one"),
+        Mistake(name: "cache on_error takes fail or stale", lua: """
+            profile "t" {
+              fetch {}, cache { on_error = "ignore" }, decode {}, encode {},
+            }
+            """, line: 2, message: "cache: 'on_error' must be one of \"fail\"|\"stale\", got \"ignore\""),
         Mistake(name: "duplicate profile", lua: """
             profile "t" { fetch {}, decode {}, encode {} }
             profile "t" { fetch {}, decode {}, encode {} }

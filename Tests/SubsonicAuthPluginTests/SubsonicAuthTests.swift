@@ -101,6 +101,33 @@ struct SubsonicAuthTests {
         #expect(directory.contents.filter { $0.hasPrefix("getCoverArt-") }.count == 2)
     }
 
+    @Test("examples/subsonic.lua: a second run transfers nothing, and the cache holds no password, token or salt")
+    func cacheHoldsNoSecret() throws {
+        server.route("/music/rest/getCoverArt", .subsonic(user: "me", password: password,
+                                                          .ok(Fixtures.sample, contentType: "image/jpeg")))
+        let cache = directory.file("cache")
+        for _ in 0..<2 {
+            let outcome = try CLIProcess.run(["run", Fixtures.path("examples/subsonic.lua"), "--profile", "thumbnail",
+                                              "--profile", "blurred-background", server.url("/music/rest/getCoverArt?id=al-42"),
+                                              "--output-dir", directory.file("out"), "--cache-dir", cache], environment: environment)
+            #expect(outcome.status == 0, "\(outcome.output)")
+        }
+        let queries = server.queries("/music/rest/getCoverArt")
+        #expect(queries.count == 1)
+        let parameters = SubsonicAuthCheck.parameters(queries[0])
+        let secrets = [password, try #require(parameters["t"]), try #require(parameters["s"])]
+        let files = try #require(FileManager.default.subpaths(atPath: cache)).filter { !$0.hasSuffix("/") }
+        #expect(files.count >= 3)  // one original, two variants (plus their shard folders)
+        for file in files {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: cache + "/" + file, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            let bytes = try Fixtures.read(cache + "/" + file)
+            for secret in secrets {
+                #expect(bytes.firstRange(of: Array(secret.utf8)) == nil && !file.contains(secret), "\(file) holds a secret")
+            }
+        }
+    }
+
     @Test("its parameters are checked when the profile loads", arguments: [
         (#"usr = "alice""#, "subsonic_auth: unknown parameter 'usr' (did you mean 'user'?)"),
         ("", "subsonic_auth: needs user, like subsonic_auth { user = \"me\" }; the password comes from $SUBSONIC_PASSWORD"),

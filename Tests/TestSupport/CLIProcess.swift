@@ -38,7 +38,7 @@ public enum CLIProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.merging(isolatedCache(environment)) { $1 }
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let out = Pipe(), err = Pipe(), stdin = Pipe()
         process.standardOutput = out
@@ -50,6 +50,16 @@ public enum CLIProcess {
         // Read both pipes while the process runs, so a full pipe never blocks it.
         return Running(process: process, arguments: arguments,
                        stdout: Collector(out.fileHandleForReading), stderr: Collector(err.fileHandleForReading))
+    }
+
+    /// Every run gets an empty default cache directory of its own, so one test's (or one
+    /// developer's) cache never changes what another counts. Tests that share a cache between
+    /// runs pass --cache-dir or XDG_CACHE_HOME.
+    private static func isolatedCache(_ environment: [String: String]) -> [String: String] {
+        guard environment["XDG_CACHE_HOME"] == nil else { return environment }
+        var environment = environment
+        environment["XDG_CACHE_HOME"] = NSTemporaryDirectory() + "pipelinehost-cli-cache-" + UUID().uuidString
+        return environment
     }
 
     /// A pipelinehost process that is running.

@@ -10,6 +10,16 @@ public enum Fixtures {
     public static func path(_ relative: String) -> String { root.appendingPathComponent(relative).path }
 
     /// The bundled sample photo (2400x1600 JPEG).
+    /// The bytes of the file at `path`.
+    public static func read(_ path: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// Replaces the file at `path` with `bytes`.
+    public static func write(_ path: String, _ bytes: [UInt8]) throws {
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
     public static var sample: [UInt8] { [UInt8](FileManager.default.contents(atPath: path("examples/sample.jpg"))!) }
 
     public enum Format { case jpeg, png }

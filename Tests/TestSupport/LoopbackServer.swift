@@ -23,6 +23,11 @@ public final class LoopbackServer: Sendable {
         /// (u, t = md5(password + s), s; or p=enc:<hex>), and otherwise sends Subsonic's error
         /// document with status 200, as real servers do.
         case subsonic(user: String, password: String, Response)
+        /// An image with an ETag and Cache-Control, as a CDN serves it: a request whose
+        /// If-None-Match carries the ETag gets 304 Not Modified with no body.
+        case cacheable([UInt8], etag: String, cacheControl: String, contentType: String = "image/jpeg")
+        /// `Response` with these headers added (Cache-Control, Expires, ...).
+        case headers([String: String], Response)
     }
 
     private struct State {
@@ -33,6 +38,8 @@ public final class LoopbackServer: Sendable {
         var running = true
         var log: [String] = []
         var aborted: [String: Int] = [:]
+        var notModified: [String: Int] = [:]
+        var requestHeaders: [String: [[String: String]]] = [:]
         var openGates: Set<String> = []
     }
 
@@ -93,6 +100,12 @@ public final class LoopbackServer: Sendable {
     /// Lets requests held at `gate` be answered (and any that arrive later).
     public func open(_ gate: String) { state.withLock { _ = $0.openGates.insert(gate) } }
 
+    /// How many requests to `path` were answered 304 Not Modified.
+    public func notModifiedCount(_ path: String) -> Int { state.withLock { $0.notModified[path, default: 0] } }
+
+    /// The headers of each request to `path`, names lowercased, in order.
+    public func requestHeaders(_ path: String) -> [[String: String]] { state.withLock { $0.requestHeaders[path, default: []] } }
+
     /// How many TCP connections clients opened.
     public var connectionCount: Int { state.withLock { $0.connections } }
 
@@ -128,9 +141,10 @@ public final class LoopbackServer: Sendable {
                 s.counts[request.path, default: 0] += 1
                 s.queries[request.path, default: []].append(request.query)
                 s.log.append(request.path)
+                s.requestHeaders[request.path, default: []].append(request.headers)
                 return s.routes[request.path] ?? .status(404, body: Array("not found\n".utf8))
             }
-            guard respond(response, on: client, path: request.path, query: request.query), !request.close else { return }
+            guard respond(response, on: client, request: request), !request.close else { return }
         }
     }
 
@@ -138,6 +152,7 @@ public final class LoopbackServer: Sendable {
         let path: String
         let query: String
         let close: Bool
+        let headers: [String: String]
     }
 
     private func readRequest(_ fd: Int32, _ buffer: inout [UInt8]) -> Request? {
@@ -152,8 +167,13 @@ public final class LoopbackServer: Sendable {
                 guard parts.count >= 2 else { return nil }
                 let target = String(parts[1])
                 let pieces = target.split(separator: "?", maxSplits: 1).map(String.init)
-                let close = lines.contains { $0.lowercased() == "connection: close" }
-                return Request(path: pieces.first ?? "/", query: pieces.count > 1 ? pieces[1] : "", close: close)
+                var headers: [String: String] = [:]
+                for line in lines.dropFirst() {
+                    guard let colon = line.firstIndex(of: ":") else { continue }
+                    headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                }
+                return Request(path: pieces.first ?? "/", query: pieces.count > 1 ? pieces[1] : "",
+                               close: headers["connection"]?.lowercased() == "close", headers: headers)
             }
             let n = recv(fd, &chunk, chunk.count, 0)
             if n <= 0 { return nil }
@@ -161,21 +181,31 @@ public final class LoopbackServer: Sendable {
         }
     }
 
-    /// Returns false when the connection must close.
-    private func respond(_ response: Response, on fd: Int32, path: String, query: String) -> Bool {
+    /// Returns false when the connection must close. `extra` headers go with a plain answer.
+    private func respond(_ response: Response, on fd: Int32, request: Request, extra: [String: String] = [:]) -> Bool {
+        let path = request.path, query = request.query
         switch response {
         case .ok(let body, let contentType):
-            return send(fd, status: 200, headers: ["Content-Type": contentType], body: body)
+            return send(fd, status: 200, headers: extra.merging(["Content-Type": contentType]) { $1 }, body: body)
         case .status(let code, let body, let contentType):
-            return send(fd, status: code, headers: ["Content-Type": contentType], body: body)
+            return send(fd, status: code, headers: extra.merging(["Content-Type": contentType]) { $1 }, body: body)
+        case .headers(let headers, let inner):
+            return respond(inner, on: fd, request: request, extra: extra.merging(headers) { $1 })
+        case .cacheable(let body, let etag, let cacheControl, let contentType):
+            let headers = extra.merging(["ETag": etag, "Cache-Control": cacheControl]) { $1 }
+            if request.headers["if-none-match"] == etag {
+                state.withLock { $0.notModified[path, default: 0] += 1 }
+                return send(fd, status: 304, headers: headers, body: [])
+            }
+            return send(fd, status: 200, headers: headers.merging(["Content-Type": contentType]) { $1 }, body: body)
         case .redirect(let location, let code):
             return send(fd, status: code, headers: ["Location": location], body: [])
         case .delayed(let seconds, let inner):
             Thread.sleep(forTimeInterval: seconds)
-            return respond(inner, on: fd, path: path, query: query)
+            return respond(inner, on: fd, request: request, extra: extra)
         case .subsonic(let user, let password, let inner):
             if SubsonicAuthCheck.valid(query: query, user: user, password: password) {
-                return respond(inner, on: fd, path: path, query: query)
+                return respond(inner, on: fd, request: request, extra: extra)
             }
             let error = #"<subsonic-response status="failed" version="1.16.1"><error code="40" message="Wrong username or password"/></subsonic-response>"#
             return send(fd, status: 200, headers: ["Content-Type": "text/xml"], body: Array(error.utf8))
@@ -183,7 +213,7 @@ public final class LoopbackServer: Sendable {
             while !state.withLock({ $0.openGates.contains(gate) || !$0.running }) {
                 Thread.sleep(forTimeInterval: 0.005)
             }
-            return respond(inner, on: fd, path: path, query: query)
+            return respond(inner, on: fd, request: request, extra: extra)
         case .truncated(let body, let missing):
             _ = send(fd, status: 200, headers: ["Content-Type": "image/jpeg"], body: body,
                      declaredLength: body.count + missing)

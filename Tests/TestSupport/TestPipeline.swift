@@ -27,6 +27,12 @@ public enum TestPipeline {
         try ProfileLoader(registry: registry()).load(file: Fixtures.path(relative))
     }
 
+    /// A configuration whose disk cache lives in `directory`, for profiles with cache stages.
+    public static func configuration(cacheIn directory: TemporaryDirectory, mode: CacheSettings.Mode = .normal,
+                                     diskLimit: Int = 1 << 30) -> PipelineConfiguration {
+        PipelineConfiguration(cache: CacheSettings(mode: mode, directory: directory.path, diskLimit: diskLimit))
+    }
+
     /// Runs one source through the profile `profile` of `lua`.
     public static func run(_ lua: String, source: String, profile: String? = nil) async throws -> PipelineResult {
         let set = try load(lua)

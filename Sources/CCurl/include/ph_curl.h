@@ -31,7 +31,20 @@ typedef struct {
     long long max_bytes;
     ph_curl_share *share;             // may be NULL
     ph_cancel_flag *cancel;           // may be NULL
+    const char *if_none_match;        // conditional request validators; may be NULL
+    const char *if_modified_since;
 } ph_fetch_options;
+
+/// The response headers a cache needs, from the last response (after redirects).
+typedef struct {
+    char *etag;                       // malloc'd or NULL, like every string here
+    char *last_modified;
+    char *cache_control;              // several Cache-Control headers are joined with ", "
+    char *expires;
+    long long expires_epoch;          // Expires parsed by curl_getdate; -1 when absent or invalid
+    long long date_epoch;             // Date, likewise
+    long long age;                    // Age in seconds; -1 when absent
+} ph_cache_headers;
 
 typedef struct {
     int curl_code;                    // CURLE_OK on a completed transfer (any HTTP status)
@@ -44,6 +57,7 @@ typedef struct {
     size_t body_length;
     char *content_type;               // malloc'd or NULL
     char *effective_url;              // malloc'd or NULL
+    ph_cache_headers cache;
     char error[CURL_ERROR_SIZE];
 } ph_fetch_result;
 

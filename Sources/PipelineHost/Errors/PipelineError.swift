@@ -17,6 +17,8 @@ public struct PipelineError: Error, Sendable, CustomStringConvertible {
         public static let decodeFailed = Kind("decode_failed")
         public static let encodeFailed = Kind("encode_failed")
         public static let cancelled = Kind("cancelled")
+        /// Offline, and the cache holds nothing for the request.
+        public static let notCached = Kind("not_cached")
         public static let profile = Kind("profile")
         public static let stageFailed = Kind("stage_failed")
     }

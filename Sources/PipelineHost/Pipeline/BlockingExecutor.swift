@@ -11,9 +11,12 @@ public struct BlockingExecutor: Sendable {
         queue = DispatchQueue.global(qos: qos)
     }
 
-    public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try work() }) }
+    /// Runs `work` on the pool and returns (or throws) what it did. A `work` that cannot
+    /// throw makes a call that cannot either.
+    public func run<T: Sendable, E: Error>(_ work: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        let result: Result<T, E> = await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: Result { () throws(E) -> T in try work() }) }
         }
+        return try result.get()
     }
 }

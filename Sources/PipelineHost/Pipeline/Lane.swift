@@ -97,7 +97,7 @@ enum LaneKind: Sendable {
         switch role {
         case .fetch: self = .transfers
         case .decode, .process, .encode: self = .cpu
-        case .key: return nil
+        case .key, .cache: return nil
         }
     }
 }

@@ -5,6 +5,8 @@ extension Pipeline {
     /// Cancelling the calling task answers this waiter at once with `cancelled`; the work goes
     /// on while anyone else waits for it, and is cancelled when the last waiter leaves.
     func join(_ chain: Chain, step: Int, priority: Priority, asRequest: Bool) async -> PrefixOutcome {
+        // A memory hit answers at once: no work, no task, no disk.
+        if let hit = memoryHit(chain, step: step) { return .success(hit) }
         let key = chain.keys[step]
         let work: Work
         let joined: Bool
@@ -28,8 +30,9 @@ extension Pipeline {
             Task { await self.leave(key, work: workID, waiter: waiter) }
         }
         if asRequest { waitingRequests -= 1 }
-        guard joined, case .success(let value) = outcome else { return outcome }
-        return .success(PrefixValue(value: value.value, timings: value.timings, shared: true))
+        guard joined, case .success(var value) = outcome else { return outcome }
+        value.shared = true
+        return .success(value)
     }
 
     private func start(_ chain: Chain, step: Int, priority: Priority) -> Work {
@@ -41,24 +44,36 @@ extension Pipeline {
         return work
     }
 
-    /// The body of one piece of work: wait for the previous step, then run this one.
+    /// The body of one piece of work: look in the cache when a cache stage follows this step,
+    /// else (or on a miss) wait for the previous step and run this one.
     private func perform(_ chain: Chain, step: Int, work id: Int) async {
-        let key = chain.keys[step]
-        guard let work = inFlight[key], work.id == id else { return }
+        guard let work = inFlight[chain.keys[step]], work.id == id else { return }
+        let outcome: PrefixOutcome
+        if let point = chain.caches[step] {
+            outcome = await cached(chain, step: step, work: work, point: point)
+        } else {
+            outcome = await compute(chain, step: step, work: work)
+        }
+        finish(work, with: outcome)
+    }
+
+    /// Waits for the previous step's value and runs this step on it. `validators` go to the
+    /// first step with the source, for a conditional fetch.
+    func compute(_ chain: Chain, step: Int, work: Work, validators: Validators? = nil) async -> PrefixOutcome {
         let input: PrefixOutcome
         if step == 0 {
-            input = .success(PrefixValue(value: .source(chain.source), timings: [], shared: false))
+            var source = chain.source
+            source.validators = validators
+            input = .success(PrefixValue(value: .source(source), timings: [], shared: false))
         } else {
             work.parent = chain.keys[step - 1]
             input = await join(chain, step: step - 1, priority: work.priority, asRequest: false)
             work.parent = nil
         }
-        let outcome: PrefixOutcome
         switch input {
-        case .failure(let error): outcome = .failure(error)
-        case .success(let previous): outcome = await runStep(chain, step: step, work: work, after: previous)
+        case .failure(let error): return .failure(error)
+        case .success(let previous): return await runStep(chain, step: step, work: work, after: previous)
         }
-        finish(work, with: outcome)
     }
 
     private func runStep(_ chain: Chain, step: Int, work: Work, after previous: PrefixValue) async -> PrefixOutcome {
@@ -66,6 +81,9 @@ extension Pipeline {
         let role = configured.definition.role
         let lane = LaneKind(role)
         let host = lane == .transfers ? chain.host : nil
+        if role == .fetch, configuration.cache.mode == .offline {
+            return .failure(PipelineError(.notCached, "not in the cache, and the pipeline is offline"))
+        }
         let queued = clock.now
         if let lane {
             guard await acquire(lane, host: host, for: work) else { return .failure(.cancelled()) }
@@ -82,7 +100,13 @@ extension Pipeline {
         case .success(let value):
             record(role, input: previous.value, output: value, time: ran)
             let timing = PipelineResult.StageTiming(stage: configured.name, waited: started - queued, duration: ran)
-            return .success(PrefixValue(value: value, timings: previous.timings + [timing], shared: previous.shared))
+            var next = previous.carrying(value, timings: previous.timings + [timing])
+            if case .encoded(let encoded) = value, let hints = encoded.cacheHints {
+                // What the origin said about freshness binds everything made from these bytes.
+                next.noStore = next.noStore || hints.noStore
+                if let maxAge = hints.maxAge { next.expiresAt = min(next.expiresAt ?? .infinity, wallClock() + maxAge) }
+            }
+            return .success(next)
         }
     }
 
@@ -93,7 +117,7 @@ extension Pipeline {
         case .decode:
             if input.kind == .encoded { counters.decodes += 1 }
             counters.decodeTime += time
-        case .key, .process, .encode:
+        case .key, .process, .encode, .cache:
             break
         }
     }

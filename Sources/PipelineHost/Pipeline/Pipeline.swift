@@ -20,6 +20,14 @@ public actor Pipeline {
     var transferLane: Lane
     var cpuLane: Lane
     var counters = PipelineStats()
+    /// Display-ready variants (and originals, where a profile asks) by step key.
+    let memory: MemoryCache<StageKey>
+    /// The last disk write queued per cache directory; writes to one directory run in order.
+    var diskWrites: [String: Task<Void, Never>] = [:]
+    /// Entries queued for a disk write and not written yet.
+    var writingToDisk: [DiskKey: CacheEntry] = [:]
+    /// Bytes each cache directory takes, as far as this process knows; nil until measured.
+    var diskUsage: [String: Int] = [:]
     /// Requests waiting for their final step right now.
     var waitingRequests = 0
     private var lastID = 0
@@ -32,6 +40,7 @@ public actor Pipeline {
         self.blocking = blocking
         transferLane = Lane(limit: configuration.transfers, perHostLimit: configuration.transfersPerHost)
         cpuLane = Lane(limit: configuration.cpuStages)
+        memory = MemoryCache(limits: configuration.cache.memory)
     }
 
     /// Runs one request. Cancelling the calling task cancels this request only; shared work
@@ -42,6 +51,7 @@ public actor Pipeline {
         case .success(let result):
             counters.succeeded += 1
             if result.coalesced { counters.coalesced += 1 }
+            if result.stale { counters.staleResults += 1 }
             if result.isOversized { counters.oversizedSources += 1 }
             return result
         case .failure(let error):
@@ -89,7 +99,7 @@ public actor Pipeline {
         case .success(let keyed): (source, keyTimings) = keyed
         case .failure(let error): return .failure(error.from(redacted))
         }
-        let chain = Chain(source: source, steps: plan.steps)
+        let chain = Chain(source: source, plan: plan, settings: configuration.cache, profileFile: profiles.file)
         guard !chain.steps.isEmpty else {
             return .failure(PipelineError(.profile, "profile \"\(request.profile)\" has no stage after its key stages", source: source.redacted))
         }
@@ -101,10 +111,12 @@ public actor Pipeline {
                 // The loader's chain check makes this unreachable for loaded profiles.
                 return .failure(PipelineError(.profile, "profile \"\(request.profile)\" did not end in encoded bytes", source: source.redacted))
             }
+            commit(prefix.pending)
             return .success(PipelineResult(
                 request: request, source: source.redacted, sourceKey: source.key, key: chain.keys.last!.description,
                 bytes: encoded.bytes, format: encoded.format, size: encoded.size, sourceSize: encoded.sourceSize,
-                timings: keyTimings + prefix.timings, coalesced: prefix.shared))
+                timings: keyTimings + prefix.timings, coalesced: prefix.shared,
+                memoryHit: prefix.memoryHit, diskHit: prefix.diskHit, stale: prefix.stale))
         }
     }
 

@@ -30,6 +30,12 @@ public struct PipelineResult: Sendable {
     public let timings: [StageTiming]
     /// This request joined work already running for another request, at some stage.
     public let coalesced: Bool
+    /// A cache stage answered from memory, or from disk, so the stages before it did not run.
+    public let memoryHit: Bool
+    public let diskHit: Bool
+    /// Served from an entry past its freshness: offline, or the last good image after a
+    /// failure (`on_error = "stale"`).
+    public let stale: Bool
 
     /// Time in stages plus time queued for them.
     public var duration: Duration { timings.reduce(.zero) { $0 + $1.duration + $1.waited } }

@@ -1,9 +1,12 @@
 /// A request resolved against its profile: the stages to run, with the request's overrides
 /// applied. Key stages (source to source) come first and run inline; the rest are `steps`,
-/// whose prefixes are shared between requests.
+/// whose prefixes are shared between requests. `cache` stages are not steps: each one is a
+/// policy on the step before it.
 struct RequestPlan: Sendable {
     let keyStages: [ConfiguredStage]
     let steps: [ConfiguredStage]
+    /// The cache policy after step i, by i.
+    let caches: [Int: CachePolicy]
 
     init(_ request: ImageRequest, in profiles: ProfileSet) throws(PipelineError) {
         guard let profile = profiles[request.profile] else {
@@ -22,7 +25,16 @@ struct RequestPlan: Sendable {
         }
         let split = stages.firstIndex { $0.definition.role != .key } ?? stages.endIndex
         keyStages = Array(stages[..<split])
-        steps = Array(stages[split...])
+        var steps: [ConfiguredStage] = [], caches: [Int: CachePolicy] = [:]
+        for stage in stages[split...] {
+            if let cache = stage.stage as? CacheStage, !steps.isEmpty {
+                caches[steps.count - 1] = cache.policy
+            } else {
+                steps.append(stage)
+            }
+        }
+        self.steps = steps
+        self.caches = caches
     }
 }
 
@@ -32,12 +44,19 @@ struct Chain: Sendable {
     let source: Source
     let steps: [ConfiguredStage]
     let keys: [StageKey]
+    /// The cache point after each step, if any.
+    let caches: [CachePoint?]
     /// The host transfers count against, for the per-host limit; nil for files.
     let host: String?
 
-    init(source: Source, steps: [ConfiguredStage]) {
+    init(source: Source, plan: RequestPlan, settings: CacheSettings, profileFile: String) {
         self.source = source
-        self.steps = steps
+        self.steps = plan.steps
+        caches = plan.steps.indices.map { step in
+            guard settings.mode != .off, let policy = plan.caches[step] else { return nil }
+            let layer: CacheLayer = plan.steps[step].definition.role == .fetch ? .original : .variant
+            return CachePoint(policy, layer: layer, settings: settings, profileFile: profileFile)
+        }
         var key = StageKey(source: source.key)
         var keys: [StageKey] = []
         for step in steps {

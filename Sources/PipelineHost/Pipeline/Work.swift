@@ -1,10 +1,54 @@
-/// The value of one stage prefix, as waiters receive it.
+/// The value of one stage prefix, as waiters receive it, with how it came about.
 struct PrefixValue: Sendable {
-    let value: StageValue
-    /// Timings of every step so far.
-    let timings: [PipelineResult.StageTiming]
+    var value: StageValue
+    /// Timings of every step so far, cache lookups included.
+    var timings: [PipelineResult.StageTiming]
     /// Whether some step on the way joined work started for another request.
-    let shared: Bool
+    var shared: Bool
+    /// Whether some cache point on the way answered from memory, or from disk.
+    var memoryHit = false
+    var diskHit = false
+    /// Whether some cache point served an entry past its freshness.
+    var stale = false
+    /// The earliest time (wall clock) a cached or fetched input stops being fresh; entries made
+    /// from this value expire no later.
+    var expiresAt: Double?
+    /// The origin said Cache-Control: no-store; nothing made from it is stored.
+    var noStore = false
+    /// Stores that wait for a request using this value to succeed, so an original that turns
+    /// out not to decode is never kept.
+    var pending: [CacheWrite] = []
+
+    init(value: StageValue, timings: [PipelineResult.StageTiming], shared: Bool) {
+        self.value = value
+        self.timings = timings
+        self.shared = shared
+    }
+
+    /// This value as the input to the next step: everything but the value and timings carries on.
+    func carrying(_ value: StageValue, timings: [PipelineResult.StageTiming]) -> PrefixValue {
+        var next = self
+        next.value = value
+        next.timings = timings
+        return next
+    }
+}
+
+/// One entry to store once a request that used it has succeeded. Committed at most once.
+///
+/// Created, read and changed only on the `Pipeline` actor; it crosses tasks inside values that
+/// the actor hands to itself, which is why it is `@unchecked Sendable`.
+final class CacheWrite: @unchecked Sendable {
+    let key: StageKey
+    let point: CachePoint
+    let entry: CacheEntry
+    var committed = false
+
+    init(key: StageKey, point: CachePoint, entry: CacheEntry) {
+        self.key = key
+        self.point = point
+        self.entry = entry
+    }
 }
 
 typealias PrefixOutcome = Result<PrefixValue, PipelineError>

@@ -11,6 +11,9 @@ struct ChainChecker {
         var kind = ValueKind.source
         var previous: String?
         for stage in stages {
+            if stage.definition.role == .cache, previous == stage.name {
+                return (stage.line, "\(stage.name) directly after \(stage.name); merge their parameters into one")
+            }
             let wanted = stage.definition.input
             if wanted != kind {
                 let from = previous.map { " from '\($0)'" } ?? ""

@@ -10,8 +10,15 @@ public struct StageRegistry: Sendable {
     /// Names a profile may use that are not built yet, with the reason shown when they are used.
     public private(set) var planned: [String: String] = [:]
 
+    /// Announces a stage that is not built yet: a profile that uses it gets `reason`.
+    public mutating func plan(_ name: String, reason: String) {
+        if definitions[name] == nil { planned[name] = reason }
+    }
+
+    /// A registry with the host's own `cache` stage, which the pipeline carries out itself.
     public init() {
-        planned["cache"] = "the cache stage is not available yet; remove it from the profile for now"
+        // The only stage this can throw for is a duplicate, and the registry is empty.
+        try! CachePlugin.register(in: &self)
     }
 
     /// A registry with these plugins' stages.

@@ -12,6 +12,8 @@ public enum StageRole: String, Sendable, CaseIterable {
     case process
     /// Pixels back to encoded bytes.
     case encode
+    /// The host's `cache` stage: the pipeline looks up and stores the value before it.
+    case cache
 
     /// The role a stage has unless it says otherwise, from the kinds it takes and gives.
     public static func inferred(input: ValueKind, output: ValueKind) -> StageRole {

@@ -11,14 +11,22 @@ public struct EncodedImage: Sendable {
     /// The image this was made from: the source as it came in. Kept so later stages can still
     /// reach it (metrics compare source and output size).
     public var sourceSize: PixelSize?
+    /// What the origin said about caching these bytes; nil for sources without such headers.
+    public var cacheHints: CacheHints?
+    /// The answer to a conditional fetch (`Source.validators`): the stored copy is still good,
+    /// and `bytes` is empty. Only a fetch that was given validators may set it.
+    public var notModified: Bool
 
     public init(bytes: ImageBytes, format: String? = nil, declaredContentType: String? = nil,
-                size: PixelSize? = nil, sourceSize: PixelSize? = nil) {
+                size: PixelSize? = nil, sourceSize: PixelSize? = nil,
+                cacheHints: CacheHints? = nil, notModified: Bool = false) {
         self.bytes = bytes
         self.format = format
         self.declaredContentType = declaredContentType
         self.size = size
         self.sourceSize = sourceSize
+        self.cacheHints = cacheHints
+        self.notModified = notModified
     }
 }
 

@@ -11,6 +11,9 @@ public struct Source: Sendable, Hashable {
     /// Applied in order by the fetch stage, at transfer time only. Not part of the source's
     /// identity: two sources that differ only in signers are equal.
     public var signers: [any TransferSigner] = []
+    /// Set by the cache when it holds a copy past its freshness: a fetch stage may send them as
+    /// a conditional request and answer `EncodedImage.notModified`. Not part of the identity.
+    public var validators: Validators?
 
     public init(location: String, key: String? = nil, volatileParameters: Set<String> = []) {
         self.location = location

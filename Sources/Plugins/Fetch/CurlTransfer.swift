@@ -7,38 +7,50 @@ enum CurlTransfer {
     struct Body: Sendable {
         let bytes: ImageBytes
         let contentType: String?
+        /// nil for file:// (no headers).
+        let hints: CacheHints?
+        /// 304 to a conditional request: `bytes` is empty and the stored copy is still good.
+        let notModified: Bool
     }
 
     /// One share handle per process: connections, DNS and TLS sessions are reused across
     /// transfers and threads.
     private static let share = CurlShare()
 
-    static func fetch(_ url: String, options: FetchOptions, context: StageContext) async throws -> Body {
+    static func fetch(_ url: String, validators: Validators?, options: FetchOptions, context: StageContext) async throws -> Body {
         let flag = CancelFlag()
         let share = share
         return try await withTaskCancellationHandler {
-            try await context.runBlocking { try perform(url, options: options, share: share, cancel: flag) }
+            try await context.runBlocking { try perform(url, validators: validators, options: options, share: share, cancel: flag) }
         } onCancel: {
             flag.set()
         }
     }
 
-    private static func perform(_ url: String, options: FetchOptions, share: CurlShare,
+    private static func perform(_ url: String, validators: Validators?, options: FetchOptions, share: CurlShare,
                                 cancel: CancelFlag) throws(PipelineError) -> Body {
         var result = ph_fetch_result()
         withCStrings(url, options.userAgent, "http,https,file", "http,https") { url, agent, protocols, redirects in
-            var request = ph_fetch_options(
-                url: url, user_agent: agent, protocols: protocols, redirect_protocols: redirects,
-                connect_timeout_ms: Int(options.connectTimeout * 1000), timeout_ms: Int(options.timeout * 1000),
-                max_redirects: options.maxRedirects, max_bytes: Int64(options.maxBytes),
-                share: share.handle, cancel: cancel.handle)
-            ph_fetch(&request, &result)
+            withOptionalCString(validators?.etag) { etag in
+                withOptionalCString(validators?.lastModified) { lastModified in
+                    var request = ph_fetch_options(
+                        url: url, user_agent: agent, protocols: protocols, redirect_protocols: redirects,
+                        connect_timeout_ms: Int(options.connectTimeout * 1000), timeout_ms: Int(options.timeout * 1000),
+                        max_redirects: options.maxRedirects, max_bytes: Int64(options.maxBytes),
+                        share: share.handle, cancel: cancel.handle, if_none_match: etag, if_modified_since: lastModified)
+                    ph_fetch(&request, &result)
+                }
+            }
         }
         defer { ph_fetch_result_free(&result) }
-        if let error = failure(of: result, options: options) { throw error }
+        let conditional = validators.map { !$0.isEmpty } ?? false
+        let notModified = conditional && result.curl_code == Int32(CURLE_OK.rawValue) && result.http_status == 304
+        if !notModified, let error = failure(of: result, options: options) { throw error }
         let bytes = ImageBytes(adopting: result.body, count: result.body_length) { free($0) }
         result.body = nil  // now owned by `bytes`
-        return Body(bytes: bytes, contentType: result.content_type.map { String(cString: $0) })
+        let hints = result.http_status == 0 ? nil : HTTPCacheHeaders.hints(result.cache, now: Double(time(nil)))
+        return Body(bytes: notModified ? ImageBytes(copying: []) : bytes,
+                    contentType: result.content_type.map { String(cString: $0) }, hints: hints, notModified: notModified)
     }
 
     private static func failure(of r: ph_fetch_result, options: FetchOptions) -> PipelineError? {
@@ -93,6 +105,12 @@ final class CancelFlag: @unchecked Sendable {
     init() { handle = ph_cancel_flag_new() }
     deinit { ph_cancel_flag_free(handle) }
     func set() { ph_cancel_flag_set(handle) }
+}
+
+/// A C string, or NULL, that lives for the duration of `body`.
+private func withOptionalCString<T>(_ string: String?, _ body: (UnsafePointer<CChar>?) -> T) -> T {
+    guard let string else { return body(nil) }
+    return string.withCString { body($0) }
 }
 
 /// Four C strings that live for the duration of `body`.

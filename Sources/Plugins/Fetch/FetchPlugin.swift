@@ -6,7 +6,8 @@ public enum FetchPlugin: PipelinePlugin {
         try registry.register(StageDefinition(
             name: "fetch",
             summary: "Download the source's bytes with libcurl (http, https, file:// or a local path). "
-                + "Connections are reused; a non-2xx status is an error.",
+                + "Connections are reused; a non-2xx status is an error. Reads ETag, Last-Modified, "
+                + "Cache-Control and Expires for the cache, and revalidates a stale cached copy with a conditional request.",
             input: .source, output: .encoded,
             parameters: [
                 ParameterSpec("timeout", .number(0.1...600), default: .number(30),
@@ -46,7 +47,8 @@ struct FetchStage: Stage {
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         guard case .source(let source) = input else { throw PipelineError(.stageFailed, "fetch: expected a source") }
         let url = try FetchURL.resolve(source.signedLocation())
-        let body = try await CurlTransfer.fetch(url, options: options, context: context)
-        return .encoded(EncodedImage(bytes: body.bytes, declaredContentType: body.contentType))
+        let body = try await CurlTransfer.fetch(url, validators: source.validators, options: options, context: context)
+        return .encoded(EncodedImage(bytes: body.bytes, declaredContentType: body.contentType,
+                                     cacheHints: body.hints, notModified: body.notModified))
     }
 }

@@ -1,0 +1,37 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A stored value: encoded bytes (with what is known about them) and when they stop being fresh.
+/// An entry past `expiresAt` is not thrown away: it is revalidated, or served as the last good
+/// image when a profile asks for that.
+public struct CacheEntry: Sendable {
+    public var image: EncodedImage
+    /// Seconds since 1970, wall clock: disk entries outlive the process.
+    public var storedAt: Double
+    public var expiresAt: Double
+
+    public init(image: EncodedImage, storedAt: Double, expiresAt: Double) {
+        self.image = image
+        self.storedAt = storedAt
+        self.expiresAt = expiresAt
+    }
+
+    public func isFresh(at now: Double) -> Bool { now < expiresAt }
+
+    /// Memory cost: the bytes it holds.
+    public var cost: Int { image.bytes.count }
+}
+
+/// What a cache point stores: the original bytes right after the fetch, or a display-ready
+/// variant further on. Originals follow HTTP's freshness; variants follow `ttl`.
+public enum CacheLayer: String, Sendable, Codable {
+    case original, variant
+}
+
+/// Wall-clock seconds since 1970.
+func wallClock() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}

@@ -1,0 +1,76 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How a pipeline caches: the mode, where the disk cache lives, and the limits.
+public struct CacheSettings: Sendable {
+    public enum Mode: String, Sendable {
+        /// Serve fresh entries, revalidate stale originals, store what succeeds.
+        case normal
+        /// Treat every entry as stale: revalidate originals and remake variants. Stored
+        /// entries still serve as the last good image for `on_error = "stale"`.
+        case refresh
+        /// Never transfer: serve whatever is stored, fresh or not (flagged stale), and fail
+        /// with `not_cached` for the rest.
+        case offline
+        /// No lookups and no stores.
+        case off
+    }
+
+    public var mode: Mode
+    /// The disk cache directory. Wins over a profile's `dir`; nil means the profile's, else
+    /// `DiskCache.defaultDirectory`.
+    public var directory: String?
+    /// Bytes the disk cache may take. Checked before every write, so it holds while running.
+    public var diskLimit: Int
+    public var memory: MemoryCache<StageKey>.Limits
+
+    public init(mode: Mode = .normal, directory: String? = nil, diskLimit: Int = 1 << 30,
+                memory: MemoryCache<StageKey>.Limits = .init()) {
+        self.mode = mode
+        self.directory = directory
+        self.diskLimit = max(0, diskLimit)
+        self.memory = memory
+    }
+}
+
+/// A `cache` stage in a request's chain, resolved: what it stores and where.
+struct CachePoint: Sendable {
+    let layer: CacheLayer
+    let memory: Bool
+    let disk: Bool
+    /// The directory, when `disk`.
+    let directory: String?
+    let ttl: Double
+    let onError: CachePolicy.OnError
+
+    /// `profileFile` anchors a relative `dir`.
+    init(_ policy: CachePolicy, layer: CacheLayer, settings: CacheSettings, profileFile: String) {
+        self.layer = layer
+        memory = policy.memory ?? (layer == .variant)
+        disk = policy.disk ?? (layer == .original)
+        ttl = policy.ttl
+        onError = policy.onError
+        guard disk else {
+            directory = nil
+            return
+        }
+        if let explicit = settings.directory {
+            directory = explicit
+        } else if let dir = policy.directory {
+            directory = Self.resolve(dir, relativeTo: profileFile)
+        } else {
+            directory = DiskCache.defaultDirectory
+        }
+    }
+
+    /// "~/x" is under $HOME; a relative path is relative to the profile file's directory.
+    static func resolve(_ path: String, relativeTo file: String) -> String {
+        if path.hasPrefix("/") { return path }
+        if path == "~" || path.hasPrefix("~/"), let home = getenv("HOME") {
+            return String(cString: home) + path.dropFirst()
+        }
+        guard let slash = file.lastIndex(of: "/") else { return path }
+        return String(file[...slash]) + path
+    }
+}

@@ -1,0 +1,69 @@
+/// The `cache` stage. It is the host's own, registered through the same plugin API as every
+/// other stage, but the pipeline carries it out: a lookup decides whether the stages before it
+/// run at all, which no stage can decide from inside its own `run`.
+///
+/// Where it stands decides what it keeps: right after the fetch it keeps the original bytes;
+/// after encode it keeps the display-ready variant.
+public enum CachePlugin: PipelinePlugin {
+    public static let secondsPerDay = 86_400.0
+
+    public static func register(in registry: inout StageRegistry) throws {
+        try registry.register(StageDefinition(
+            name: "cache",
+            summary: "Keep the bytes before it: after fetch, the original (on disk by default); at the "
+                + "end, the display-ready variant (in memory by default). A later request is served "
+                + "from memory, then disk, before anything runs again.",
+            input: .encoded, output: .encoded, role: .cache,
+            parameters: [
+                ParameterSpec("memory", .boolean,
+                              doc: "keep entries in the memory cache (default: true at the end, false after fetch)"),
+                ParameterSpec("disk", .boolean,
+                              doc: "keep entries in the disk cache (default: true after fetch, false at the end)"),
+                ParameterSpec("ttl", .number(0...(3650 * secondsPerDay)), default: .number(7 * secondsPerDay),
+                              doc: "seconds an entry stays fresh when the server does not say "
+                                + "(Cache-Control max-age or Expires win for originals)"),
+                ParameterSpec("on_error", .choice(["fail", "stale"]), default: .string("fail"),
+                              doc: "\"stale\": when fetching or revalidating fails, serve the last good entry, flagged stale"),
+                ParameterSpec("dir", .string,
+                              doc: "disk cache directory, relative to the profile file (default: "
+                                + "$XDG_CACHE_HOME/pipelinehost; --cache-dir wins over both)"),
+            ],
+            make: { CacheStage(policy: CachePolicy($0)) }))
+    }
+}
+
+/// A cache stage's parameters. `memory` and `disk` are nil when the profile left them out:
+/// the place of the stage decides them (see `CachePoint`).
+public struct CachePolicy: Sendable, Hashable {
+    public enum OnError: String, Sendable { case fail, stale }
+
+    public var memory: Bool?
+    public var disk: Bool?
+    public var ttl: Double
+    public var onError: OnError
+    public var directory: String?
+
+    public init(memory: Bool? = nil, disk: Bool? = nil, ttl: Double = 7 * CachePlugin.secondsPerDay,
+                onError: OnError = .fail, directory: String? = nil) {
+        self.memory = memory
+        self.disk = disk
+        self.ttl = ttl
+        self.onError = onError
+        self.directory = directory
+    }
+
+    init(_ parameters: StageParameters) {
+        self.init(memory: parameters.boolean("memory"), disk: parameters.boolean("disk"),
+                  ttl: parameters.number("ttl") ?? 7 * CachePlugin.secondsPerDay,
+                  onError: OnError(rawValue: parameters.string("on_error") ?? "fail") ?? .fail,
+                  directory: parameters.string("dir"))
+    }
+}
+
+/// The stage value of `cache`. Run on its own it passes its input through; in a pipeline the
+/// `Pipeline` reads its policy and does the caching around the stages before it.
+public struct CacheStage: Stage {
+    public let policy: CachePolicy
+
+    public func run(_ input: StageValue, in context: StageContext) async throws -> StageValue { input }
+}

@@ -1,0 +1,90 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Glibc
+
+/// `pipelinehost cache stats|verify|clear|prune`: whole-directory operations.
+extension DiskCache {
+    public struct Report: Sendable, Equatable {
+        public var entries = 0
+        public var originals = 0
+        public var variants = 0
+        /// Entries whose header cannot be read (`verify` checks whole files).
+        public var unreadable = 0
+        public var bytes = 0
+        /// Temporary files: writes in progress, or left by a writer that died.
+        public var temporaries = 0
+    }
+
+    /// Counts entries by layer from their headers, without reading the bodies.
+    public func report() -> Report {
+        var report = Report()
+        for file in entryFiles() {
+            report.entries += 1
+            report.bytes += file.bytes
+            switch Self.layer(ofFileAt: file.path) {
+            case .original: report.originals += 1
+            case .variant: report.variants += 1
+            case nil: report.unreadable += 1
+            }
+        }
+        report.temporaries = Self.list(temporaryDirectory).count
+        return report
+    }
+
+    public struct Verification: Sendable, Equatable {
+        public var checked = 0
+        /// Entries whose checksum, length or header did not match; each was removed.
+        public var corruptRemoved = 0
+        /// Temporary files older than an hour, left by writers that died; removed.
+        public var abandonedRemoved = 0
+    }
+
+    /// Reads every entry in full and removes the unsound ones.
+    public func verify() -> Verification {
+        var result = Verification()
+        for file in entryFiles() {
+            result.checked += 1
+            let fd = open(file.path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { continue }  // evicted meanwhile by another process
+            let bytes = Self.readAll(fd)
+            close(fd)
+            if bytes.flatMap({ DiskEntryFormat.decode($0, name: file.name) }) == nil {
+                unlink(file.path)
+                result.corruptRemoved += 1
+            }
+        }
+        for path in abandonedTemporaries(olderThan: 3600) where unlink(path) == 0 { result.abandonedRemoved += 1 }
+        return result
+    }
+
+    /// The path of every entry file.
+    public var entryPaths: [String] { entryFiles().map(\.path) }
+
+    /// Removes every entry; returns how many.
+    @discardableResult
+    public func clear() -> Int {
+        var removed = 0
+        for file in entryFiles() where unlink(file.path) == 0 { removed += 1 }
+        for path in abandonedTemporaries(olderThan: 3600) { unlink(path) }
+        return removed
+    }
+
+    /// The layer written in an entry's metadata, read from its header alone.
+    static func layer(ofFileAt path: String) -> CacheLayer? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var head = [UInt8](repeating: 0, count: DiskEntryFormat.headerLength)
+        guard Glibc.read(fd, &head, head.count) == head.count,
+              head.prefix(DiskEntryFormat.magic.count).elementsEqual(DiskEntryFormat.magic) else { return nil }
+        let length = head[8..<12].reversed().reduce(0) { $0 << 8 | Int($1) }
+        guard length > 0, length < 1 << 20 else { return nil }
+        var json = [UInt8](repeating: 0, count: length)
+        guard Glibc.read(fd, &json, length) == length,
+              let metadata = try? JSONDecoder().decode(DiskEntryFormat.Metadata.self, from: Data(json)) else { return nil }
+        return metadata.layer
+    }
+}

@@ -1,0 +1,194 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Crypto
+import Glibc
+
+/// Original bytes and variants on disk, one self-contained file per entry (`DiskEntryFormat`).
+///
+/// Safe for several processes on one directory without a lock: an entry is written to a
+/// temporary file, fsynced and renamed into place, so a reader sees a whole entry or none, and
+/// there is no shared index to corrupt. Last access is the file's modification time, touched on
+/// every hit; eviction removes the least recently used files.
+///
+/// Every method blocks on file I/O: call them off Swift's cooperative pool.
+public struct DiskCache: Sendable {
+    public let directory: String
+
+    public init(directory: String) { self.directory = directory }
+
+    /// `$XDG_CACHE_HOME/pipelinehost`, else `~/.cache/pipelinehost`.
+    public static var defaultDirectory: String {
+        if let xdg = getenv("XDG_CACHE_HOME").map({ String(cString: $0) }), xdg.hasPrefix("/") {
+            return xdg + "/pipelinehost"
+        }
+        let home = getenv("HOME").map { String(cString: $0) } ?? "."
+        return home + "/.cache/pipelinehost"
+    }
+
+    var entriesDirectory: String { directory + "/entries" }
+    var temporaryDirectory: String { directory + "/tmp" }
+
+    /// The file name for a key: its SHA-256 in hex, so nothing in a key reaches a path.
+    static func name(for key: String) -> String {
+        SHA256.hash(data: Array(key.utf8)).map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+
+    func path(forName name: String) -> String { "\(entriesDirectory)/\(name.prefix(2))/\(name)" }
+
+    public enum ReadResult: Sendable {
+        case hit(CacheEntry)
+        case miss
+        /// The file was there but unsound; it has been removed.
+        case corrupt
+    }
+
+    /// The entry for `key`, checked against its checksum; marks it recently used.
+    public func read(key: String) -> ReadResult {
+        let name = Self.name(for: key)
+        let path = path(forName: name)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .miss }
+        defer { close(fd) }
+        guard let file = Self.readAll(fd) else { return .miss }
+        guard let (_, entry) = DiskEntryFormat.decode(file, name: name) else {
+            unlink(path)
+            return .corrupt
+        }
+        futimens(fd, nil)
+        return .hit(entry)
+    }
+
+    public struct WriteError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Stores `entry` atomically and returns the bytes it takes on disk. On failure (a full
+    /// disk, a read-only directory) nothing is left behind and the old entry, if any, stays.
+    @discardableResult
+    public func write(_ entry: CacheEntry, key: String, layer: CacheLayer) throws(WriteError) -> Int {
+        let name = Self.name(for: key)
+        let header: [UInt8]
+        do {
+            header = try DiskEntryFormat.header(entry, key: key, name: name, layer: layer)
+        } catch {
+            throw WriteError(description: "cannot encode cache metadata: \(error)")
+        }
+        let final = path(forName: name)
+        try Self.makeDirectory(temporaryDirectory)
+        try Self.makeDirectory(entriesDirectory)
+        try Self.makeDirectory(String(final[..<final.lastIndex(of: "/")!]))
+        let temporary = "\(temporaryDirectory)/\(name).\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Self.failure("create \(temporary)") }
+        let bytes = entry.image.bytes
+        let written = header.withUnsafeBytes { Self.writeAll(fd, $0) } && Self.writeAll(fd, bytes.buffer)
+        let synced = written && fsync(fd) == 0
+        let error = synced ? nil : Self.failure("write \(temporary)")
+        close(fd)
+        if let error {
+            unlink(temporary)
+            throw error
+        }
+        guard rename(temporary, final) == 0 else {
+            let error = Self.failure("rename into \(final)")
+            unlink(temporary)
+            throw error
+        }
+        return header.count + bytes.count
+    }
+
+    /// Removes least recently used entries until the entries take at most `target` bytes.
+    /// Returns the bytes the entries take afterwards.
+    @discardableResult
+    public func evict(downTo target: Int) -> Int {
+        var files = entryFiles().sorted { $0.accessed < $1.accessed }
+        var total = files.reduce(0) { $0 + $1.bytes }
+        while total > target, !files.isEmpty {
+            let file = files.removeFirst()
+            if unlink(file.path) == 0 || errno == ENOENT { total -= file.bytes }
+        }
+        return total
+    }
+
+    /// Entry files with their size and last access, found by listing the directory.
+    func entryFiles() -> [(path: String, name: String, bytes: Int, accessed: Double)] {
+        var files: [(path: String, name: String, bytes: Int, accessed: Double)] = []
+        for shard in Self.list(entriesDirectory) {
+            let shardPath = "\(entriesDirectory)/\(shard)"
+            for name in Self.list(shardPath) {
+                let path = "\(shardPath)/\(name)"
+                var info = stat()
+                guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+                let accessed = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+                files.append((path, name, Int(info.st_size), accessed))
+            }
+        }
+        return files
+    }
+
+    /// Temporary files of writers that died before renaming them, older than `age` seconds.
+    func abandonedTemporaries(olderThan age: Double) -> [String] {
+        let now = wallClock()
+        return Self.list(temporaryDirectory).map { "\(temporaryDirectory)/\($0)" }.filter { path in
+            var info = stat()
+            guard stat(path, &info) == 0 else { return false }
+            return now - Double(info.st_mtim.tv_sec) > age
+        }
+    }
+
+    // MARK: POSIX helpers
+
+    static func list(_ directory: String) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+    }
+
+    static func makeDirectory(_ path: String) throws(WriteError) {
+        if mkdir(path, 0o755) == 0 || errno == EEXIST { return }
+        if errno == ENOENT, let parent = path.lastIndex(of: "/"), parent > path.startIndex {
+            try makeDirectory(String(path[..<parent]))
+            if mkdir(path, 0o755) == 0 || errno == EEXIST { return }
+        }
+        throw failure("create directory \(path)")
+    }
+
+    static func failure(_ what: String) -> WriteError {
+        WriteError(description: "cannot \(what): \(String(cString: strerror(errno)))")
+    }
+
+    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset < buffer.count {
+            let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return false }
+            offset += n
+        }
+        return true
+    }
+
+    /// The whole file in one malloc'd buffer, or nil when it cannot be read.
+    static func readAll(_ fd: Int32) -> ImageBytes? {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        let size = Int(info.st_size)
+        guard size > 0, let pointer = malloc(size) else { return nil }
+        var offset = 0
+        while offset < size {
+            let n = Glibc.read(fd, pointer + offset, size - offset)
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { break }
+            offset += n
+        }
+        guard offset == size else {
+            free(pointer)
+            return nil
+        }
+        return ImageBytes(adopting: pointer, count: size) { free($0) }
+    }
+}

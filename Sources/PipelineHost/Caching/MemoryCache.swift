@@ -1,0 +1,101 @@
+/// A strict least-recently-used cache with a cost limit (bytes) and a count limit.
+///
+/// Owned by one isolation domain (the `Pipeline` actor keeps its own), so it needs no lock and a
+/// hit is a dictionary lookup plus relinking one node. Expired entries stay until they are
+/// pushed out: the caller decides whether a stale entry is still worth serving.
+public final class MemoryCache<Key: Hashable> {
+    public struct Limits: Sendable {
+        public var cost: Int
+        public var count: Int
+        public init(cost: Int = 128 << 20, count: Int = 2_000) {
+            self.cost = max(0, cost)
+            self.count = max(0, count)
+        }
+    }
+
+    private final class Node {
+        let key: Key
+        var entry: CacheEntry
+        var newer: Node?
+        weak var older: Node?
+        init(key: Key, entry: CacheEntry) {
+            self.key = key
+            self.entry = entry
+        }
+    }
+
+    public let limits: Limits
+    private var nodes: [Key: Node] = [:]
+    /// Most recently used; each node holds the next newer one strongly.
+    private var newest: Node?
+    private var oldest: Node?
+    public private(set) var totalCost = 0
+
+    public init(limits: Limits = Limits()) { self.limits = limits }
+
+    public var count: Int { nodes.count }
+
+    /// The entry, fresh or not, and marks it most recently used.
+    public func entry(for key: Key) -> CacheEntry? {
+        guard let node = nodes[key] else { return nil }
+        moveToNewest(node)
+        return node.entry
+    }
+
+    /// Stores `entry`, then drops the least recently used entries until both limits hold. An
+    /// entry larger than the whole cost limit is not stored.
+    public func insert(_ entry: CacheEntry, for key: Key) {
+        remove(key)
+        guard entry.cost <= limits.cost, limits.count > 0 else { return }
+        let node = Node(key: key, entry: entry)
+        nodes[key] = node
+        totalCost += entry.cost
+        link(node)
+        while totalCost > limits.cost || nodes.count > limits.count, let oldest { remove(oldest.key) }
+    }
+
+    public func remove(_ key: Key) {
+        guard let node = nodes.removeValue(forKey: key) else { return }
+        totalCost -= node.entry.cost
+        unlink(node)
+    }
+
+    public func removeAll() {
+        nodes = [:]
+        newest = nil
+        oldest = nil
+        totalCost = 0
+    }
+
+    /// Keys from least to most recently used.
+    public var keysByAge: [Key] {
+        var keys: [Key] = []
+        var node = oldest
+        while let current = node {
+            keys.append(current.key)
+            node = current.newer
+        }
+        return keys
+    }
+
+    private func link(_ node: Node) {
+        node.older = newest
+        node.newer = nil
+        newest?.newer = node
+        newest = node
+        if oldest == nil { oldest = node }
+    }
+
+    private func unlink(_ node: Node) {
+        if let older = node.older { older.newer = node.newer } else { oldest = node.newer }
+        if let newer = node.newer { newer.older = node.older } else { newest = node.older }
+        node.newer = nil
+        node.older = nil
+    }
+
+    private func moveToNewest(_ node: Node) {
+        guard newest !== node else { return }
+        unlink(node)
+        link(node)
+    }
+}

@@ -1,0 +1,37 @@
+/// What the origin said about keeping its bytes: HTTP's validators and freshness, as a fetch
+/// stage read them from the response. The cache stage stores them with the bytes and uses them
+/// to decide when to ask again and how (a conditional request).
+public struct CacheHints: Sendable, Hashable, Codable {
+    /// The validators a conditional request sends back (If-None-Match, If-Modified-Since).
+    public var validators: Validators
+    /// Seconds the bytes stay fresh, from Cache-Control max-age or Expires; nil when the
+    /// response did not say, and the cache stage's `ttl` applies.
+    public var maxAge: Double?
+    /// Cache-Control: no-store. Nothing made from these bytes is stored anywhere.
+    public var noStore: Bool
+    /// The Cache-Control and Expires headers as sent, kept in disk metadata for inspection.
+    public var cacheControl: String?
+    public var expires: String?
+
+    public init(validators: Validators = Validators(), maxAge: Double? = nil, noStore: Bool = false,
+                cacheControl: String? = nil, expires: String? = nil) {
+        self.validators = validators
+        self.maxAge = maxAge
+        self.noStore = noStore
+        self.cacheControl = cacheControl
+        self.expires = expires
+    }
+}
+
+/// An HTTP entity's validators.
+public struct Validators: Sendable, Hashable, Codable {
+    public var etag: String?
+    public var lastModified: String?
+
+    public init(etag: String? = nil, lastModified: String? = nil) {
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+
+    public var isEmpty: Bool { etag == nil && lastModified == nil }
+}
