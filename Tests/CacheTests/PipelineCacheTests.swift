@@ -269,6 +269,27 @@ struct PipelineCacheTests {
         #expect(await pipeline.stats().memoryLookups == 0)
     }
 
+    @Test("a cache directory that cannot be written costs the cache, never the request")
+    func unwritable() async throws {
+        // Under a regular file, so mkdir fails even for root (who ignores permission bits).
+        let blocker = try directory.write("not-a-directory", [1, 2, 3])
+        let pipeline = Pipeline(profiles: try TestPipeline.load(Self.profile(variant: nil)),
+                                configuration: PipelineConfiguration(cache: CacheSettings(directory: blocker + "/cache")))
+        let result = try await pipeline.image(for: request("/cover.jpg"))
+        await pipeline.flushCache()
+        #expect(result.size == PixelSize(width: 64, height: 64))
+        let stats = await pipeline.stats()
+        #expect((stats.diskWrites, stats.diskWriteErrors, stats.succeeded) == (0, 1, 1))
+    }
+
+    @Test("a prefetch fills the cache: the real request later is a memory hit")
+    func prefetchWarms() async throws {
+        let pipeline = try pipeline()
+        #expect(await pipeline.prefetch([request("/cover.jpg?s=1")]).wait() == 1)
+        let result = try await pipeline.image(for: request("/cover.jpg?s=2"))
+        #expect(result.memoryHit && server.requestCount("/cover.jpg") == 1)
+    }
+
     /// Runs `requests` with at most `window` at once.
     static func runAll(_ requests: [ImageRequest], in pipeline: Pipeline, window: Int) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in

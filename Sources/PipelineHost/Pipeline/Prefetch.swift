@@ -11,8 +11,9 @@ public struct Prefetch: Sendable {
 
 extension Pipeline {
     /// Starts `requests` at low priority, a few at a time so fetched bytes do not pile up
-    /// waiting for the CPU. Until the cache lands the results are dropped; what a prefetch
-    /// buys today is that a real request for the same image joins work already under way.
+    /// waiting for the CPU. The results land wherever the profile's `cache` stages keep them,
+    /// so a later request is a cache hit; a request that comes while a prefetch still runs
+    /// joins its work.
     public nonisolated func prefetch(_ requests: [ImageRequest]) -> Prefetch {
         // Enough to keep every transfer and CPU slot busy, and no more.
         let window = configuration.transfers + configuration.cpuStages
