@@ -1,3 +1,4 @@
+import Foundation
 import PipelineHost
 import Testing
 import TestSupport
@@ -185,18 +186,47 @@ struct PipelineCacheTests {
         #expect(server.requestCount("/flaky.jpg") == 3)
     }
 
-    @Test("Cache-Control max-age wins over ttl; without it, ttl decides")
+    @Test("Cache-Control max-age and Expires win over ttl; without them, ttl decides")
     func freshness() async throws {
         server.route("/long.jpg", .headers(["Cache-Control": "max-age=3600"], .ok(image, contentType: "image/jpeg")))
+        let now = Date()
+        server.route("/expires.jpg", .headers(["Date": Self.httpDate(now), "Expires": Self.httpDate(now + 3600)],
+                                              .ok(image, contentType: "image/jpeg")))
+        server.route("/expired.jpg", .headers(["Date": Self.httpDate(now), "Expires": Self.httpDate(now - 60)],
+                                              .ok(image, contentType: "image/jpeg")))
         let lua = Self.profile(original: "disk = true, ttl = 0", variant: nil)
         for _ in 0..<2 {
             let pipeline = try pipeline(lua)
-            _ = try await pipeline.image(for: request("/long.jpg"))
-            _ = try await pipeline.image(for: request("/cover.jpg"))
+            for path in ["/long.jpg", "/expires.jpg", "/expired.jpg", "/cover.jpg"] {
+                _ = try await pipeline.image(for: request(path))
+            }
             await pipeline.flushCache()
         }
-        #expect(server.requestCount("/long.jpg") == 1)
-        #expect(server.requestCount("/cover.jpg") == 2)
+        #expect(server.requestCount("/long.jpg") == 1 && server.requestCount("/expires.jpg") == 1)
+        #expect(server.requestCount("/expired.jpg") == 2 && server.requestCount("/cover.jpg") == 2)
+    }
+
+    @Test("a profile's dir is relative to the profile file; --cache-dir (CacheSettings.directory) wins")
+    func profileDirectory() async throws {
+        let file = try directory.write("covers.lua", Array(Self.profile(original: #"disk = true, dir = "my-cache""#, variant: nil).utf8))
+        let own = Pipeline(profiles: try ProfileLoader(registry: TestPipeline.registry()).load(file: file))
+        _ = try await own.image(for: request("/cover.jpg"))
+        await own.flushCache()
+        #expect(DiskCache(directory: directory.file("my-cache")).report().originals == 1)
+
+        let overridden = Pipeline(profiles: try ProfileLoader(registry: TestPipeline.registry()).load(file: file),
+                                  configuration: TestPipeline.configuration(cacheIn: directory))
+        _ = try await overridden.image(for: request("/cover.jpg"))
+        await overridden.flushCache()
+        #expect(disk.report().originals == 1)
+    }
+
+    static func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
     }
 
     @Test("Cache-Control: no-store keeps nothing, in memory or on disk")
