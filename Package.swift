@@ -16,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
     ],
     targets: [
         // System libraries, found through pkg-config (Debian: liblua5.4-dev, libvips-dev,
@@ -38,6 +39,7 @@ let package = Package(
             "CLua",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "CoreMetrics", package: "swift-metrics"),
         ]),
 
         // Built-in stages. They use the same plugin API as third-party plugins.
@@ -71,6 +73,7 @@ let package = Package(
         .testTarget(name: "PipelineTests", dependencies: ["TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "CacheTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "MetricsTests", dependencies: ["TestSupport", .product(name: "MetricsTestKit", package: "swift-metrics")]),
         .testTarget(name: "SubsonicAuthPluginTests", dependencies: ["TestSupport", "SubsonicAuthPlugin"]),
         .testTarget(name: "CirclePluginTests", dependencies: ["TestSupport", "CirclePlugin"]),
         // new-plugin: test targets

@@ -17,6 +17,17 @@ enum ResultLine {
         return notes.isEmpty ? "" : "  (" + notes.joined(separator: ", ") + ")"
     }
 
+    /// Where one result's time went, stage by stage, in milliseconds; time spent queued for a
+    /// slot is shown as "+N queued". Shared stages show the shared work's times.
+    static func trace(_ result: PipelineResult) -> String {
+        let stages = result.timings.map { timing in
+            let queued = timing.waited.milliseconds >= 0.05 ? " (+\(String(format1: timing.waited.milliseconds)) queued)" : ""
+            return "\(timing.stage) \(String(format1: timing.duration.milliseconds))\(queued)"
+        }
+        return "trace   \(result.source) [\(result.request.profile)]  " + stages.joined(separator: " | ")
+            + "  = \(String(format1: result.duration.milliseconds)) ms" + notes(result)
+    }
+
     static func failure(_ source: String, _ reason: String) -> String {
         "failed  \(source): \(reason)"
     }

@@ -18,6 +18,8 @@ struct ResultWriter: Sendable {
     let directory: String
     /// With --stats, standard output carries only the JSON.
     let linesToError: Bool
+    /// --trace: a line of stage timings after each result line.
+    let trace: Bool
     let progress: ProgressDisplay
 
     func run(_ batch: Batch) async -> Summary {
@@ -32,6 +34,7 @@ struct ResultWriter: Sendable {
                     try AtomicFile.write(result.bytes, to: path)
                     summary.succeeded += 1
                     progress.print(ResultLine.success(result, path: path), toError: linesToError)
+                    if trace { progress.print(ResultLine.trace(result), toError: true) }
                 } catch {
                     summary.failed += 1
                     progress.print(ResultLine.failure(result.source, "cannot write \(path): \(error)"), toError: true)

@@ -75,6 +75,9 @@ struct Run: AsyncParsableCommand {
     @Flag(name: .customLong("no-progress"), help: "No progress line, even on a terminal.")
     var noProgress = false
 
+    @Flag(name: .long, help: "After each result, print its stage timings (ms; queue waits as +N queued) on standard error.")
+    var trace = false
+
     @OptionGroup(title: "Cache")
     var cache: CacheOptions
 
@@ -110,7 +113,7 @@ struct Run: AsyncParsableCommand {
         let pipeline = Pipeline(profiles: set, configuration: PipelineConfiguration(
             transfers: connections, transfersPerHost: perHost, cpuStages: cores, cache: cache.settings))
         let batch = await Batch.grouped(requests, in: pipeline, window: jobs)
-        let writer = ResultWriter(file: output, directory: directory, linesToError: stats,
+        let writer = ResultWriter(file: output, directory: directory, linesToError: stats, trace: trace,
                                   progress: ProgressDisplay(total: requests.count, enabled: !noProgress))
         let work = Task { await writer.run(batch) }
         let watcher = SignalWatcher { work.cancel() }

@@ -7,8 +7,10 @@ public struct PipelineStats: Sendable, Equatable {
     public var cancelled = 0
     /// Succeeded requests that joined work already running for another request, at any step.
     public var coalesced = 0
-    /// Transfers actually started (fetch-role stages run), and the bytes they returned.
+    /// Transfers actually started (fetch-role stages run), those that returned bytes, and the
+    /// bytes they returned.
     public var fetches = 0
+    public var fetchesSucceeded = 0
     public var bytesFetched = 0
     /// Images opened from encoded bytes, and the time spent in decode-role stages.
     public var decodes = 0
@@ -38,25 +40,44 @@ public struct PipelineStats: Sendable, Equatable {
 
     public init() {}
 
+    /// The counters, by the snake_case name `--stats` prints and swift-metrics exports
+    /// (as `pipelinehost_<name>_total`).
+    public static var counters: [(name: String, field: WritableKeyPath<PipelineStats, Int>)] { [
+        ("requests", \.requests), ("succeeded", \.succeeded), ("failed", \.failed), ("cancelled", \.cancelled),
+        ("coalesced", \.coalesced), ("fetches", \.fetches), ("fetches_succeeded", \.fetchesSucceeded),
+        ("bytes_fetched", \.bytesFetched), ("decodes", \.decodes),
+        ("memory_lookups", \.memoryLookups), ("memory_hits", \.memoryHits),
+        ("disk_lookups", \.diskLookups), ("disk_hits", \.diskHits), ("revalidated", \.revalidated),
+        ("stale_served", \.staleServed), ("stale_results", \.staleResults), ("corrupt_entries", \.corruptEntries),
+        ("disk_writes", \.diskWrites), ("disk_write_errors", \.diskWriteErrors), ("oversized_sources", \.oversizedSources),
+    ] }
+
     public var averageDecodeMilliseconds: Double {
         decodes == 0 ? 0 : decodeTime.milliseconds / Double(decodes)
     }
 
+    /// Bytes per transfer that returned bytes: the average source size.
+    public var averageSourceBytes: Double { fetchesSucceeded == 0 ? 0 : Double(bytesFetched) / Double(fetchesSucceeded) }
+
+    /// Hits per lookup, 0 when there were none.
+    public var memoryHitRate: Double { memoryLookups == 0 ? 0 : Double(memoryHits) / Double(memoryLookups) }
+    public var diskHitRate: Double { diskLookups == 0 ? 0 : Double(diskHits) / Double(diskLookups) }
+
     /// The figures as (snake_case name, number) pairs, in a stable order: the `--stats` JSON.
     public var fields: [(name: String, value: Double)] {
-        [
-            ("requests", Double(requests)), ("succeeded", Double(succeeded)), ("failed", Double(failed)),
-            ("cancelled", Double(cancelled)), ("coalesced", Double(coalesced)), ("fetches", Double(fetches)),
-            ("bytes_fetched", Double(bytesFetched)), ("decodes", Double(decodes)),
-            ("decode_ms_avg", (averageDecodeMilliseconds * 100).rounded() / 100),
-            ("memory_lookups", Double(memoryLookups)), ("memory_hits", Double(memoryHits)),
-            ("disk_lookups", Double(diskLookups)), ("disk_hits", Double(diskHits)),
-            ("revalidated", Double(revalidated)), ("stale_served", Double(staleServed)),
-            ("stale_results", Double(staleResults)), ("corrupt_entries", Double(corruptEntries)),
-            ("disk_writes", Double(diskWrites)), ("disk_write_errors", Double(diskWriteErrors)),
+        Self.counters.map { ($0.name, Double(self[keyPath: $0.field])) } + [
+            ("decode_ms_avg", Self.rounded(averageDecodeMilliseconds, places: 2)),
+            ("source_bytes_avg", averageSourceBytes.rounded()),
+            ("memory_hit_rate", Self.rounded(memoryHitRate, places: 3)),
+            ("disk_hit_rate", Self.rounded(diskHitRate, places: 3)),
             ("in_flight", Double(inFlight)), ("in_flight_peak", Double(inFlightPeak)),
-            ("oversized_sources", Double(oversizedSources)),
         ]
+    }
+
+    private static func rounded(_ value: Double, places: Int) -> Double {
+        var scale = 1.0
+        for _ in 0..<places { scale *= 10 }
+        return (value * scale).rounded() / scale
     }
 }
 

@@ -7,11 +7,11 @@ extension Pipeline {
     func memoryHit(_ chain: Chain, step: Int) -> PrefixValue? {
         guard let point = chain.caches[step], point.memory, configuration.cache.mode != .refresh else { return nil }
         let started = clock.now
-        counters.memoryLookups += 1
+        counters.add(\.memoryLookups)
         guard let entry = memory.entry(for: chain.keys[step]) else { return nil }
         let fresh = entry.isFresh(at: wallClock())
         guard fresh || configuration.cache.mode == .offline else { return nil }
-        counters.memoryHits += 1
+        counters.add(\.memoryHits)
         var value = served(entry, timing: clock.now - started, stale: !fresh)
         value.memoryHit = true
         return value
@@ -28,11 +28,11 @@ extension Pipeline {
         // last good one.
         var stored = point.memory ? memory.entry(for: key) : nil
         if point.disk, let directory = point.directory {
-            counters.diskLookups += 1
+            counters.add(\.diskLookups)
             switch await readDisk(directory, key: key) {
             case .hit(let entry):
                 if entry.isFresh(at: wallClock()), mode != .refresh {
-                    counters.diskHits += 1
+                    counters.add(\.diskHits)
                     if point.memory { memory.insert(entry, for: key) }
                     var value = served(entry, timing: clock.now - started, stale: false)
                     value.diskHit = true
@@ -40,14 +40,14 @@ extension Pipeline {
                 }
                 if entry.storedAt > stored?.storedAt ?? -.infinity { stored = entry }
             case .corrupt:
-                counters.corruptEntries += 1
+                counters.add(\.corruptEntries)
             case .miss:
                 break
             }
         }
         let lookup = PipelineResult.StageTiming(stage: "cache", duration: clock.now - started)
         if mode == .offline, let stored {
-            counters.staleServed += 1
+            counters.add(\.staleServed)
             return .success(served(stored, timing: lookup.duration, stale: true))
         }
         let validators = point.layer == .original ? stored?.image.cacheHints?.validators : nil
@@ -60,14 +60,14 @@ extension Pipeline {
                 guard let stored else {
                     return .failure(PipelineError(.stageFailed, "\(chain.steps[step].name) answered \"not modified\" but nothing is stored"))
                 }
-                counters.revalidated += 1
+                counters.add(\.revalidated)
                 image = Self.refreshed(stored.image, with: image.cacheHints)
                 value.value = .encoded(image)
             }
             return .success(store(value, image: image, key: key, point: point))
         case .failure(let error):
             guard error.kind != .cancelled, point.onError == .stale, let stored else { return .failure(error) }
-            counters.staleServed += 1
+            counters.add(\.staleServed)
             logger.warning("serving the last good image", metadata: ["source": "\(chain.source.redacted)", "error": "\(error.reason)"])
             return .success(served(stored, timing: lookup.duration, stale: true))
         }

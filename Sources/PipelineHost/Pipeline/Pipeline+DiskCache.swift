@@ -33,11 +33,11 @@ extension Pipeline {
         switch result {
         case .success(let usage):
             diskUsage[directory] = usage
-            counters.diskWrites += 1
+            counters.add(\.diskWrites)
         case .failure(let error):
             // A full disk or a read-only directory costs the cache, never the request.
             diskUsage[directory] = nil
-            counters.diskWriteErrors += 1
+            counters.add(\.diskWriteErrors)
             logger.warning("cache: cannot store an entry", metadata: ["directory": "\(directory)", "error": "\(error)"])
         }
     }

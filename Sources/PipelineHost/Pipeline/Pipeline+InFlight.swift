@@ -38,7 +38,7 @@ extension Pipeline {
     private func start(_ chain: Chain, step: Int, priority: Priority) -> Work {
         let work = Work(id: makeID(), key: chain.keys[step], priority: priority)
         inFlight[work.key] = work
-        counters.inFlightPeak = max(counters.inFlightPeak, inFlight.count)
+        counters.inFlightChanged(to: inFlight.count)
         let id = work.id
         work.task = Task { await self.perform(chain, step: step, work: id) }
         return work
@@ -90,7 +90,7 @@ extension Pipeline {
         }
         defer { if let lane { release(lane, host: host) } }
         let started = clock.now
-        if role == .fetch { counters.fetches += 1 }
+        if role == .fetch { counters.add(\.fetches) }
         let context = StageContext(source: chain.source.redacted, logger: logger, blocking: blocking)
         let result = await Self.run(configured, on: previous.value, in: context)
         let ran = clock.now - started
@@ -98,7 +98,7 @@ extension Pipeline {
         case .failure(let error):
             return .failure(error)
         case .success(let value):
-            record(role, input: previous.value, output: value, time: ran)
+            record(configured.name, role, input: previous.value, output: value, time: ran)
             let timing = PipelineResult.StageTiming(stage: configured.name, waited: started - queued, duration: ran)
             var next = previous.carrying(value, timings: previous.timings + [timing])
             if case .encoded(let encoded) = value, let hints = encoded.cacheHints {
@@ -110,13 +110,14 @@ extension Pipeline {
         }
     }
 
-    private func record(_ role: StageRole, input: StageValue, output: StageValue, time: Duration) {
+    private func record(_ stage: String, _ role: StageRole, input: StageValue, output: StageValue, time: Duration) {
+        counters.stageRan(stage, role: role, time: time)
         switch role {
         case .fetch:
-            if case .encoded(let encoded) = output { counters.bytesFetched += encoded.bytes.count }
+            counters.add(\.fetchesSucceeded)
+            if case .encoded(let encoded) = output { counters.add(\.bytesFetched, encoded.bytes.count) }
         case .decode:
-            if input.kind == .encoded { counters.decodes += 1 }
-            counters.decodeTime += time
+            if input.kind == .encoded { counters.add(\.decodes) }
         case .key, .process, .encode, .cache:
             break
         }

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Logging
 
 /// Runs requests through the profiles of one profile file.
@@ -19,7 +20,7 @@ public actor Pipeline {
     var inFlight: [StageKey: Work] = [:]
     var transferLane: Lane
     var cpuLane: Lane
-    var counters = PipelineStats()
+    var counters: PipelineCounters
     /// Display-ready variants (and originals, where a profile asks) by step key.
     let memory: MemoryCache<StageKey>
     /// The last disk write queued per cache directory; writes to one directory run in order.
@@ -41,21 +42,25 @@ public actor Pipeline {
         transferLane = Lane(limit: configuration.transfers, perHostLimit: configuration.transfersPerHost)
         cpuLane = Lane(limit: configuration.cpuStages)
         memory = MemoryCache(limits: configuration.cache.memory)
+        counters = PipelineCounters(factory: configuration.metrics ?? MetricsSystem.factory)
     }
 
     /// Runs one request. Cancelling the calling task cancels this request only; shared work
     /// goes on for the other requests waiting for it.
     public func image(for request: ImageRequest, priority: Priority = .normal) async throws(PipelineError) -> PipelineResult {
-        counters.requests += 1
-        switch await outcome(of: request, priority: priority) {
+        counters.add(\.requests)
+        let started = clock.now
+        let outcome = await outcome(of: request, priority: priority)
+        counters.requestFinished(in: clock.now - started)
+        switch outcome {
         case .success(let result):
-            counters.succeeded += 1
-            if result.coalesced { counters.coalesced += 1 }
-            if result.stale { counters.staleResults += 1 }
-            if result.isOversized { counters.oversizedSources += 1 }
+            counters.add(\.succeeded)
+            if result.coalesced { counters.add(\.coalesced) }
+            if result.stale { counters.add(\.staleResults) }
+            if result.isOversized { counters.add(\.oversizedSources) }
             return result
         case .failure(let error):
-            if error.kind == .cancelled { counters.cancelled += 1 } else { counters.failed += 1 }
+            counters.add(error.kind == .cancelled ? \.cancelled : \.failed)
             throw error
         }
     }
@@ -69,7 +74,7 @@ public actor Pipeline {
 
     /// What the pipeline has done so far.
     public func stats() -> PipelineStats {
-        var stats = counters
+        var stats = counters.stats
         stats.inFlight = inFlight.count
         return stats
     }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CoreMetrics
 
 /// How much a pipeline may run at once.
 public struct PipelineConfiguration: Sendable {
@@ -14,13 +15,17 @@ public struct PipelineConfiguration: Sendable {
     public var cpuStages: Int
     /// What the profiles' `cache` stages may do, and where the disk cache lives.
     public var cache: CacheSettings
+    /// Where counters and timers go; nil means swift-metrics' bootstrapped backend
+    /// (`MetricsSystem.factory`), which does nothing until an app bootstraps one.
+    public var metrics: (any MetricsFactory)?
 
     public init(transfers: Int = 8, transfersPerHost: Int = 4, cpuStages: Int = PipelineConfiguration.cores,
-                cache: CacheSettings = CacheSettings()) {
+                cache: CacheSettings = CacheSettings(), metrics: (any MetricsFactory)? = nil) {
         self.transfers = max(1, transfers)
         self.transfersPerHost = max(1, transfersPerHost)
         self.cpuStages = max(1, cpuStages)
         self.cache = cache
+        self.metrics = metrics
     }
 
     /// The cores this process may use.

@@ -1,0 +1,71 @@
+import MetricsTestKit
+import PipelineHost
+import Testing
+import TestSupport
+
+@Suite("Metrics: --stats figures and swift-metrics agree on a known workload")
+struct MetricsTests {
+    let server: LoopbackServer
+    let directory: TemporaryDirectory
+    let metrics = TestMetrics()
+    let image = Fixtures.quadrants(width: 1600, height: 1200)
+
+    init() throws {
+        server = try LoopbackServer()
+        directory = try TemporaryDirectory()
+        server.route("/held.jpg", .held(gate: "three", .ok(image, contentType: "image/jpeg")))
+        server.route("/other.jpg", .ok(Fixtures.quadrants(width: 200, height: 100), contentType: "image/jpeg"))
+    }
+
+    /// Three concurrent salted requests for one image (one transfer, two coalesced), the same
+    /// image again (a memory hit), another image, and a 404.
+    func runWorkload() async throws -> Pipeline {
+        let profiles = try TestPipeline.load(TestPipeline.thumbnail(size: 100, extra: "") .replacingOccurrences(
+            of: "encode     { format = \"jpeg\" },", with: "encode     { format = \"jpeg\" },\n  cache { memory = true },"))
+        var configuration = TestPipeline.configuration(cacheIn: directory)
+        configuration.metrics = metrics
+        let pipeline = Pipeline(profiles: profiles, configuration: configuration)
+        func request(_ path: String) -> ImageRequest { ImageRequest(source: server.url(path), profile: "thumbnail") }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for salt in 1...3 { group.addTask { _ = try await pipeline.image(for: request("/held.jpg?s=\(salt)")) } }
+            #expect(await eventually { await pipeline.activity().waitingRequests == 3 })
+            server.open("three")
+            try await group.waitForAll()
+        }
+        let hit = try await pipeline.image(for: request("/held.jpg?s=4"))
+        #expect(hit.memoryHit)
+        _ = try await pipeline.image(for: request("/other.jpg"))
+        await #expect(throws: PipelineError.self) { try await pipeline.image(for: request("/missing.jpg")) }
+        return pipeline
+    }
+
+    @Test("the stats count the workload")
+    func stats() async throws {
+        let stats = await (try runWorkload()).stats()
+        #expect((stats.requests, stats.succeeded, stats.failed, stats.cancelled) == (6, 5, 1, 0))
+        #expect((stats.coalesced, stats.fetches, stats.decodes) == (2, 3, 2))   // fetches include the 404
+        // A failed transfer's bytes are not counted.
+        #expect(stats.bytesFetched == image.count + Fixtures.quadrants(width: 200, height: 100).count)
+        #expect(stats.averageSourceBytes == Double(stats.bytesFetched) / 2)
+        #expect((stats.memoryLookups, stats.memoryHits) == (6, 1))
+        #expect(stats.memoryHitRate == 1.0 / 6)
+        #expect(stats.oversizedSources == 4)       // every 1600x1200 result shown at 100x100; 200x100 is not
+        #expect(stats.inFlight == 0 && stats.inFlightPeak >= 3)
+        #expect(stats.averageDecodeMilliseconds > 0)
+    }
+
+    @Test("swift-metrics gets the same counts, per-stage timers and the in-flight gauge")
+    func swiftMetrics() async throws {
+        let stats = await (try runWorkload()).stats()
+        for (name, field) in PipelineStats.counters {
+            let total = metrics.counters(label: "pipelinehost_\(name)_total").reduce(0) { $0 + $1.totalValue }
+            #expect(total == Int64(stats[keyPath: field]), "\(name)")
+        }
+        // Stage timers record stage runs that succeeded: two fetches (the 404 failed).
+        #expect(try metrics.expectTimer("pipelinehost_stage_duration", [("stage", "fetch")]).values.count == 2)
+        #expect(try metrics.expectTimer("pipelinehost_stage_duration", [("stage", "downsample")]).values.count == 2)
+        #expect(try metrics.expectTimer("pipelinehost_request_duration").values.count == 6)
+        let gauge = try metrics.expectGauge("pipelinehost_in_flight")
+        #expect(gauge.values.max() == Double(stats.inFlightPeak))
+    }
+}
