@@ -92,17 +92,16 @@ public actor Pipeline {
     }
 
     private func outcome(of request: ImageRequest, priority: Priority) async -> Result<PipelineResult, PipelineError> {
-        let redacted = Redactor.redact(request.source)
         let plan: RequestPlan
         do {
             plan = try RequestPlan(request, in: profiles)
         } catch {
-            return .failure(error.from(redacted))
+            return .failure(error.from(Redactor.redact(request.source)))
         }
         let source: Source, keyTimings: [PipelineResult.StageTiming]
         switch await keyed(request, plan) {
         case .success(let keyed): (source, keyTimings) = keyed
-        case .failure(let error): return .failure(error.from(redacted))
+        case .failure(let error): return .failure(error.from(Redactor.redact(request.source)))
         }
         let chain = Chain(source: source, plan: plan, settings: configuration.cache, profileFile: profiles.file)
         guard !chain.steps.isEmpty else {
@@ -118,7 +117,7 @@ public actor Pipeline {
             }
             commit(prefix.pending)
             return .success(PipelineResult(
-                request: request, source: source.redacted, sourceKey: source.key, key: chain.keys.last!.description,
+                request: request, origin: source, stageKey: chain.keys.last!,
                 bytes: encoded.bytes, format: encoded.format, size: encoded.size, sourceSize: encoded.sourceSize,
                 timings: keyTimings + prefix.timings, coalesced: prefix.shared,
                 memoryHit: prefix.memoryHit, diskHit: prefix.diskHit, stale: prefix.stale))
@@ -132,8 +131,14 @@ public actor Pipeline {
         var timings: [PipelineResult.StageTiming] = []
         for configured in plan.keyStages {
             let started = clock.now
-            let context = StageContext(source: source.redacted, logger: logger, blocking: blocking)
-            switch await Self.run(configured, on: .source(source), in: context) {
+            let outcome: Result<StageValue, PipelineError>
+            if let rewriter = configured.rewriter {
+                outcome = Self.rewrite(source, with: rewriter, name: configured.name)
+            } else {
+                outcome = await Self.run(configured, on: .source(source),
+                                         in: StageContext(source: source, logger: logger, blocking: blocking))
+            }
+            switch outcome {
             case .success(.source(let updated)): source = updated
             case .success: return .failure(PipelineError(.stageFailed, "\(configured.name): a key stage must give a source"))
             case .failure(let error): return .failure(error.from(source.redacted))
@@ -141,6 +146,17 @@ public actor Pipeline {
             timings.append(.init(stage: configured.name, duration: clock.now - started))
         }
         return .success((source, timings))
+    }
+
+    /// A synchronous key stage, in place, with its errors made PipelineErrors.
+    private static func rewrite(_ source: Source, with rewriter: any SourceRewriter, name: String) -> Result<StageValue, PipelineError> {
+        do {
+            return .success(.source(try rewriter.rewrite(source)))
+        } catch let error as PipelineError {
+            return .failure(error)
+        } catch {
+            return .failure(PipelineError(.stageFailed, "\(name): \(error)"))
+        }
     }
 
     /// Runs one stage off the actor, turning whatever it throws into a PipelineError.

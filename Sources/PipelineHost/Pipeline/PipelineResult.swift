@@ -15,12 +15,15 @@ public struct PipelineResult: Sendable {
     }
 
     public let request: ImageRequest
+    /// The source as the key stages left it; `source` and the keys are made from it on demand.
+    let origin: Source
+    let stageKey: StageKey
     /// The source with credentials redacted.
-    public let source: String
+    public var source: String { origin.redacted }
     /// The stable key of the source alone (after key stages such as normalize).
-    public let sourceKey: String
+    public var sourceKey: String { origin.key }
     /// The stable key: normalized source plus every stage identity. Equal keys mean equal output.
-    public let key: String
+    public var key: String { stageKey.description }
     public let bytes: ImageBytes
     /// "jpeg", "png", ... when known.
     public let format: String?

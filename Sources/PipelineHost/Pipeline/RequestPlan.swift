@@ -27,8 +27,8 @@ struct RequestPlan: Sendable {
         keyStages = Array(stages[..<split])
         var steps: [ConfiguredStage] = [], caches: [Int: CachePolicy] = [:]
         for stage in stages[split...] {
-            if let cache = stage.stage as? CacheStage, !steps.isEmpty {
-                caches[steps.count - 1] = cache.policy
+            if let policy = stage.cachePolicy, !steps.isEmpty {
+                caches[steps.count - 1] = policy
             } else {
                 steps.append(stage)
             }

@@ -3,12 +3,30 @@ import Logging
 /// What a stage may use while it runs, and nothing that could break the pipeline's guarantees.
 public struct StageContext: Sendable {
     /// The request's source, redacted: safe to log.
-    public let source: String
+    public var source: String {
+        switch origin {
+        case .redacted(let text): text
+        case .source(let source): source.redacted
+        }
+    }
     public let logger: Logger
     let blocking: BlockingExecutor
+    /// Redacting costs a URL parse, so the pipeline's contexts do it only when asked.
+    private let origin: Origin
+
+    private enum Origin: Sendable {
+        case redacted(String)
+        case source(Source)
+    }
 
     public init(source: String, logger: Logger, blocking: BlockingExecutor = .shared) {
-        self.source = source
+        origin = .redacted(source)
+        self.logger = logger
+        self.blocking = blocking
+    }
+
+    init(source: Source, logger: Logger, blocking: BlockingExecutor) {
+        origin = .source(source)
         self.logger = logger
         self.blocking = blocking
     }

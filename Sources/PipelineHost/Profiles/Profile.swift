@@ -5,11 +5,24 @@ public struct ConfiguredStage: Sendable {
     /// The line of the profile file that wrote it.
     public let line: Int
     public let stage: any Stage
+    /// Made once here: every request's keys are built from it.
+    public let identity: StageIdentity
+    /// The stage as a synchronous key stage, and its cache policy if it is `cache`: looked up
+    /// once here rather than cast on every request.
+    let rewriter: (any SourceRewriter)?
+    let cachePolicy: CachePolicy?
+
+    public init(definition: StageDefinition, parameters: StageParameters, line: Int, stage: any Stage) {
+        self.definition = definition
+        self.parameters = parameters
+        self.line = line
+        self.stage = stage
+        identity = StageIdentity(name: definition.name, version: definition.version, parameters: parameters.canonical)
+        rewriter = stage as? any SourceRewriter
+        cachePolicy = (stage as? CacheStage)?.policy
+    }
 
     public var name: String { definition.name }
-    public var identity: StageIdentity {
-        StageIdentity(name: definition.name, version: definition.version, parameters: parameters.canonical)
-    }
 }
 
 /// A named, type-checked chain of stages.

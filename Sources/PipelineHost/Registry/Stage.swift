@@ -6,6 +6,20 @@ public protocol Stage: Sendable {
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue
 }
 
+/// A key stage that rewrites a source without waiting for anything (normalize, request
+/// signing). The pipeline calls `rewrite` in place instead of `run`: key stages run on every
+/// request, memory hits included, and an async call would cost two executor hops each.
+public protocol SourceRewriter: Stage {
+    func rewrite(_ source: Source) throws -> Source
+}
+
+extension SourceRewriter {
+    public func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
+        guard case .source(let source) = input else { throw PipelineError(.stageFailed, "a key stage needs a source") }
+        return .source(try rewrite(source))
+    }
+}
+
 /// What a stage is: its name, version, the value kinds it takes and gives, its parameters, and
 /// a factory. Registered by a plugin; profiles refer to it by name.
 public struct StageDefinition: Sendable {

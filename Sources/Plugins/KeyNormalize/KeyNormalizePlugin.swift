@@ -16,13 +16,13 @@ public enum KeyNormalizePlugin: PipelinePlugin {
     }
 }
 
-struct NormalizeStage: Stage {
+struct NormalizeStage: SourceRewriter {
     let dropped: Set<String>
 
-    func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
-        guard case .source(var source) = input else { throw PipelineError(.stageFailed, "normalize: expected a source") }
+    func rewrite(_ source: Source) throws -> Source {
+        var source = source
         source.key = try SourceKey.normalized(source.location, dropping: dropped)
         source.volatileParameters.formUnion(dropped)
-        return .source(source)
+        return source
     }
 }

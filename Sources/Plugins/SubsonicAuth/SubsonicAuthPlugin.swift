@@ -26,7 +26,7 @@ public enum SubsonicAuthPlugin: PipelinePlugin {
     }
 }
 
-struct SubsonicAuthStage: Stage {
+struct SubsonicAuthStage: SourceRewriter {
     let user: String
     let passwordVariable: String
     let method: SubsonicSigner.Method
@@ -44,8 +44,8 @@ struct SubsonicAuthStage: Stage {
         client = p.string("client")!
     }
 
-    func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
-        guard case .source(var source) = input else { throw PipelineError(.stageFailed, "subsonic_auth: expected a source") }
+    func rewrite(_ source: Source) throws -> Source {
+        var source = source
         // Read when a request runs, not when the profile loads: `pipelinehost check` works
         // without the secret, and the password is never kept beyond the signer.
         guard let raw = getenv(passwordVariable), raw.pointee != 0 else {
@@ -54,6 +54,6 @@ struct SubsonicAuthStage: Stage {
         source.signers.append(SubsonicSigner(user: user, password: String(cString: raw), method: method,
                                              version: version, client: client))
         source.volatileParameters.formUnion(SubsonicAuthPlugin.parameterNames)
-        return .source(source)
+        return source
     }
 }
