@@ -2,7 +2,7 @@
 """The measuring half of scripts/bench (which builds and prepares the corpus first).
 
   bench.py ROUNDS BINARY CORPUS RESULTS   measure; tools alternate within each round
-  bench.py --hits JMH_DIR RESULTS         add the microbenchmarks' cache-hit latencies
+  bench.py --hits REPORT RESULTS          add the microbenchmarks' cache-hit latencies (text report)
   bench.py --write RESULTS BENCHMARKS.md  write the report
 """
 import http.server, json, os, platform, random, shutil, statistics, subprocess, sys, tempfile, threading, time
@@ -117,15 +117,18 @@ def summary(results_path):
         print(f"{name:48} wall s  {lo:7.3f} {mid:7.3f} {hi:7.3f}   cpu {statistics.median([s['cpu'] for s in runs]):7.2f}   rss {max(s['rss'] for s in runs):6.0f} MB")
 
 
-def hits(jmh_dir, results_path):
-    """Reads p50 latencies from ordo-one/benchmark's JMH output."""
+def hits(text_path, results_path):
+    """Reads each benchmark's p50 wall-clock time from ordo-one/benchmark's text report."""
     data = json.load(open(results_path))
-    for name in os.listdir(jmh_dir):
-        for entry in json.load(open(os.path.join(jmh_dir, name))):
-            if "Time" not in entry.get("primaryMetric", {}).get("scoreUnit", "") and "wallClock" not in json.dumps(entry):
-                continue
-            metric = entry["primaryMetric"]
-            data.setdefault("hits", {})[entry["benchmark"]] = {"p50": metric["scorePercentiles"]["50.0"], "unit": metric["scoreUnit"]}
+    name = None
+    for line in open(text_path, encoding="utf-8"):
+        line = line.rstrip("\n")
+        if line and line[0] not in "│╒╞├╘=" and not line.startswith(("Host", "#", "Baseline", "CacheHits")):
+            name = line.strip()
+        elif name and "Time (wall clock)" in line:
+            cells = [c.strip() for c in line.split("│") if c.strip()]
+            unit = cells[0][cells[0].index("(", cells[0].index(")")) + 1:cells[0].rindex(")")]
+            data.setdefault("hits", {})[name] = {"p50": float(cells[3]), "unit": unit}
     json.dump(data, open(results_path, "w"), indent=1)
 
 
@@ -178,13 +181,38 @@ def write(results_path, report_path):
         lines += ["In-process latency (`Benchmarks/`, ordo-one/benchmark, p50):", "", "| operation | p50 | target |", "|---|---|---|"]
         for name, hit in data["hits"].items():
             target = "≤ 20 µs" if "memory" in name else "≤ 1 ms"
-            lines.append(f"| {name} | {hit['p50']:.1f} {hit['unit']} | {target} |")
+            lines.append(f"| {name} | {hit['p50']:.0f} {hit['unit']} | {target} |")
         lines.append("")
     else:
         lines += ["The in-process hit latencies (`Benchmarks/`) did not run in this measurement.", ""]
     peak = max(x["rss"] for x in s["thumbnail batch: pipelinehost"])
     lines += ["## 6. Peak RSS over the whole batch (all 4096² images included)", "",
               f"pipelinehost: **{peak:.0f} MB** (target ≤ 300 MB).", ""]
+
+    # Where it stands against the targets, and what limits the ones it misses.
+    memory_hit = next((h["p50"] for n, h in data.get("hits", {}).items() if "memory" in n), None)
+    disk_hit = next((h["p50"] for n, h in data.get("hits", {}).items() if "disk" in n), None)
+    targets = [
+        ("thumbnail batch ≤ 0.65× vipsthumbnail", f"{ph / vt:.2f}×", ph / vt <= 0.65,
+         "The margin is thin, and the figure moves with the machine's load: vipsthumbnail works through the files one "
+         "at a time, while pipelinehost overlaps transfers with decodes on both cores."),
+        ("thumbnail batch ≤ 0.2× ImageMagick (5× faster)", f"{ph / im:.3f}× ({im / ph:.1f}× faster)", ph / im <= 0.2,
+         "What limits it: the batch mixes formats, and PNG has no shrink-on-load in libvips, so a 2048² PNG is decoded "
+         "in full by every tool; ImageMagick loses most on the 4096² JPEGs and WebPs, which pipelinehost shrinks while "
+         "decoding. A per-set breakdown has not been measured yet."),
+        ("blurred background ≤ 1.3× thumbnail", f"{med('blurred-background batch: pipelinehost') / ph:.2f}×",
+         med('blurred-background batch: pipelinehost') / ph <= 1.3, "The blur runs after downsampling, at 512 px."),
+        ("memory hit p50 ≤ 20 µs", f"{memory_hit:.0f} µs" if memory_hit is not None else "not measured",
+         memory_hit is not None and memory_hit <= 20,
+         "A hit still hops onto the pipeline actor and re-normalizes the URL (a URLComponents parse) to find its key; "
+         "a key memo would skip that, but it would keep sources with their signers (and so a password) in memory."),
+        ("disk hit p50 ≤ 1 ms (50 KB)", f"{disk_hit:.0f} µs" if disk_hit is not None else "not measured",
+         disk_hit is not None and disk_hit <= 1000, "One open, one read, a SHA-256 over the entry, one futimens."),
+        ("peak RSS ≤ 300 MB", f"{peak:.0f} MB", peak <= 300, ""),
+    ]
+    lines += ["## Where it stands", "", "| target | measured | met |", "|---|---|---|"]
+    lines += [f"| {t} | {m} | {'yes' if ok else '**no**'} |" for t, m, ok, _ in targets]
+    lines += [""] + [f"- **{t}:** {why}" for t, _, ok, why in targets if why and not ok] + [""]
     open(report_path, "w").write("\n".join(lines))
 
 
