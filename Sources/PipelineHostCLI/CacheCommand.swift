@@ -68,12 +68,11 @@ struct CacheCommand: AsyncParsableCommand {
 
         func run() async throws {
             let cache = location.cache, target = maxSize.bytes
-            let (before, after) = await BlockingExecutor.shared.run { (cache.report(), cache.evict(downTo: target)) }
-            let remaining = await BlockingExecutor.shared.run { cache.report().entries }
+            let (removed, bytes) = await BlockingExecutor.shared.run { cache.evict(downTo: target) }
             printOutput("""
                 cache directory: \(cache.directory)
-                removed: \(before.entries - remaining) entries
-                bytes: \(after) (\(ResultLine.bytes(after))), limit \(ResultLine.bytes(target))
+                removed: \(removed) entries
+                bytes: \(bytes) (\(ResultLine.bytes(bytes))), limit \(ResultLine.bytes(target))
                 """)
         }
     }

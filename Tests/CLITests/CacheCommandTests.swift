@@ -82,6 +82,7 @@ struct CacheCommandTests {
         #expect(prune.status == 0, "\(prune.output)")
         let left = DiskCacheFiles(cache)
         #expect(left.bytes <= 100 * 1024 && left.count < 80 && left.count > 0)
+        #expect(prune.stdout.contains("removed: \(80 - left.count) entries"), "\(prune.stdout)")
         let clear = try CLIProcess.run(["cache", "clear", "--cache-dir", cache])
         #expect(clear.stdout.contains("removed: \(left.count) entries"))
         #expect(DiskCacheFiles(cache).count == 0)

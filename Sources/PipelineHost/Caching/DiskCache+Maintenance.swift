@@ -79,9 +79,7 @@ extension DiskCache {
         defer { close(fd) }
         var head = [UInt8](repeating: 0, count: DiskEntryFormat.headerLength)
         guard Glibc.read(fd, &head, head.count) == head.count,
-              head.prefix(DiskEntryFormat.magic.count).elementsEqual(DiskEntryFormat.magic) else { return nil }
-        let length = head[8..<12].reversed().reduce(0) { $0 << 8 | Int($1) }
-        guard length > 0, length < 1 << 20 else { return nil }
+              let length = DiskEntryFormat.metadataLength(head), length > 0, length < 1 << 20 else { return nil }
         var json = [UInt8](repeating: 0, count: length)
         guard Glibc.read(fd, &json, length) == length,
               let metadata = try? JSONDecoder().decode(DiskEntryFormat.Metadata.self, from: Data(json)) else { return nil }

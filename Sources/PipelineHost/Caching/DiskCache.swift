@@ -104,16 +104,17 @@ public struct DiskCache: Sendable {
     }
 
     /// Removes least recently used entries until the entries take at most `target` bytes.
-    /// Returns the bytes the entries take afterwards.
+    /// Returns how many it removed and the bytes the entries take afterwards.
     @discardableResult
-    public func evict(downTo target: Int) -> Int {
-        var files = entryFiles().sorted { $0.accessed < $1.accessed }
-        var total = files.reduce(0) { $0 + $1.bytes }
-        while total > target, !files.isEmpty {
-            let file = files.removeFirst()
-            if unlink(file.path) == 0 || errno == ENOENT { total -= file.bytes }
+    public func evict(downTo target: Int) -> (removed: Int, bytes: Int) {
+        var files = entryFiles().sorted { $0.accessed < $1.accessed }[...]
+        var total = files.reduce(0) { $0 + $1.bytes }, removed = 0
+        while total > target, let file = files.popFirst() {
+            guard unlink(file.path) == 0 || errno == ENOENT else { continue }
+            total -= file.bytes
+            removed += 1
         }
-        return total
+        return (removed, total)
     }
 
     /// Entry files with their size and last access, found by listing the directory.

@@ -54,13 +54,16 @@ enum DiskEntryFormat {
         return header
     }
 
+    /// The metadata length a header announces, or nil when `header` does not start an entry.
+    static func metadataLength<Bytes: Collection<UInt8>>(_ header: Bytes) -> Int? {
+        guard header.count >= headerLength, header.prefix(magic.count).elementsEqual(magic) else { return nil }
+        return header.dropFirst(magic.count).prefix(4).reversed().reduce(0) { $0 << 8 | Int($1) }
+    }
+
     /// Parses a whole file, or nil when it is not a sound entry named `name`.
     static func decode(_ file: ImageBytes, name: String) -> (metadata: Metadata, entry: CacheEntry)? {
         let raw = file.buffer
-        guard raw.count >= headerLength, raw.prefix(magic.count).elementsEqual(magic) else { return nil }
-        var length: UInt32 = 0
-        withUnsafeMutableBytes(of: &length) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[magic.count..<magic.count + 4])) }
-        let metadataLength = Int(UInt32(littleEndian: length))
+        guard let metadataLength = metadataLength(raw) else { return nil }
         let stored = raw[(magic.count + 4)..<headerLength]
         guard metadataLength <= raw.count - headerLength else { return nil }
         let rest = UnsafeRawBufferPointer(rebasing: raw[headerLength...])

@@ -68,7 +68,7 @@ extension DiskCache {
         guard estimate <= limit else { return usage }
         if usage + estimate > limit {
             // Down to 90%, so a full cache evicts in batches rather than on every write.
-            usage = evict(downTo: max(0, limit - limit / 10 - estimate))
+            usage = evict(downTo: max(0, limit - limit / 10 - estimate)).bytes
         }
         return usage + (try write(entry, key: key, layer: layer))
     }

@@ -152,10 +152,8 @@ public actor Pipeline {
     private static func rewrite(_ source: Source, with rewriter: any SourceRewriter, name: String) -> Result<StageValue, PipelineError> {
         do {
             return .success(.source(try rewriter.rewrite(source)))
-        } catch let error as PipelineError {
-            return .failure(error)
         } catch {
-            return .failure(PipelineError(.stageFailed, "\(name): \(error)"))
+            return .failure(PipelineError(thrown: error, by: name))
         }
     }
 
@@ -165,12 +163,8 @@ public actor Pipeline {
         do {
             try context.checkCancellation()
             return .success(try await configured.stage.run(input, in: context))
-        } catch let error as PipelineError {
-            return .failure(error)
-        } catch is CancellationError {
-            return .failure(.cancelled())
         } catch {
-            return .failure(PipelineError(.stageFailed, "\(configured.name): \(error)"))
+            return .failure(PipelineError(thrown: error, by: configured.name))
         }
     }
 }
@@ -193,6 +187,16 @@ public struct PipelineActivity: Sendable, Equatable {
 }
 
 extension PipelineError {
+    /// What a stage threw, as a PipelineError: its own errors pass through, a cancellation is
+    /// `cancelled`, and anything else is `stage_failed` naming the stage.
+    init(thrown error: any Error, by stage: String) {
+        switch error {
+        case let error as PipelineError: self = error
+        case is CancellationError: self = .cancelled()
+        default: self.init(.stageFailed, "\(stage): \(error)")
+        }
+    }
+
     /// The same error, naming the source if it did not already.
     func from(_ source: String) -> PipelineError {
         var copy = self
