@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <unistd.h>
 
 int ph_curl_global_init(void) { return (int)curl_global_init(CURL_GLOBAL_DEFAULT); }
 
@@ -59,6 +62,65 @@ ph_cancel_flag *ph_cancel_flag_new(void) { return calloc(1, sizeof(ph_cancel_fla
 void ph_cancel_flag_set(ph_cancel_flag *flag) { atomic_store(&flag->set, 1); }
 void ph_cancel_flag_free(ph_cancel_flag *flag) { free(flag); }
 
+// MARK: address classes
+
+static int in_v4(uint32_t address, uint32_t network, int bits) {
+    uint32_t mask = bits == 0 ? 0 : 0xFFFFFFFFu << (32 - bits);
+    return (address & mask) == (network & mask);
+}
+
+#define V4(a, b, c, d) (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (uint32_t)(d))
+
+// Special-purpose ranges from the IANA IPv4 registry (RFC 6890 and successors).
+static const char *v4_class(uint32_t a) {
+    if (in_v4(a, V4(127, 0, 0, 0), 8)) return "loopback";
+    if (in_v4(a, V4(10, 0, 0, 0), 8) || in_v4(a, V4(172, 16, 0, 0), 12) || in_v4(a, V4(192, 168, 0, 0), 16))
+        return "private";
+    if (in_v4(a, V4(169, 254, 0, 0), 16)) return "link-local";  // 169.254.169.254: cloud metadata
+    if (in_v4(a, V4(100, 64, 0, 0), 10)) return "shared (carrier-grade NAT)";
+    if (in_v4(a, V4(0, 0, 0, 0), 8)) return "unspecified";
+    if (in_v4(a, V4(224, 0, 0, 0), 4)) return "multicast";
+    if (in_v4(a, V4(240, 0, 0, 0), 4)) return "reserved";
+    if (in_v4(a, V4(192, 0, 0, 0), 24) || in_v4(a, V4(192, 0, 2, 0), 24) || in_v4(a, V4(198, 18, 0, 0), 15)
+        || in_v4(a, V4(198, 51, 100, 0), 24) || in_v4(a, V4(203, 0, 113, 0), 24))
+        return "reserved";
+    return NULL;
+}
+
+static const char *v6_class(const unsigned char *b) {
+    static const unsigned char zero[16] = {0};
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
+    static const unsigned char nat64[12] = {0, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0};
+    uint32_t embedded = V4(b[12], b[13], b[14], b[15]);
+    if (memcmp(b, zero, 15) == 0 && b[15] == 1) return "loopback";
+    if (memcmp(b, zero, 16) == 0) return "unspecified";
+    // IPv4-mapped and NAT64 addresses reach an IPv4 host: judge that host.
+    if (memcmp(b, mapped, 12) == 0 || memcmp(b, nat64, 12) == 0) return v4_class(embedded);
+    if (memcmp(b, zero, 12) == 0) return "reserved";               // IPv4-compatible, deprecated
+    if ((b[0] & 0xFE) == 0xFC) return "private";                   // fc00::/7 unique local
+    if (b[0] == 0xFE && (b[1] & 0xC0) == 0x80) return "link-local"; // fe80::/10
+    if (b[0] == 0xFE && (b[1] & 0xC0) == 0xC0) return "private";    // fec0::/10 site-local
+    if (b[0] == 0xFF) return "multicast";
+    if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0D && b[3] == 0xB8) return "reserved";  // documentation
+    return NULL;
+}
+
+const char *ph_address_class(const struct sockaddr *address) {
+    if (address->sa_family == AF_INET)
+        return v4_class(ntohl(((const struct sockaddr_in *)address)->sin_addr.s_addr));
+    if (address->sa_family == AF_INET6)
+        return v6_class(((const struct sockaddr_in6 *)address)->sin6_addr.s6_addr);
+    return "not an internet address";
+}
+
+const char *ph_address_text_class(const char *text) {
+    struct sockaddr_in v4 = {.sin_family = AF_INET};
+    struct sockaddr_in6 v6 = {.sin6_family = AF_INET6};
+    if (inet_pton(AF_INET, text, &v4.sin_addr) == 1) return ph_address_class((struct sockaddr *)&v4);
+    if (inet_pton(AF_INET6, text, &v6.sin6_addr) == 1) return ph_address_class((struct sockaddr *)&v6);
+    return "invalid";
+}
+
 // MARK: transfer
 
 typedef struct {
@@ -66,7 +128,31 @@ typedef struct {
     size_t capacity;
     long long max_bytes;
     ph_cancel_flag *cancel;
+    int block_private;
+    int allow_loopback;
 } transfer_state;
+
+// Every connection curl opens, for the first URL and for each redirect, after DNS: the check
+// sees the address actually connected to, so neither DNS rebinding nor a redirect avoids it.
+static curl_socket_t on_open_socket(void *userdata, curlsocktype purpose, struct curl_sockaddr *address) {
+    (void)purpose;
+    transfer_state *state = userdata;
+    if (state->block_private) {
+        const char *class = ph_address_class(&address->addr);
+        if (class && !(state->allow_loopback && strcmp(class, "loopback") == 0)) {
+            ph_fetch_result *r = state->result;
+            r->blocked = 1;
+            char host[INET6_ADDRSTRLEN] = "?";
+            if (address->family == AF_INET)
+                inet_ntop(AF_INET, &((struct sockaddr_in *)&address->addr)->sin_addr, host, sizeof host);
+            else if (address->family == AF_INET6)
+                inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&address->addr)->sin6_addr, host, sizeof host);
+            snprintf(r->blocked_address, sizeof r->blocked_address, "%s (%s)", host, class);
+            return CURL_SOCKET_BAD;
+        }
+    }
+    return socket(address->family, address->socktype, address->protocol);
+}
 
 static size_t on_body(char *data, size_t size, size_t count, void *userdata) {
     transfer_state *state = userdata;
@@ -141,15 +227,31 @@ static void read_cache_headers(CURL *curl, ph_cache_headers *c) {
     free(age);
 }
 
+// Retry-After is either delay-seconds or an HTTP date (RFC 9110 10.2.3).
+static long long retry_after(CURL *curl) {
+    char *text = response_header(curl, "Retry-After");
+    if (!text) return -1;
+    char *end = NULL;
+    long long seconds = strtoll(text, &end, 10);
+    if (end == text || *end != 0 || seconds < 0) {
+        time_t when = curl_getdate(text, NULL);
+        seconds = when < 0 ? -1 : (long long)when - (long long)time(NULL);
+        if (when >= 0 && seconds < 0) seconds = 0;
+    }
+    free(text);
+    return seconds;
+}
+
 void ph_fetch(const ph_fetch_options *o, ph_fetch_result *r) {
     memset(r, 0, sizeof *r);
+    r->retry_after = -1;
     CURL *curl = curl_easy_init();
     if (!curl) {
         r->curl_code = CURLE_FAILED_INIT;
         strcpy(r->error, "cannot create a curl handle");
         return;
     }
-    transfer_state state = {r, 0, o->max_bytes, o->cancel};
+    transfer_state state = {r, 0, o->max_bytes, o->cancel, o->block_private, o->allow_loopback};
     if (o->cancel && atomic_load(&o->cancel->set)) {
         r->cancelled = 1;
         r->curl_code = CURLE_ABORTED_BY_CALLBACK;
@@ -168,6 +270,12 @@ void ph_fetch(const ph_fetch_options *o, ph_fetch_result *r) {
     if (o->redirect_protocols) curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, o->redirect_protocols);
     if (o->max_bytes > 0) curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->max_bytes);
     if (o->share) curl_easy_setopt(curl, CURLOPT_SHARE, o->share->handle);
+    if (o->low_speed_limit > 0 && o->low_speed_time > 0) {
+        curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, o->low_speed_limit);
+        curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, o->low_speed_time);
+    }
+    curl_easy_setopt(curl, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
+    curl_easy_setopt(curl, CURLOPT_OPENSOCKETDATA, &state);
     struct curl_slist *headers = NULL;
     char line[1024];
     if (o->if_none_match && strlen(o->if_none_match) < 900) {
@@ -202,7 +310,10 @@ void ph_fetch(const ph_fetch_options *o, ph_fetch_result *r) {
     r->content_type = copy_string(content_type);
     r->effective_url = copy_string(effective_url);
     r->cache.expires_epoch = r->cache.date_epoch = r->cache.age = -1;
-    if (r->curl_code == CURLE_OK && r->http_status != 0) read_cache_headers(curl, &r->cache);
+    if (r->curl_code == CURLE_OK && r->http_status != 0) {
+        read_cache_headers(curl, &r->cache);
+        if (r->http_status == 429 || r->http_status >= 500) r->retry_after = retry_after(curl);
+    }
     curl_easy_cleanup(curl);
     curl_slist_free_all(headers);
 }

@@ -23,7 +23,7 @@ struct PipelineCacheTests {
         """
         profile "\(name)" {
           normalize  { drop_query = { "u", "t", "s", "p" } },
-          fetch      { timeout = 5 },
+          fetch      { timeout = 5, retry_delay = 0.01 },
           cache      { \(original) },
           decode     {},
           downsample { size = \(size), fit = "cover" },
@@ -183,7 +183,8 @@ struct PipelineCacheTests {
         #expect(failure?.kind == .httpStatus && failure?.httpStatus == 500)
         let stats = await pipeline.stats()
         #expect((stats.staleServed, stats.staleResults, stats.failed) == (1, 1, 1))
-        #expect(server.requestCount("/flaky.jpg") == 3)
+        // The first fetch, then each failing revalidation: one attempt and two retries.
+        #expect(server.requestCount("/flaky.jpg") == 7)
     }
 
     @Test("Cache-Control max-age and Expires win over ttl; without them, ttl decides")

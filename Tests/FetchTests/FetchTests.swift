@@ -2,11 +2,6 @@ import PipelineHost
 import Testing
 import TestSupport
 
-/// A profile that fetches and hands the bytes straight through: fetch output is encoded bytes.
-private func fetchOnly(_ parameters: String = "") -> String {
-    #"profile "raw" { fetch { \#(parameters) } }"#
-}
-
 @Suite("fetch over libcurl", .serialized)
 struct FetchTests {
     let server: LoopbackServer
@@ -38,10 +33,11 @@ struct FetchTests {
     @Test("a non-2xx status is an error that carries the status", arguments: [404, 500, 503])
     func status(_ code: Int) async throws {
         server.route("/gone", .status(code))
-        let error = try await TestPipeline.failure(fetchOnly(), source: server.url("/gone?t=secret"))
+        let error = try await TestPipeline.failure(fetchOnly("retry_delay = 0.01"), source: server.url("/gone?t=secret"))
         #expect(error?.kind == .httpStatus)
         #expect(error?.httpStatus == code)
-        #expect(error?.description == "\(server.url("/gone?t=REDACTED")): HTTP \(code)")
+        let attempts = code >= 500 ? " (after 3 attempts)" : ""
+        #expect(error?.description == "\(server.url("/gone?t=REDACTED")): HTTP \(code)\(attempts)")
     }
 
     @Test("redirects are followed, up to max_redirects")
@@ -84,8 +80,9 @@ struct FetchTests {
     @Test("a body cut short is a transport error")
     func truncated() async throws {
         server.route("/cut", .truncated(Array(jpeg.prefix(100)), missing: 500))
-        let error = try await TestPipeline.failure(fetchOnly(), source: server.url("/cut"))
+        let error = try await TestPipeline.failure(fetchOnly("retries = 0"), source: server.url("/cut"))
         #expect(error?.kind == .transport)
+        #expect(server.requestCount("/cut") == 1)
     }
 
     @Test("a refused connection is a transport error")
@@ -93,7 +90,7 @@ struct FetchTests {
         let closed = try LoopbackServer()
         let url = closed.url("/x.jpg")
         closed.stop()
-        let error = try await TestPipeline.failure(fetchOnly("connect_timeout = 2"), source: url)
+        let error = try await TestPipeline.failure(fetchOnly("connect_timeout = 2, retry_delay = 0.01"), source: url)
         #expect(error?.kind == .transport)
     }
 

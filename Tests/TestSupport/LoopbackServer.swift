@@ -28,6 +28,11 @@ public final class LoopbackServer: Sendable {
         case cacheable([UInt8], etag: String, cacheControl: String, contentType: String = "image/jpeg")
         /// `Response` with these headers added (Cache-Control, Expires, ...).
         case headers([String: String], Response)
+        /// The first request to the path gets the first response, the second the second, and
+        /// so on; the last one answers every request after that.
+        case sequence([Response])
+        /// Closes the connection without answering: a server that dies mid-request.
+        case hangUp
     }
 
     private struct State {
@@ -142,7 +147,11 @@ public final class LoopbackServer: Sendable {
                 s.queries[request.path, default: []].append(request.query)
                 s.log.append(request.path)
                 s.requestHeaders[request.path, default: []].append(request.headers)
-                return s.routes[request.path] ?? .status(404, body: Array("not found\n".utf8))
+                let route = s.routes[request.path] ?? .status(404, body: Array("not found\n".utf8))
+                if case .sequence(let responses) = route, !responses.isEmpty {
+                    return responses[min(s.counts[request.path]! - 1, responses.count - 1)]
+                }
+                return route
             }
             guard respond(response, on: client, request: request), !request.close else { return }
         }
@@ -214,6 +223,10 @@ public final class LoopbackServer: Sendable {
                 Thread.sleep(forTimeInterval: 0.005)
             }
             return respond(inner, on: fd, request: request, extra: extra)
+        case .sequence(let responses):
+            return respond(responses.last ?? .status(404), on: fd, request: request, extra: extra)
+        case .hangUp:
+            return false
         case .truncated(let body, let missing):
             _ = send(fd, status: 200, headers: ["Content-Type": "image/jpeg"], body: body,
                      declaredLength: body.count + missing)

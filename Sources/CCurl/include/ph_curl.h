@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <curl/curl.h>
+#include <sys/socket.h>
 
 /// Call once per process before any other ph_curl function.
 int ph_curl_global_init(void);
@@ -33,6 +34,10 @@ typedef struct {
     ph_cancel_flag *cancel;           // may be NULL
     const char *if_none_match;        // conditional request validators; may be NULL
     const char *if_modified_since;
+    long low_speed_limit;             // bytes per second; 0 turns the low-speed check off
+    long low_speed_time;              // seconds below low_speed_limit before giving up
+    int block_private;                // refuse non-public addresses at connect time
+    int allow_loopback;               // with block_private: still allow 127.0.0.0/8 and ::1
 } ph_fetch_options;
 
 /// The response headers a cache needs, from the last response (after redirects).
@@ -53,6 +58,9 @@ typedef struct {
     long long connect_count;          // new connections this transfer opened (0 when reused)
     int too_large;                    // stopped because the body passed max_bytes
     int cancelled;                    // stopped because the cancel flag was set
+    int blocked;                      // a connection was refused by block_private
+    char blocked_address[64];         // the address it was refused for
+    long long retry_after;            // Retry-After in seconds from now; -1 when absent
     unsigned char *body;              // malloc'd; owned by the caller once returned
     size_t body_length;
     char *content_type;               // malloc'd or NULL
@@ -60,6 +68,13 @@ typedef struct {
     ph_cache_headers cache;
     char error[CURL_ERROR_SIZE];
 } ph_fetch_result;
+
+/// Why an address is not public ("loopback", "private", "link-local", ...), or NULL when it
+/// is. `address` is a sockaddr_in or sockaddr_in6; IPv4-mapped IPv6 addresses are unwrapped.
+const char *ph_address_class(const struct sockaddr *address);
+
+/// The same for an address in text form, for tests. "invalid" when it does not parse.
+const char *ph_address_text_class(const char *text);
 
 /// Runs the transfer to the end. Always fills `result`; release it with ph_fetch_result_free
 /// (after taking ownership of `body`, set it to NULL to keep it).

@@ -16,6 +16,8 @@ public struct PipelineError: Error, Sendable, CustomStringConvertible {
         public static let pixelLimit = Kind("pixel_limit")
         public static let decodeFailed = Kind("decode_failed")
         public static let encodeFailed = Kind("encode_failed")
+        /// Refused by policy: an address block_private forbids.
+        public static let blocked = Kind("blocked")
         public static let cancelled = Kind("cancelled")
         /// Offline, and the cache holds nothing for the request.
         public static let notCached = Kind("not_cached")
@@ -25,11 +27,13 @@ public struct PipelineError: Error, Sendable, CustomStringConvertible {
 
     public let kind: Kind
     /// The cause, written for a person: "HTTP 404", "not an image (text/html)".
-    public let reason: String
+    public var reason: String
     /// The HTTP status, for `.httpStatus`.
     public var httpStatus: Int?
     /// curl's numeric code, for `.transport` and `.timeout`.
     public var transportCode: Int?
+    /// For `.httpStatus` 429 and 5xx: the server's Retry-After, in seconds from when it answered.
+    public var retryAfter: Double?
     /// For `.notAnImage`: the sniffed media type.
     public var sniffedType: String?
     /// The source, redacted. The pipeline fills it in.

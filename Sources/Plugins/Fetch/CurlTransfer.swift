@@ -14,12 +14,14 @@ enum CurlTransfer {
     }
 
     /// One share handle per process: connections, DNS and TLS sessions are reused across
-    /// transfers and threads.
+    /// transfers and threads. Transfers under block_private get their own, so they never reuse
+    /// a connection that was opened without the address check.
     private static let share = CurlShare()
+    private static let checkedShare = CurlShare()
 
     static func fetch(_ url: String, validators: Validators?, options: FetchOptions, context: StageContext) async throws -> Body {
         let flag = CancelFlag()
-        let share = share
+        let share = options.blockPrivate ? checkedShare : share
         return try await withTaskCancellationHandler {
             try await context.runBlocking { try perform(url, validators: validators, options: options, share: share, cancel: flag) }
         } onCancel: {
@@ -30,14 +32,16 @@ enum CurlTransfer {
     private static func perform(_ url: String, validators: Validators?, options: FetchOptions, share: CurlShare,
                                 cancel: CancelFlag) throws(PipelineError) -> Body {
         var result = ph_fetch_result()
-        withCStrings(url, options.userAgent, "http,https,file", "http,https") { url, agent, protocols, redirects in
+        withCStrings(url, options.userAgent, options.protocols, options.redirectProtocols) { url, agent, protocols, redirects in
             withOptionalCString(validators?.etag) { etag in
                 withOptionalCString(validators?.lastModified) { lastModified in
                     var request = ph_fetch_options(
                         url: url, user_agent: agent, protocols: protocols, redirect_protocols: redirects,
                         connect_timeout_ms: Int(options.connectTimeout * 1000), timeout_ms: Int(options.timeout * 1000),
                         max_redirects: options.maxRedirects, max_bytes: Int64(options.maxBytes),
-                        share: share.handle, cancel: cancel.handle, if_none_match: etag, if_modified_since: lastModified)
+                        share: share.handle, cancel: cancel.handle, if_none_match: etag, if_modified_since: lastModified,
+                        low_speed_limit: options.lowSpeedLimit, low_speed_time: Int(options.lowSpeedTime.rounded(.up)),
+                        block_private: options.blockPrivate ? 1 : 0, allow_loopback: options.allowLoopback ? 1 : 0)
                     ph_fetch(&request, &result)
                 }
             }
@@ -55,6 +59,12 @@ enum CurlTransfer {
 
     private static func failure(of r: ph_fetch_result, options: FetchOptions) -> PipelineError? {
         if r.cancelled != 0 { return .cancelled("transfer cancelled") }
+        if r.blocked != 0 {
+            let address = withUnsafeBytes(of: r.blocked_address) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            return PipelineError(.blocked, "refused to connect to \(address): block_private is on")
+        }
         if r.too_large != 0 {
             return PipelineError(.tooLarge, "body larger than max_bytes (\(options.maxBytes) bytes)")
         }
@@ -67,6 +77,8 @@ enum CurlTransfer {
             switch UInt32(code) {
             case CURLE_OPERATION_TIMEDOUT.rawValue:
                 return PipelineError(.timeout, "timed out (\(detail))", transportCode: Int(code))
+            case CURLE_UNSUPPORTED_PROTOCOL.rawValue where r.redirects > 0:
+                return PipelineError(.invalidSource, "redirect to a scheme that is not allowed (\(detail))", transportCode: Int(code))
             case CURLE_TOO_MANY_REDIRECTS.rawValue:
                 return PipelineError(.transport, "too many redirects (more than \(options.maxRedirects))", transportCode: Int(code))
             case CURLE_UNSUPPORTED_PROTOCOL.rawValue, CURLE_URL_MALFORMAT.rawValue:
@@ -79,7 +91,9 @@ enum CurlTransfer {
         }
         let status = r.http_status
         if status != 0, !(200..<300).contains(status) {
-            return PipelineError(.httpStatus, "HTTP \(status)", httpStatus: status)
+            var error = PipelineError(.httpStatus, "HTTP \(status)", httpStatus: status)
+            error.retryAfter = r.retry_after >= 0 ? Double(r.retry_after) : nil
+            return error
         }
         return nil
     }

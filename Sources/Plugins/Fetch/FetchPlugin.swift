@@ -1,3 +1,4 @@
+import CCurl
 import PipelineHost
 
 /// Registers `fetch`: http, https, file:// URLs and plain paths through libcurl.
@@ -6,38 +7,81 @@ public enum FetchPlugin: PipelinePlugin {
         try registry.register(StageDefinition(
             name: "fetch",
             summary: "Download the source's bytes with libcurl (http, https, file:// or a local path). "
-                + "Connections are reused; a non-2xx status is an error. Reads ETag, Last-Modified, "
-                + "Cache-Control and Expires for the cache, and revalidates a stale cached copy with a conditional request.",
+                + "Connections are reused; a non-2xx status is an error; connect errors, 5xx and 429 are retried "
+                + "with backoff. Reads ETag, Last-Modified, Cache-Control and Expires for the cache, and "
+                + "revalidates a stale cached copy with a conditional request.",
             input: .source, output: .encoded,
             parameters: [
                 ParameterSpec("timeout", .number(0.1...600), default: .number(30),
                               doc: "seconds the whole transfer may take"),
                 ParameterSpec("connect_timeout", .number(0.1...120), default: .number(10),
                               doc: "seconds to establish the connection"),
+                ParameterSpec("low_speed_limit", .integer(0...1_000_000_000), default: .integer(1000),
+                              doc: "bytes per second; slower than this for low_speed_time is a timeout (0: off)"),
+                ParameterSpec("low_speed_time", .number(1...600), default: .number(15),
+                              doc: "seconds a transfer may stay under low_speed_limit"),
                 ParameterSpec("max_bytes", .integer(1...4_000_000_000), default: .integer(50_000_000),
                               doc: "largest body accepted; the transfer stops as soon as it passes this"),
-                ParameterSpec("max_redirects", .integer(0...5), default: .integer(5),
-                              doc: "redirects followed before giving up"),
+                ParameterSpec("max_redirects", .integer(0...10), default: .integer(5),
+                              doc: "redirects followed before giving up; each target gets the same checks"),
+                ParameterSpec("schemes", .stringList, default: .stringList(["http", "https", "file"]),
+                              doc: "URL schemes allowed, from http, https, file (plain paths need file); redirects never go to file"),
+                ParameterSpec("block_private", .boolean, default: .boolean(false),
+                              doc: "refuse loopback, private, link-local (cloud metadata) and reserved addresses, "
+                                  + "checked on the address connected to, for every redirect too"),
+                ParameterSpec("allow_loopback", .boolean, default: .boolean(false),
+                              doc: "with block_private: still allow 127.0.0.0/8 and ::1 (a local image server)"),
+                ParameterSpec("retries", .integer(0...10), default: .integer(2),
+                              doc: "extra attempts after a connect error, a dropped connection, 5xx or 429; never after other 4xx"),
+                ParameterSpec("retry_delay", .number(0...60), default: .number(0.5),
+                              doc: "seconds before the first retry; doubles each time, with jitter"),
+                ParameterSpec("retry_max_delay", .number(0...600), default: .number(10),
+                              doc: "longest wait between attempts; a longer Retry-After is not waited for"),
                 ParameterSpec("user_agent", .string, default: .string("pipelinehost/0.1 (libcurl)"),
                               doc: "User-Agent header sent with http(s) requests"),
             ],
-            make: { FetchStage(options: FetchOptions($0)) }))
+            make: { FetchStage(options: try FetchOptions($0)) }))
     }
 }
 
 struct FetchOptions: Sendable {
     var timeout: Double
     var connectTimeout: Double
+    var lowSpeedLimit: Int
+    var lowSpeedTime: Double
     var maxBytes: Int
     var maxRedirects: Int
+    var schemes: Set<String>
+    var blockPrivate: Bool
+    var allowLoopback: Bool
+    var retry: RetryPolicy
     var userAgent: String
 
-    init(_ parameters: StageParameters) {
+    init(_ parameters: StageParameters) throws(ParameterError) {
         timeout = parameters.number("timeout")!
         connectTimeout = parameters.number("connect_timeout")!
+        lowSpeedLimit = parameters.integer("low_speed_limit")!
+        lowSpeedTime = parameters.number("low_speed_time")!
         maxBytes = parameters.integer("max_bytes")!
         maxRedirects = parameters.integer("max_redirects")!
+        let schemes = parameters.strings("schemes")!.map { $0.lowercased() }
+        for scheme in schemes where !FetchURL.schemes.contains(scheme) {
+            throw ParameterError("schemes: '\(scheme)' is not supported; choose from http, https, file")
+        }
+        guard !schemes.isEmpty else { throw ParameterError("schemes: allow at least one of http, https, file") }
+        self.schemes = Set(schemes)
+        blockPrivate = parameters.boolean("block_private")!
+        allowLoopback = parameters.boolean("allow_loopback")!
+        retry = RetryPolicy(retries: parameters.integer("retries")!, delay: parameters.number("retry_delay")!,
+                            maxDelay: parameters.number("retry_max_delay")!)
         userAgent = parameters.string("user_agent")!
+    }
+
+    /// curl's protocol lists: the first URL may use any allowed scheme, a redirect only http(s).
+    var protocols: String { FetchURL.schemes.filter(schemes.contains).sorted().joined(separator: ",") }
+    var redirectProtocols: String {
+        let web = schemes.subtracting(["file"]).sorted().joined(separator: ",")
+        return web.isEmpty ? "http" : web  // file alone: no redirects happen
     }
 }
 
@@ -46,9 +90,19 @@ struct FetchStage: Stage {
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         guard case .source(let source) = input else { throw PipelineError(.stageFailed, "fetch: expected a source") }
-        let url = try FetchURL.resolve(source.signedLocation())
-        let body = try await CurlTransfer.fetch(url, validators: source.validators, options: options, context: context)
+        let url = try FetchURL.resolve(source.signedLocation(), allowing: options.schemes)
+        let body = try await options.retry.run(context: context) {
+            try await CurlTransfer.fetch(url, validators: source.validators, options: options, context: context)
+        }
         return .encoded(EncodedImage(bytes: body.bytes, declaredContentType: body.contentType,
                                      cacheHints: body.hints, notModified: body.notModified))
+    }
+}
+
+extension FetchPlugin {
+    /// Why `block_private` would refuse this IP address ("loopback", "private", "link-local",
+    /// ...), or nil for a public address. The same C check curl's connections go through.
+    public static func blockedAddressClass(_ address: String) -> String? {
+        ph_address_text_class(address).map { String(cString: $0) }
     }
 }

@@ -9,9 +9,12 @@ import PipelineHost
 enum FetchURL {
     static let schemes: Set<String> = ["http", "https", "file"]
 
-    static func resolve(_ location: String) throws(PipelineError) -> String {
+    static func resolve(_ location: String, allowing allowed: Set<String> = schemes) throws(PipelineError) -> String {
         guard !location.isEmpty else { throw PipelineError(.invalidSource, "empty source") }
         guard !Source.isPlainPath(location), let schemeEnd = location.firstRange(of: ":") else {
+            guard allowed.contains("file") else {
+                throw PipelineError(.invalidSource, "local files are not allowed (fetch schemes: \(list(allowed)))")
+            }
             // A plain path. URL(fileURLWithPath:) makes it absolute and percent-encodes it.
             return URL(fileURLWithPath: location).absoluteString
         }
@@ -19,6 +22,11 @@ enum FetchURL {
         guard schemes.contains(scheme) else {
             throw PipelineError(.invalidSource, "unsupported scheme '\(scheme)' (use http, https, file or a path)")
         }
+        guard allowed.contains(scheme) else {
+            throw PipelineError(.invalidSource, "scheme '\(scheme)' is not allowed (fetch schemes: \(list(allowed)))")
+        }
         return location
     }
+
+    private static func list(_ schemes: Set<String>) -> String { schemes.sorted().joined(separator: ", ") }
 }
