@@ -1,7 +1,13 @@
 #include "ph_vips.h"
 
-// Truncated or damaged input is an error, never a grey half image.
-#define PH_LOAD_OPTIONS "[fail_on=truncated]"
+#include <stdio.h>
+
+// Truncated or damaged input is an error, never a grey half image. `n` is set only for several
+// pages: single-page loaders (jpeg, png) have no such option and would refuse it.
+static void load_options(char *text, size_t size, int pages) {
+    if (pages > 1) snprintf(text, size, "[fail_on=truncated,n=%d]", pages);
+    else snprintf(text, size, "[fail_on=truncated]");
+}
 
 // libvips logs warnings ("error in tile 0 x 120") straight to stderr through GLib. Every failure
 // that matters also reaches the error buffer, which the pipeline reports on one line, so the
@@ -31,23 +37,28 @@ const char *ph_vips_find_loader(const void *buffer, size_t length) {
     return vips_foreign_find_load_buffer(buffer, length);
 }
 
-VipsImage *ph_vips_open(const void *buffer, size_t length) {
-    return vips_image_new_from_buffer(buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL,
-                                      "fail_on", VIPS_FAIL_ON_TRUNCATED, NULL);
+VipsImage *ph_vips_open(const void *buffer, size_t length, int pages) {
+    char options[64];
+    load_options(options, sizeof options, pages);
+    return vips_image_new_from_buffer(buffer, length, options, "access", VIPS_ACCESS_SEQUENTIAL, NULL);
 }
 
 int ph_vips_page_count(VipsImage *image) { return vips_image_get_n_pages(image); }
+
+int ph_vips_page_height(VipsImage *image) { return vips_image_get_page_height(image); }
 
 static VipsInteresting crop_for(ph_fit fit) {
     return fit == PH_FIT_COVER ? VIPS_INTERESTING_CENTRE : VIPS_INTERESTING_NONE;
 }
 
 int ph_vips_thumbnail_buffer(const void *buffer, size_t length, int width, int height, ph_fit fit,
-                             int enlarge, VipsImage **out) {
+                             int enlarge, int pages, VipsImage **out) {
+    char options[64];
+    load_options(options, sizeof options, pages);
     return vips_thumbnail_buffer((void *)buffer, length, out, width, "height", height,
                                  "crop", crop_for(fit),
                                  "size", enlarge ? VIPS_SIZE_BOTH : VIPS_SIZE_DOWN,
-                                 "option_string", PH_LOAD_OPTIONS, NULL);
+                                 "option_string", options, NULL);
 }
 
 int ph_vips_thumbnail_image(VipsImage *in, int width, int height, ph_fit fit, int enlarge,
@@ -105,6 +116,8 @@ int ph_vips_save(VipsImage *in, ph_format format, int quality, int strip, void *
     case PH_FORMAT_AVIF:
         return vips_heifsave_buffer(in, buffer, length, "Q", quality, "strip", strip,
                                     "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, NULL);
+    case PH_FORMAT_GIF:
+        return vips_gifsave_buffer(in, buffer, length, "strip", strip, NULL);
     }
     vips_error("ph_vips_save", "unknown format %d", (int)format);
     return -1;
@@ -112,8 +125,8 @@ int ph_vips_save(VipsImage *in, ph_format format, int quality, int strip, void *
 
 int ph_vips_can_save(ph_format format) {
     static const char *const savers[] = {"jpegsave_buffer", "pngsave_buffer", "webpsave_buffer",
-                                         "heifsave_buffer"};
-    if ((int)format < 0 || (int)format > 3) return 0;
+                                         "heifsave_buffer", "gifsave_buffer"};
+    if ((int)format < 0 || (int)format > 4) return 0;
     return vips_type_find("VipsOperation", savers[format]) != 0;
 }
 

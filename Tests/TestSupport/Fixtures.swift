@@ -50,6 +50,19 @@ public enum Fixtures {
         return save(image, format == .jpeg ? PH_FORMAT_JPEG : PH_FORMAT_PNG)
     }
 
+    /// An animated GIF of `frames` frames, each `side` x `side` and a shade of grey.
+    public static func animatedGIF(frames: Int, side: Int = 16) -> [UInt8] {
+        start()
+        let pixels = (0..<frames * side * side * 3).map { UInt8(truncatingIfNeeded: $0 / (side * side * 3) * 37) }
+        let image = pixels.withUnsafeBytes {
+            vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(side), Int32(side * frames), 3, VIPS_FORMAT_UCHAR)!
+        }
+        defer { ph_vips_unref(image) }
+        image.pointee.Type = VIPS_INTERPRETATION_sRGB
+        vips_image_set_int(image, "page-height", Int32(side))
+        return save(image, PH_FORMAT_GIF)
+    }
+
     /// A PNG of a few dozen bytes whose header declares `width` x `height`: what a decompression
     /// bomb looks like to a decoder that trusts headers.
     public static func bombPNG(width: UInt32, height: UInt32) -> [UInt8] {
@@ -83,21 +96,25 @@ public enum Fixtures {
         public let height: Int
         public let bands: Int
         public let hasEXIF: Bool
+        /// Frames (pages) in the file.
+        public let pages: Int
     }
 
     public static func info(_ bytes: [UInt8]) -> Info? {
         start()
         return bytes.withUnsafeBytes { raw -> Info? in
             guard let loader = ph_vips_find_loader(raw.baseAddress, raw.count),
-                  let image = ph_vips_open(raw.baseAddress, raw.count) else { return nil }
+                  let image = ph_vips_open(raw.baseAddress, raw.count, 1) else { return nil }
             defer { ph_vips_unref(image) }
             let name = String(cString: loader)
             // GType nicknames: "VipsForeignLoadJpegBuffer" -> "jpeg".
-            let format = name.replacingOccurrences(of: "VipsForeignLoad", with: "").replacingOccurrences(of: "Buffer", with: "").lowercased()
+            let nickname = name.replacingOccurrences(of: "VipsForeignLoad", with: "").replacingOccurrences(of: "Buffer", with: "").lowercased()
+            let format = nickname == "nsgif" ? "gif" : nickname  // libvips' GIF loader is libnsgif
             return Info(format: format,
                         width: Int(ph_vips_width(image)), height: Int(ph_vips_height(image)),
                         bands: Int(ph_vips_bands(image)),
-                        hasEXIF: vips_image_get_typeof(image, "exif-data") != 0)
+                        hasEXIF: vips_image_get_typeof(image, "exif-data") != 0,
+                        pages: Int(ph_vips_page_count(image)))
         }
     }
 
@@ -113,7 +130,7 @@ public enum Fixtures {
     public static func stats(_ bytes: [UInt8]) -> Stats? {
         start()
         return bytes.withUnsafeBytes { raw -> Stats? in
-            guard let image = ph_vips_open(raw.baseAddress, raw.count) else { return nil }
+            guard let image = ph_vips_open(raw.baseAddress, raw.count, 1) else { return nil }
             defer { ph_vips_unref(image) }
             let width = Int(ph_vips_width(image)), height = Int(ph_vips_height(image)), bands = Int(ph_vips_bands(image))
             var length = 0

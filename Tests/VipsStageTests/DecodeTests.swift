@@ -58,4 +58,39 @@ struct DecodeTests {
         let error = try await failure(Array(whole.prefix(whole.count / 2)))
         #expect(error?.kind == .decodeFailed)
     }
+
+    @Test("a GIF with thousands of frames is refused from its header")
+    func manyFrames() async throws {
+        let gif = Fixtures.animatedGIF(frames: 3000)
+        let error = try await failure(gif)
+        #expect(error?.kind == .pixelLimit)
+        #expect(error?.reason == "image has 3000 frames, over max_frames (1000)")
+    }
+
+    @Test("animated input gives its first frame by default")
+    func firstFrame() async throws {
+        let path = try directory.write("anim.gif", Fixtures.animatedGIF(frames: 40))
+        let result = try await TestPipeline.run(#"profile "d" { fetch {}, decode {}, encode { format = "webp" } }"#, source: path)
+        let info = try #require(Fixtures.info(result.bytes.array))
+        #expect((info.format, info.width, info.height, info.pages) == ("webp", 16, 16, 1))
+    }
+
+    @Test("frames = N keeps an animation, resized frame by frame")
+    func keepFrames() async throws {
+        let path = try directory.write("anim.gif", Fixtures.animatedGIF(frames: 40, side: 64))
+        let lua = #"profile "d" { fetch {}, decode { frames = 5 }, downsample { size = 32 }, encode { format = "webp" } }"#
+        let result = try await TestPipeline.run(lua, source: path)
+        let info = try #require(Fixtures.info(result.bytes.array))
+        #expect((info.width, info.height, info.pages) == (32, 32, 5))
+        #expect(result.size == PixelSize(width: 32, height: 32))
+    }
+
+    @Test("max_pixels counts every frame decoded")
+    func pixelsTimesFrames() async throws {
+        let gif = Fixtures.animatedGIF(frames: 10, side: 100)
+        let error = try await failure(gif, "decode { frames = 10, max_pixels = 50000 }")
+        #expect(error?.kind == .pixelLimit)
+        #expect(error?.reason == "image is 100x100 x 10 frames (0.1 megapixels), over max_pixels (0.1 megapixels)")
+        #expect(try await failure(gif, "decode { frames = 1, max_pixels = 50000 }") == nil)
+    }
 }

@@ -68,7 +68,7 @@ struct ImageStageTests {
         #expect(result.size == PixelSize(width: 80, height: 60))
     }
 
-    @Test("each format encodes to what it says", arguments: ["jpeg", "png", "webp"])
+    @Test("each format encodes to what it says", arguments: ["jpeg", "png", "webp", "gif"])
     func formats(_ format: String) async throws {
         let result = try await run("downsample { size = 64 }, encode { format = \"\(format)\" }", input: Fixtures.sample)
         #expect(result.format == format)

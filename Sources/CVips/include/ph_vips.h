@@ -18,17 +18,20 @@ char *ph_vips_take_error(void);
 const char *ph_vips_find_loader(const void *buffer, size_t length);
 
 /// Opens the header only; pixels are decoded on demand. `buffer` must outlive the image.
-VipsImage *ph_vips_open(const void *buffer, size_t length);
+/// `pages` frames of an animated or multi-page file are loaded as one tall image (1: the first).
+VipsImage *ph_vips_open(const void *buffer, size_t length, int pages);
 
 /// The number of pages (frames) the file holds, or 1.
 int ph_vips_page_count(VipsImage *image);
+/// The height of one page: the image height unless several pages were loaded.
+int ph_vips_page_height(VipsImage *image);
 
 typedef enum { PH_FIT_INSIDE = 0, PH_FIT_COVER = 1 } ph_fit;
 
 /// Shrink-on-load thumbnail straight from encoded bytes: honours EXIF orientation, imports
 /// any embedded ICC profile and exports sRGB.
 int ph_vips_thumbnail_buffer(const void *buffer, size_t length, int width, int height, ph_fit fit,
-                             int enlarge, VipsImage **out);
+                             int enlarge, int pages, VipsImage **out);
 /// The same for an image already in memory (no shrink-on-load possible).
 int ph_vips_thumbnail_image(VipsImage *in, int width, int height, ph_fit fit, int enlarge,
                             VipsImage **out);
@@ -46,9 +49,10 @@ int ph_vips_gaussblur(VipsImage *in, double sigma, VipsImage **out);
 /// Multiplies the colour bands by `factor` (alpha untouched), keeping 8-bit pixels.
 int ph_vips_darken(VipsImage *in, double factor, VipsImage **out);
 
-typedef enum { PH_FORMAT_JPEG = 0, PH_FORMAT_PNG = 1, PH_FORMAT_WEBP = 2, PH_FORMAT_AVIF = 3 } ph_format;
+typedef enum { PH_FORMAT_JPEG = 0, PH_FORMAT_PNG = 1, PH_FORMAT_WEBP = 2, PH_FORMAT_AVIF = 3, PH_FORMAT_GIF = 4 } ph_format;
 
-/// Encodes to a g_malloc'd buffer (free with ph_vips_free).
+/// Encodes to a g_malloc'd buffer (free with ph_vips_free). An image of several pages (see
+/// ph_vips_page_height) becomes an animation in webp and gif.
 int ph_vips_save(VipsImage *in, ph_format format, int quality, int strip, void **buffer, size_t *length);
 /// Whether this libvips can write the format.
 int ph_vips_can_save(ph_format format);

@@ -52,7 +52,8 @@ struct DownsampleStage: Stage {
             let resized: VipsImageHandle
             if let bytes = image.undecodedBytes {
                 var out: UnsafeMutablePointer<VipsImage>?
-                guard ph_vips_thumbnail_buffer(bytes.baseAddress, bytes.count, width, height, fit, enlarge, &out) == 0,
+                guard ph_vips_thumbnail_buffer(bytes.baseAddress, bytes.count, width, height, fit, enlarge,
+                                               image.frames, &out) == 0,
                       let out else {
                     throw PipelineError(.decodeFailed, "downsample failed: \(VipsRuntime.takeError())")
                 }

@@ -6,11 +6,13 @@ import PipelineHost
 struct EncodeStage: Stage {
     static let formats: [(name: String, code: ph_format)] = [
         ("jpeg", PH_FORMAT_JPEG), ("png", PH_FORMAT_PNG), ("webp", PH_FORMAT_WEBP), ("avif", PH_FORMAT_AVIF),
+        ("gif", PH_FORMAT_GIF),
     ]
 
     static let definition = StageDefinition(
         name: "encode",
-        summary: "Encode to jpeg, png, webp or avif (if this libvips can write it); metadata stripped by default.",
+        summary: "Encode to jpeg, png, webp, gif or avif (if this libvips can write it); metadata stripped by default. "
+            + "Several decoded frames (decode { frames = N }) make an animated webp or gif.",
         input: .image, output: .encoded,
         parameters: [
             ParameterSpec("format", .choice(formats.map(\.name)), default: .string("jpeg"), doc: "output format"),

@@ -17,7 +17,8 @@ final class VipsImageHandle: @unchecked Sendable {
 
     deinit { ph_vips_unref(pointer) }
 
-    var size: PixelSize { PixelSize(width: Int(ph_vips_width(pointer)), height: Int(ph_vips_height(pointer))) }
+    /// The size of one frame: an animation is held as one tall image of stacked frames.
+    var size: PixelSize { PixelSize(width: Int(ph_vips_width(pointer)), height: Int(ph_vips_page_height(pointer))) }
 
     /// Runs one libvips operation that writes a new image, keeping this image's bytes alive.
     func derive(_ operation: String, as kind: PipelineError.Kind = .decodeFailed,
@@ -36,6 +37,8 @@ struct VipsPipelineImage: PipelineImage {
     let handle: VipsImageHandle
     /// Set while only the header has been read: downsample can then shrink on load from these bytes.
     let undecodedBytes: ImageBytes?
+    /// Frames to load from `undecodedBytes` (1 for still images and the first-frame default).
+    var frames: Int32 = 1
     let sourceSize: PixelSize
 
     var size: PixelSize { handle.size }
@@ -47,7 +50,7 @@ struct VipsPipelineImage: PipelineImage {
     /// sequentially, which works once, and the pipeline may hand one decode to several stages.
     func prepared() throws(PipelineError) -> VipsImageHandle {
         guard let bytes = undecodedBytes else { return handle }
-        guard let opened = ph_vips_open(bytes.baseAddress, bytes.count) else {
+        guard let opened = ph_vips_open(bytes.baseAddress, bytes.count, frames) else {
             throw PipelineError(.decodeFailed, "cannot read the image: \(VipsRuntime.takeError())")
         }
         let upright = try VipsImageHandle(opened, keeping: bytes).derive("autorotate") { ph_vips_autorotate($0, &$1) }
