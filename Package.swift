@@ -73,6 +73,7 @@ let package = Package(
         .testTarget(name: "PipelineTests", dependencies: ["TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "CacheTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "HardeningTests", dependencies: ["TestSupport"]),
         .testTarget(name: "MetricsTests", dependencies: ["TestSupport", .product(name: "MetricsTestKit", package: "swift-metrics")]),
         .testTarget(name: "SubsonicAuthPluginTests", dependencies: ["TestSupport", "SubsonicAuthPlugin"]),
         .testTarget(name: "CirclePluginTests", dependencies: ["TestSupport", "CirclePlugin"]),

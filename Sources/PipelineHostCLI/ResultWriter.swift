@@ -20,6 +20,8 @@ struct ResultWriter: Sendable {
     let linesToError: Bool
     /// --trace: a line of stage timings after each result line.
     let trace: Bool
+    /// --json: a JSON object per result and per error on standard output instead of the lines.
+    let json: Bool
     let progress: ProgressDisplay
 
     func run(_ batch: Batch) async -> Summary {
@@ -33,17 +35,20 @@ struct ResultWriter: Sendable {
                 do {
                     try AtomicFile.write(result.bytes, to: path)
                     summary.succeeded += 1
-                    progress.print(ResultLine.success(result, path: path), toError: linesToError)
+                    if json {
+                        progress.print(ResultJSON.success(result, path: path), toError: false)
+                    } else {
+                        progress.print(ResultLine.success(result, path: path), toError: linesToError)
+                    }
                     if trace { progress.print(ResultLine.trace(result), toError: true) }
                 } catch {
                     summary.failed += 1
-                    progress.print(ResultLine.failure(result.source, "cannot write \(path): \(error)"), toError: true)
+                    report(PipelineError(.outputFailed, "cannot write \(path): \(error)"), source: result.source,
+                           request: request, progress: progress)
                 }
-            case .failure(let error) where error.kind == .cancelled:
-                summary.cancelled += 1
             case .failure(let error):
-                summary.failed += 1
-                progress.print(ResultLine.failure(error.source ?? Redactor.redact(request.source), error.reason), toError: true)
+                if error.kind == .cancelled { summary.cancelled += 1 } else { summary.failed += 1 }
+                report(error, source: error.source ?? Redactor.redact(request.source), request: request, progress: progress)
             }
             progress.update(succeeded: summary.succeeded, failed: summary.failed)
         }
@@ -52,5 +57,15 @@ struct ResultWriter: Sendable {
         summary.interrupted = ending.interrupted
         summary.elapsed = progress.elapsed
         return summary
+    }
+
+    /// An error's line: JSON on standard output, or the one-line message on standard error.
+    /// Cancellations only get a JSON line; the summary counts them.
+    private func report(_ error: PipelineError, source: String, request: ImageRequest, progress: ProgressDisplay) {
+        if json {
+            progress.print(ResultJSON.failure(error, source: source, profile: request.profile), toError: false)
+        } else if error.kind != .cancelled {
+            progress.print(ResultLine.failure(source, error.reason), toError: true)
+        }
     }
 }

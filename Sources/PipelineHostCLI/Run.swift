@@ -72,6 +72,11 @@ struct Run: AsyncParsableCommand {
     @Flag(name: .long, help: "Print one JSON object of counters on standard output at the end; result lines go to standard error.")
     var stats = false
 
+    @Flag(name: .long, help: ArgumentHelp(
+        "One JSON object per line on standard output for each result and each error, instead of the text lines.",
+        discussion: #"Results: {"type":"result","source",...,"output","width","height","bytes","ms"}; errors: {"type":"error","kind":"http_status","reason":"HTTP 404","http_status":404,...}. With --stats the counters come last, as {"type":"stats",...}."#))
+    var json = false
+
     @Flag(name: .customLong("no-progress"), help: "No progress line, even on a terminal.")
     var noProgress = false
 
@@ -113,7 +118,7 @@ struct Run: AsyncParsableCommand {
         let pipeline = Pipeline(profiles: set, configuration: PipelineConfiguration(
             transfers: connections, transfersPerHost: perHost, cpuStages: cores, cache: cache.settings))
         let batch = await Batch.grouped(requests, in: pipeline, window: jobs)
-        let writer = ResultWriter(file: output, directory: directory, linesToError: stats, trace: trace,
+        let writer = ResultWriter(file: output, directory: directory, linesToError: stats, trace: trace, json: json,
                                   progress: ProgressDisplay(total: requests.count, enabled: !noProgress))
         let work = Task { await writer.run(batch) }
         let watcher = SignalWatcher { work.cancel() }
@@ -122,7 +127,7 @@ struct Run: AsyncParsableCommand {
         await pipeline.flushCache()
         withExtendedLifetime(watcher) {}
         if stats {
-            printOutput(StatsJSON.render(await pipeline.stats(), run: summary))
+            printOutput(StatsJSON.render(await pipeline.stats(), run: summary, tagged: json))
         }
         if summary.interrupted {
             printError("interrupted: \(summary.succeeded + summary.failed) of \(requests.count) finished "

@@ -2,7 +2,8 @@ import PipelineHost
 
 /// The `--stats` object: the pipeline's figures plus what the run itself saw, on one line.
 enum StatsJSON {
-    static func render(_ stats: PipelineStats, run summary: ResultWriter.Summary) -> String {
+    /// `tagged` starts the object with "type":"stats", for --json's stream of typed lines.
+    static func render(_ stats: PipelineStats, run summary: ResultWriter.Summary, tagged: Bool = false) -> String {
         var fields = stats.fields.map { ($0.name, number($0.value)) }
         fields += [
             ("not_started", number(Double(summary.notStarted))),
@@ -10,7 +11,7 @@ enum StatsJSON {
             ("elapsed_ms", number((summary.elapsed.milliseconds * 10).rounded() / 10)),
             ("interrupted", summary.interrupted ? "true" : "false"),
         ]
-        return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+        return "{" + (tagged ? #""type":"stats","# : "") + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 
     /// Whole numbers without a decimal point: the canonical number text keys use too.

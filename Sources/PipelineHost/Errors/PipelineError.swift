@@ -23,6 +23,8 @@ public struct PipelineError: Error, Sendable, CustomStringConvertible {
         public static let notCached = Kind("not_cached")
         public static let profile = Kind("profile")
         public static let stageFailed = Kind("stage_failed")
+        /// The result could not be written where the caller asked (the CLI's output file).
+        public static let outputFailed = Kind("output_failed")
     }
 
     public let kind: Kind

@@ -1,0 +1,85 @@
+import PipelineHost
+import Testing
+import TestSupport
+
+@Suite("bad input: typed errors, nothing cached, the batch goes on")
+struct BadInputTests {
+    let server: LoopbackServer
+    let directory: TemporaryDirectory
+    let good = Fixtures.quadrants(width: 640, height: 480)
+
+    init() throws {
+        server = try LoopbackServer()
+        directory = try TemporaryDirectory()
+        BadInputs.serve(on: server)
+        server.route("/good.jpg", .ok(good, contentType: "image/jpeg"))
+    }
+
+    func request(_ path: String, salt: String) -> ImageRequest {
+        ImageRequest(source: server.url(path + "?id=1&t=\(salt)&s=\(salt)"), profile: "hardened")
+    }
+
+    /// Runs every case and the good image at once through one pipeline.
+    func batch(_ pipeline: Pipeline, salt: String) async -> [String: Result<PipelineResult, PipelineError>] {
+        let paths = BadInputs.cases.map(\.path) + ["/good.jpg"]
+        return await withTaskGroup(of: (String, Result<PipelineResult, PipelineError>).self) { group in
+            for path in paths {
+                group.addTask {
+                    do {
+                        return (path, .success(try await pipeline.image(for: request(path, salt: salt))))
+                    } catch let error as PipelineError {
+                        return (path, .failure(error))
+                    } catch {
+                        return (path, .failure(PipelineError(.stageFailed, "\(error)")))
+                    }
+                }
+            }
+            var outcomes: [String: Result<PipelineResult, PipelineError>] = [:]
+            for await (path, outcome) in group { outcomes[path] = outcome }
+            return outcomes
+        }
+    }
+
+    @Test("every case gives its error kind; a good image in the same batch succeeds; no failure is cached")
+    func corpus() async throws {
+        let set = try TestPipeline.load(BadInputs.profile)
+        let pipeline = Pipeline(profiles: set, configuration: TestPipeline.configuration(cacheIn: directory))
+
+        for round in 1...2 {
+            let outcomes = await batch(pipeline, salt: "salt\(round)")
+            let result = try #require(try? outcomes["/good.jpg"]?.get())
+            #expect(result.size == PixelSize(width: 64, height: 48))
+            #expect(result.memoryHit == (round == 2))
+
+            for input in BadInputs.cases {
+                guard case .failure(let error) = outcomes[input.path] else {
+                    Issue.record("\(input.name): expected an error, got \(String(describing: outcomes[input.path]))")
+                    continue
+                }
+                #expect(error.kind == input.kind, "\(input.name): \(error)")
+                #expect(error.reason.hasPrefix(input.reason), "\(input.name): \(error.reason)")
+                // One line naming the source, with its secrets redacted.
+                #expect(error.description == "\(server.url(input.path))?id=1&t=REDACTED&s=REDACTED: \(error.reason)")
+                #expect(!error.description.contains("\n"))
+                // Not cached: the second round asks the server again, as many times as the first.
+                #expect(server.requestCount(input.path) == input.requests * round, "\(input.name)")
+            }
+            await pipeline.flushCache()
+            // On disk: only the good image's original.
+            #expect(DiskCache(directory: directory.path).report().entries == 1)
+        }
+        #expect(server.requestCount("/good.jpg") == 1)
+        let stats = await pipeline.stats()
+        #expect(stats.inFlight == 0)
+        #expect(stats.failed == 2 * BadInputs.cases.count)
+    }
+
+    @Test("503 with Retry-After carries the server's delay")
+    func retryAfter() async throws {
+        let set = try TestPipeline.load(BadInputs.profile)
+        let error = await #expect(throws: PipelineError.self) {
+            try await Pipeline(profiles: set).image(for: request("/bad/busy.jpg", salt: "x"))
+        }
+        #expect(error?.httpStatus == 503 && error?.retryAfter == 1)
+    }
+}
