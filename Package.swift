@@ -66,6 +66,10 @@ let package = Package(
                                                     "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin", "CirclePlugin",
                                                     .product(name: "Crypto", package: "swift-crypto")],
                 path: "Tests/TestSupport"),
+        // The soak run (scripts/soak): thousands of mixed requests through one Pipeline.
+        .executableTarget(name: "pipelinehost-soak", dependencies: [
+            "TestSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], path: "Tests/Soak"),
         .testTarget(name: "ProfileTests", dependencies: ["TestSupport"]),
         .testTarget(name: "FetchTests", dependencies: ["TestSupport"]),
         .testTarget(name: "NormalizeTests", dependencies: ["TestSupport"]),

@@ -51,8 +51,12 @@ public final class LoopbackServer: Sendable {
     public let port: UInt16
     private let listener: Int32
     private let state = Locked(State())
+    /// Whether each request's query and headers are kept, and the request log. A soak run
+    /// turns it off so the server's own memory stays flat; counts are always kept.
+    private let recording: Bool
 
-    public init() throws {
+    public init(recording: Bool = true) throws {
+        self.recording = recording
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ServerError("socket: \(String(cString: strerror(errno)))") }
         var yes: Int32 = 1
@@ -144,9 +148,11 @@ public final class LoopbackServer: Sendable {
         while let request = readRequest(client, &buffer) {
             let response = state.withLock { s -> Response in
                 s.counts[request.path, default: 0] += 1
-                s.queries[request.path, default: []].append(request.query)
-                s.log.append(request.path)
-                s.requestHeaders[request.path, default: []].append(request.headers)
+                if recording {
+                    s.queries[request.path, default: []].append(request.query)
+                    s.log.append(request.path)
+                    s.requestHeaders[request.path, default: []].append(request.headers)
+                }
                 let route = s.routes[request.path] ?? .status(404, body: Array("not found\n".utf8))
                 if case .sequence(let responses) = route, !responses.isEmpty {
                     return responses[min(s.counts[request.path]! - 1, responses.count - 1)]

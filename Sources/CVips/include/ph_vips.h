@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <vips/vips.h>
 
-/// Starts libvips once: the operation cache off, untrusted loaders blocked, `concurrency`
-/// worker threads per pipeline (0 keeps libvips' default).
+/// Starts libvips once: the operation cache off, untrusted loaders blocked, run-time SIMD code
+/// (liborc) off, `concurrency` worker threads per pipeline (0 keeps libvips' default).
 int ph_vips_init(const char *program, int concurrency);
 
 /// The error buffer's text (g_free it), clearing the buffer. NULL when empty.
@@ -59,6 +59,16 @@ int ph_vips_can_save(ph_format format);
 
 /// Copies the pixels out as a tightly packed buffer (g_free it). For tests and checks.
 void *ph_vips_pixels(VipsImage *in, size_t *length);
+
+/// What libvips holds right now, for leak checks: live VipsObjects (images, operations,
+/// sources), bytes and blocks it allocated through its tracker, and files it has open.
+typedef struct {
+    int objects;
+    size_t tracked_bytes;
+    int tracked_allocations;
+    int open_files;
+} ph_vips_usage;
+ph_vips_usage ph_vips_current_usage(void);
 
 static inline void ph_vips_unref(VipsImage *image) { if (image) g_object_unref(image); }
 static inline void ph_vips_free(void *pointer) { g_free(pointer); }

@@ -5,8 +5,8 @@ import PipelineHost
 /// Lazy images are computed here, so a damaged source surfaces as a decode error at this step.
 struct EncodeStage: Stage {
     static let formats: [(name: String, code: ph_format)] = [
-        ("jpeg", PH_FORMAT_JPEG), ("png", PH_FORMAT_PNG), ("webp", PH_FORMAT_WEBP), ("avif", PH_FORMAT_AVIF),
-        ("gif", PH_FORMAT_GIF),
+        ("jpeg", PH_FORMAT_JPEG), ("png", PH_FORMAT_PNG), ("webp", PH_FORMAT_WEBP), ("gif", PH_FORMAT_GIF),
+        ("avif", PH_FORMAT_AVIF),
     ]
 
     static let definition = StageDefinition(

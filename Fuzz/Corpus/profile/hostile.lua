@@ -1,0 +1,2 @@
+getmetatable("").__index = nil
+while true do end

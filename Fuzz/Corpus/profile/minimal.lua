@@ -1,0 +1,1 @@
+profile "p" { fetch { timeout = 5 }, decode {}, downsample { size = 300 }, encode {} }

@@ -1,0 +1,1 @@
+profile "o" { normalize { drop_query = { "t", "s" } }, fetch { retries = 1, schemes = { "https" } }, cache { disk = true }, decode { frames = 2 }, downsample { width = 10 }, blur {}, encode {}, cache {} }

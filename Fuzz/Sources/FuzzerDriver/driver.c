@@ -1,0 +1,2 @@
+// Intentionally empty: LLVMFuzzerRunDriver comes from libFuzzer (-sanitize=fuzzer).
+#include "fuzzer_driver.h"
