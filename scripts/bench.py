@@ -195,13 +195,17 @@ def write(results_path, report_path):
     targets = [
         ("thumbnail batch ≤ 0.65× vipsthumbnail", f"{ph / vt:.2f}×", ph / vt <= 0.65,
          "The margin is thin, and the figure moves with the machine's load: vipsthumbnail works through the files one "
-         "at a time, while pipelinehost overlaps transfers with decodes on both cores."),
+         "at a time, while pipelinehost overlaps transfers with decodes on both cores. pipelinehost also runs with "
+         "libvips' run-time SIMD (liborc) off, because it crashed under the soak run; vipsthumbnail keeps it on. The "
+         "last runs with it on measured 0.64-0.65×."),
         ("thumbnail batch ≤ 0.2× ImageMagick (5× faster)", f"{ph / im:.3f}× ({im / ph:.1f}× faster)", ph / im <= 0.2,
          "What limits it: the batch mixes formats, and PNG has no shrink-on-load in libvips, so a 2048² PNG is decoded "
          "in full by every tool; ImageMagick loses most on the 4096² JPEGs and WebPs, which pipelinehost shrinks while "
          "decoding. A per-set breakdown has not been measured yet."),
         ("blurred background ≤ 1.3× thumbnail", f"{med('blurred-background batch: pipelinehost') / ph:.2f}×",
-         med('blurred-background batch: pipelinehost') / ph <= 1.3, "The blur runs after downsampling, at 512 px."),
+         med('blurred-background batch: pipelinehost') / ph <= 1.3,
+         "The blur runs after downsampling, at 512 px. With liborc off (it crashed under the soak run) the Gaussian "
+         "convolution uses libvips' plain C path; with liborc on, the last run measured 1.21×."),
         ("memory hit p50 ≤ 20 µs", f"{memory_hit:.0f} µs" if memory_hit is not None else "not measured",
          memory_hit is not None and memory_hit <= 20,
          "A hit still hops onto the pipeline actor and re-normalizes the URL (a URLComponents parse) to find its key; "
