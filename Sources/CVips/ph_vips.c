@@ -28,8 +28,9 @@ int ph_vips_init(const char *program, int concurrency) {
     // No run-time generated SIMD code (liborc). Under the soak run's load, Orc-generated
     // convolution code crashed the process (a bad pointer inside liborc, and once a corrupted
     // heap) about once in two 8000-request runs; with it off, none did. Blur and resize fall
-    // back to libvips' plain C paths.
-    vips_vector_set_enabled(FALSE);
+    // back to libvips' plain C paths. PIPELINEHOST_VIPS_VECTOR=1 keeps it on, to measure or to
+    // reproduce that (PIPELINEHOST_VIPS_VECTOR=1 scripts/soak --requests 8000).
+    if (!g_getenv("PIPELINEHOST_VIPS_VECTOR")) vips_vector_set_enabled(FALSE);
     if (concurrency > 0) vips_concurrency_set(concurrency);
     return 0;
 }
