@@ -138,6 +138,9 @@ struct FetchRetryTests {
         #expect(error?.retryAfter == 3600)
         #expect(error?.reason == "HTTP 429 (Retry-After 3600 s is longer than retry_max_delay 10 s)")
         #expect(server.requestCount("/later") == 1)
+        // Without retries there is nothing to wait for, and the reason says nothing about it.
+        let once = try await TestPipeline.failure(fetchOnly(quick + ", retries = 0"), source: server.url("/later"))
+        #expect(once?.reason == "HTTP 429" && once?.retryAfter == 3600)
     }
 
     @Test("a failed URL is asked again by the next request")

@@ -24,12 +24,12 @@ struct RetryPolicy: Sendable {
             } catch var error as PipelineError {
                 guard Self.isRetryable(error) else { throw error }
                 failures += 1
-                if let after = error.retryAfter, after > maxDelay {
-                    error.reason += " (Retry-After \(Int(after)) s is longer than retry_max_delay \(Int(maxDelay)) s)"
-                    throw error
-                }
                 guard failures <= retries else {
                     if failures > 1 { error.reason += " (after \(failures) attempts)" }
+                    throw error
+                }
+                if let after = error.retryAfter, after > maxDelay {
+                    error.reason += " (Retry-After \(Int(after)) s is longer than retry_max_delay \(Int(maxDelay)) s)"
                     throw error
                 }
                 let wait = self.wait(before: failures, retryAfter: error.retryAfter)
