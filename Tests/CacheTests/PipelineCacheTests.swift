@@ -326,19 +326,6 @@ struct PipelineCacheTests {
 
     /// Runs `requests` with at most `window` at once.
     static func runAll(_ requests: [ImageRequest], in pipeline: Pipeline, window: Int) async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            var next = 0
-            while next < min(window, requests.count) {
-                let request = requests[next]
-                group.addTask { _ = try await pipeline.image(for: request) }
-                next += 1
-            }
-            while try await group.next() != nil, next < requests.count {
-                let request = requests[next]
-                group.addTask { _ = try await pipeline.image(for: request) }
-                next += 1
-            }
-            try await group.waitForAll()
-        }
+        for outcome in await TestPipeline.outcomes(requests, in: pipeline, window: window) { _ = try outcome.get() }
     }
 }

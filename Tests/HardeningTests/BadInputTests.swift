@@ -22,22 +22,8 @@ struct BadInputTests {
     /// Runs every case and the good image at once through one pipeline.
     func batch(_ pipeline: Pipeline, salt: String) async -> [String: Result<PipelineResult, PipelineError>] {
         let paths = BadInputs.cases.map(\.path) + ["/good.jpg"]
-        return await withTaskGroup(of: (String, Result<PipelineResult, PipelineError>).self) { group in
-            for path in paths {
-                group.addTask {
-                    do {
-                        return (path, .success(try await pipeline.image(for: request(path, salt: salt))))
-                    } catch let error as PipelineError {
-                        return (path, .failure(error))
-                    } catch {
-                        return (path, .failure(PipelineError(.stageFailed, "\(error)")))
-                    }
-                }
-            }
-            var outcomes: [String: Result<PipelineResult, PipelineError>] = [:]
-            for await (path, outcome) in group { outcomes[path] = outcome }
-            return outcomes
-        }
+        let outcomes = await TestPipeline.outcomes(paths.map { request($0, salt: salt) }, in: pipeline, window: paths.count)
+        return Dictionary(uniqueKeysWithValues: zip(paths, outcomes))
     }
 
     @Test("every case gives its error kind; a good image in the same batch succeeds; no failure is cached")

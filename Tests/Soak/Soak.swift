@@ -133,33 +133,20 @@ struct Soak: AsyncParsableCommand {
     }
 
     static func run(_ requests: [ImageRequest], in pipeline: Pipeline, concurrency: Int) async -> Tally {
-        await withTaskGroup(of: (Bool, String?).self) { group in
-            for request in requests {
-                group.addTask {
-                    let isBad = request.source.contains("/bad/")
-                    do {
-                        _ = try await pipeline.image(for: request)
-                        return (isBad, nil)
-                    } catch let error as PipelineError {
-                        return (isBad, error.kind.name)
-                    } catch {
-                        return (isBad, "stage_failed")
-                    }
-                }
+        let outcomes = await TestPipeline.outcomes(requests, in: pipeline, window: concurrency)
+        var tally = Tally()
+        for (request, outcome) in zip(requests, outcomes) {
+            tally.done += 1
+            if request.source.contains("/bad/") { tally.bad += 1 }
+            switch outcome {
+            case .success:
+                tally.succeeded += 1
+            case .failure(let error):
+                tally.failed += 1
+                tally.kinds[error.kind.name, default: 0] += 1
             }
-            var tally = Tally()
-            for await (isBad, kind) in group {
-                tally.done += 1
-                if isBad { tally.bad += 1 }
-                if let kind {
-                    tally.failed += 1
-                    tally.kinds[kind, default: 0] += 1
-                } else {
-                    tally.succeeded += 1
-                }
-            }
-            return tally
         }
+        return tally
     }
 }
 

@@ -41,26 +41,18 @@ public enum Fixtures {
                 (pixels[i], pixels[i + 1], pixels[i + 2]) = colour
             }
         }
-        let image = pixels.withUnsafeBytes {
-            vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(width), Int32(height), 3, VIPS_FORMAT_UCHAR)!
+        return encode(rgb: pixels, width: width, height: height, as: format == .jpeg ? PH_FORMAT_JPEG : PH_FORMAT_PNG) {
+            if let orientation { vips_image_set_int($0, "orientation", Int32(orientation)) }
         }
-        defer { ph_vips_unref(image) }
-        image.pointee.Type = VIPS_INTERPRETATION_sRGB
-        if let orientation { vips_image_set_int(image, "orientation", Int32(orientation)) }
-        return save(image, format == .jpeg ? PH_FORMAT_JPEG : PH_FORMAT_PNG)
     }
 
     /// An animated GIF of `frames` frames, each `side` x `side` and a shade of grey.
     public static func animatedGIF(frames: Int, side: Int = 16) -> [UInt8] {
         start()
         let pixels = (0..<frames * side * side * 3).map { UInt8(truncatingIfNeeded: $0 / (side * side * 3) * 37) }
-        let image = pixels.withUnsafeBytes {
-            vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(side), Int32(side * frames), 3, VIPS_FORMAT_UCHAR)!
+        return encode(rgb: pixels, width: side, height: side * frames, as: PH_FORMAT_GIF) {
+            vips_image_set_int($0, "page-height", Int32(side))
         }
-        defer { ph_vips_unref(image) }
-        image.pointee.Type = VIPS_INTERPRETATION_sRGB
-        vips_image_set_int(image, "page-height", Int32(side))
-        return save(image, PH_FORMAT_GIF)
     }
 
     /// A PNG of a few dozen bytes whose header declares `width` x `height`: what a decompression
@@ -154,6 +146,18 @@ public enum Fixtures {
                 return Array(pixels[i..<i + bands])
             }
         }
+    }
+
+    /// Encodes tightly packed 8-bit sRGB pixels; `tag` sets metadata on the image first.
+    private static func encode(rgb pixels: [UInt8], width: Int, height: Int, as format: ph_format,
+                               tag: (UnsafeMutablePointer<VipsImage>) -> Void) -> [UInt8] {
+        let image = pixels.withUnsafeBytes {
+            vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(width), Int32(height), 3, VIPS_FORMAT_UCHAR)!
+        }
+        defer { ph_vips_unref(image) }
+        image.pointee.Type = VIPS_INTERPRETATION_sRGB
+        tag(image)
+        return save(image, format)
     }
 
     private static func save(_ image: UnsafeMutablePointer<VipsImage>, _ format: ph_format) -> [UInt8] {

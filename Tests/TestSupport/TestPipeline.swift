@@ -50,6 +50,38 @@ public enum TestPipeline {
         }
     }
 
+    /// Runs `requests` through `pipeline`, at most `window` at a time, and gives each one's
+    /// outcome in request order.
+    public static func outcomes(_ requests: [ImageRequest], in pipeline: Pipeline,
+                                window: Int) async -> [Result<PipelineResult, PipelineError>] {
+        await withTaskGroup(of: (Int, Result<PipelineResult, PipelineError>).self) { group in
+            var results = [Result<PipelineResult, PipelineError>?](repeating: nil, count: requests.count)
+            var next = 0
+            while next < min(window, requests.count) {
+                let index = next
+                group.addTask { (index, await outcome(requests[index], in: pipeline)) }
+                next += 1
+            }
+            while let (index, result) = await group.next() {
+                results[index] = result
+                if next < requests.count {
+                    let index = next
+                    group.addTask { (index, await outcome(requests[index], in: pipeline)) }
+                    next += 1
+                }
+            }
+            return results.map { $0! }
+        }
+    }
+
+    private static func outcome(_ request: ImageRequest, in pipeline: Pipeline) async -> Result<PipelineResult, PipelineError> {
+        do {
+            return .success(try await pipeline.image(for: request))
+        } catch {
+            return .failure(error)  // image(for:) throws only PipelineError
+        }
+    }
+
     /// A profile with every stage default except those given, ending in a JPEG.
     public static func thumbnail(size: Int = 300, fit: String = "cover", extra: String = "") -> String {
         """

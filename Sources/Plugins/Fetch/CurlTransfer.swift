@@ -60,19 +60,14 @@ enum CurlTransfer {
     private static func failure(of r: ph_fetch_result, options: FetchOptions) -> PipelineError? {
         if r.cancelled != 0 { return .cancelled("transfer cancelled") }
         if r.blocked != 0 {
-            let address = withUnsafeBytes(of: r.blocked_address) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            return PipelineError(.blocked, "refused to connect to \(address): block_private is on")
+            return PipelineError(.blocked, "refused to connect to \(text(r.blocked_address)): block_private is on")
         }
         if r.too_large != 0 {
             return PipelineError(.tooLarge, "body larger than max_bytes (\(options.maxBytes) bytes)")
         }
         let code = r.curl_code
         if code != Int32(CURLE_OK.rawValue) {
-            let message = withUnsafeBytes(of: r.error) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            let message = text(r.error)
             let detail = message.isEmpty ? String(cString: curl_easy_strerror(CURLcode(UInt32(code)))) : message
             switch UInt32(code) {
             case CURLE_OPERATION_TIMEDOUT.rawValue:
@@ -119,6 +114,11 @@ final class CancelFlag: @unchecked Sendable {
     init() { handle = ph_cancel_flag_new() }
     deinit { ph_cancel_flag_free(handle) }
     func set() { ph_cancel_flag_set(handle) }
+}
+
+/// The text in a fixed-size C char array (imported as a tuple), up to its NUL.
+private func text<Array>(_ array: Array) -> String {
+    withUnsafeBytes(of: array) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
 }
 
 /// A C string, or NULL, that lives for the duration of `body`.

@@ -9,7 +9,7 @@ import PipelineHost
 enum FetchURL {
     static let schemes: Set<String> = ["http", "https", "file"]
 
-    static func resolve(_ location: String, allowing allowed: Set<String> = schemes) throws(PipelineError) -> String {
+    static func resolve(_ location: String, allowing allowed: Set<String>) throws(PipelineError) -> String {
         guard !location.isEmpty else { throw PipelineError(.invalidSource, "empty source") }
         guard !Source.isPlainPath(location), let schemeEnd = location.firstRange(of: ":") else {
             guard allowed.contains("file") else {
