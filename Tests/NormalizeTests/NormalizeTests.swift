@@ -43,7 +43,7 @@ struct NormalizeTests {
     func userInfo() async throws {
         let source = try await normalized("https://me:secret@host.example/a.jpg")
         #expect(source.key == "https://host.example/a.jpg")
-        #expect(source.redacted == "https://me:REDACTED@host.example/a.jpg")
+        #expect(source.redacted == "https://REDACTED@host.example/a.jpg")
     }
 
     @Test("a plain path is keyed by its absolute file URL")

@@ -38,7 +38,7 @@ enum DiskEntryFormat {
     static func header(_ entry: CacheEntry, key: String, name: String, layer: CacheLayer) throws -> [UInt8] {
         let image = entry.image
         let metadata = Metadata(
-            key: Redactor.redact(key), name: name, layer: layer, byteCount: image.bytes.count,
+            key: redactedKey(key), name: name, layer: layer, byteCount: image.bytes.count,
             storedAt: entry.storedAt, expiresAt: entry.expiresAt, format: image.format,
             contentType: image.declaredContentType, width: image.size?.width, height: image.size?.height,
             sourceWidth: image.sourceSize?.width, sourceHeight: image.sourceSize?.height, hints: image.cacheHints)
@@ -52,6 +52,14 @@ enum DiskEntryFormat {
         header.append(contentsOf: hasher.finalize())
         header.append(contentsOf: json)
         return header
+    }
+
+    /// A step key as a cache file may show it: the source part with user information and every
+    /// parameter value masked (whatever the profile's normalize kept in the key), then the stage
+    /// identities as they are.
+    static func redactedKey(_ key: String) -> String {
+        guard let cut = key.firstRange(of: " | ") else { return Redactor.redact(key, allValues: true) }
+        return Redactor.redact(String(key[..<cut.lowerBound]), allValues: true) + String(key[cut.lowerBound...])
     }
 
     /// The metadata length a header announces, or nil when `header` does not start an entry.

@@ -1,21 +1,36 @@
-/// Hides credentials in a URL before it reaches any log line, result line or file.
+/// Hides credentials in a URL before it reaches any log line, result line or file, and escapes
+/// control characters so a source cannot drive the terminal it is printed on.
 public enum Redactor {
-    /// Query parameters treated as secrets everywhere, whatever the profile says.
-    public static let sensitiveNames: Set<String> = [
-        "t", "s", "p", "token", "access_token", "refresh_token", "auth", "key", "apikey", "api_key",
-        "sig", "signature", "password", "passwd", "secret", "client_secret",
-        "x-amz-signature", "x-amz-credential", "x-amz-security-token",
+    /// Query parameters that are secrets by exact name (Subsonic's token, salt and password).
+    public static let sensitiveNames: Set<String> = ["t", "s", "p"]
+
+    /// A query parameter whose name contains one of these, compared case-insensitively with '-'
+    /// and '_' alike, is a secret: `X-Goog-Signature`, `auth_token`, `access-token`, `apiKey`,
+    /// `sessionid`, `jwt`. A harmless name that contains one (`keyword`) is hidden too; that
+    /// costs a little readability and never a secret.
+    public static let sensitiveFragments = [
+        "token", "key", "sig", "signature", "secret", "password", "passwd", "auth", "credential", "session", "jwt",
     ]
 
     public static let mask = "REDACTED"
 
-    /// `location` with the password of any user:password@ part and the value of every sensitive
-    /// or listed query parameter replaced by `mask`.
-    public static func redact(_ location: String, extraNames: Set<String> = []) -> String {
+    /// Whether a query parameter called `name` (as written, percent-encoded or not) is a secret.
+    /// `extraNames` are a profile's own (normalize's drop_query and redact_query).
+    public static func isSensitive(_ name: Substring, extraNames: Set<String> = []) -> Bool {
+        let plain = folded(name.removingPercentEncodingLossy)
+        if sensitiveNames.contains(plain) || extraNames.contains(where: { folded($0) == plain }) { return true }
+        return sensitiveFragments.contains { plain.contains($0) }
+    }
+
+    /// `location` with any user information (`user:password@`, or a bare `token@`) replaced by
+    /// the mask, the value of every sensitive query or fragment parameter replaced by the mask,
+    /// and control characters escaped. With `allValues`, every parameter value is masked: what
+    /// cache files store, so no credential reaches them whatever a profile's normalize does.
+    public static func redact(_ location: String, extraNames: Set<String> = [], allValues: Bool = false) -> String {
         var text = Substring(location)
-        var fragment = ""
+        var fragment: Substring?
         if let hash = text.firstIndex(of: "#") {
-            fragment = String(text[hash...])
+            fragment = text[text.index(after: hash)...]
             text = text[..<hash]
         }
         var head = text
@@ -24,28 +39,51 @@ public enum Redactor {
             head = text[..<mark]
             query = text[text.index(after: mark)...]
         }
-        var result = redactUserInfo(String(head))
-        if let query {
-            let names = sensitiveNames.union(extraNames.map { $0.lowercased() })
-            let parts = query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
-                guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
-                let name = pair[..<equals].removingPercentEncodingLossy.lowercased()
-                return names.contains(name) ? "\(pair[..<equals])=\(mask)" : String(pair)
-            }
-            result += "?" + parts.joined(separator: "&")
-        }
-        return result + fragment
+        var result = redactUserInfo(head)
+        let hide = { (name: Substring) in allValues || isSensitive(name, extraNames: extraNames) }
+        if let query { result += "?" + redactParameters(query, hiding: hide) }
+        if let fragment { result += "#" + redactParameters(fragment, hiding: hide) }
+        return escapingControls(result)
     }
 
-    private static func redactUserInfo(_ head: String) -> String {
-        guard let scheme = head.firstRange(of: "://") else { return head }
+    /// `text` with C0 and C1 control characters and DEL written as `\xNN`, so a line printed
+    /// to a terminal stays one line and carries no escape sequence.
+    public static func escapingControls(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) {
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                result += "\\x" + (hex.count < 2 ? "0" + hex : hex)
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    /// Lower case, with '-' read as '_'.
+    private static func folded(_ name: some StringProtocol) -> String {
+        String(name.lowercased().map { $0 == "-" ? "_" : $0 })
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    private static func redactParameters(_ parameters: Substring, hiding hide: (Substring) -> Bool) -> String {
+        parameters.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+            guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
+            return hide(pair[..<equals]) ? "\(pair[..<equals])=\(mask)" : String(pair)
+        }.joined(separator: "&")
+    }
+
+    private static func redactUserInfo(_ head: Substring) -> String {
+        guard let scheme = head.firstRange(of: "://") else { return String(head) }
         let authorityStart = scheme.upperBound
         let authorityEnd = head[authorityStart...].firstIndex(of: "/") ?? head.endIndex
-        let authority = head[authorityStart..<authorityEnd]
-        guard let at = authority.lastIndex(of: "@") else { return head }
-        let userInfo = authority[..<at]
-        let user = userInfo.split(separator: ":", maxSplits: 1).first ?? ""
-        return String(head[..<authorityStart]) + user + ":" + mask + String(head[at...])
+        guard let at = head[authorityStart..<authorityEnd].lastIndex(of: "@") else { return String(head) }
+        return String(head[..<authorityStart]) + mask + String(head[at...])
     }
 }
 

@@ -6,7 +6,8 @@
 public struct Source: Sendable, Hashable {
     public var location: String
     public var key: String
-    /// Query parameter names whose values are secrets or salts: never shown, never in a key.
+    /// Query parameter names whose values are secrets or salts, never shown. Key stages also
+    /// leave most of them out of `key` (normalize's drop_query); its redact_query keeps them.
     public var volatileParameters: Set<String>
     /// Applied in order by the fetch stage, at transfer time only. Not part of the source's
     /// identity: two sources that differ only in signers are equal.

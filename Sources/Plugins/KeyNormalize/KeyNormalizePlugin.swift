@@ -11,18 +11,24 @@ public enum KeyNormalizePlugin: PipelinePlugin {
             parameters: [
                 ParameterSpec("drop_query", .stringList, default: .stringList([]),
                               doc: "query parameters left out of the key and redacted in output, e.g. { \"u\", \"t\", \"s\", \"p\" }"),
+                ParameterSpec("redact_query", .stringList, default: .stringList([]),
+                              doc: "more query parameters to redact in output, kept in the key (names with token, key, sig, "
+                                  + "secret, password, auth, credential, session or jwt are always redacted)"),
             ],
-            make: { NormalizeStage(dropped: Set($0.strings("drop_query") ?? [])) }))
+            make: { NormalizeStage(dropped: Set($0.strings("drop_query") ?? []),
+                                   redacted: Set($0.strings("redact_query") ?? [])) }))
     }
 }
 
 struct NormalizeStage: SourceRewriter {
     let dropped: Set<String>
+    let redacted: Set<String>
 
     func rewrite(_ source: Source) throws -> Source {
         var source = source
         source.key = try SourceKey.normalized(source.location, dropping: dropped)
         source.volatileParameters.formUnion(dropped)
+        source.volatileParameters.formUnion(redacted)
         return source
     }
 }
