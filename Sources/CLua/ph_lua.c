@@ -1,4 +1,5 @@
 #include "ph_lua.h"
+#include "ph_lua_internal.h"
 
 #include <lualib.h>
 #include <stdlib.h>
@@ -12,11 +13,16 @@ struct ph_lua_sandbox {
     lua_State *L;
     size_t used;
     size_t memory_limit;        // 0 while the trusted setup runs
+    size_t memory_cap;          // the configured limit, for messages
     long long instructions;
     long long instruction_limit;
     double seconds_limit;
     struct timespec deadline;
     int profiles_ref;
+    int running;                // inside ph_lua_sandbox_run: limits apply
+    int memory_refused;         // the allocator refused growth during this run
+    ph_lua_limit tripped;       // sticky: once set, every instruction raises again
+    char message[256];          // "chunk:line: profile exceeded ..." for the tripped limit
 };
 
 static const char descriptor_marker = 0;
@@ -33,6 +39,8 @@ static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
         return NULL;
     }
     if (sb->memory_limit && nsize > old && sb->used - old + nsize > sb->memory_limit) {
+        // Remembered, so a script that catches "not enough memory" with pcall is still stopped.
+        if (sb->running) sb->memory_refused = 1;
         return NULL;
     }
     void *block = realloc(ptr, nsize);
@@ -53,25 +61,78 @@ static int past_deadline(const ph_lua_sandbox *sb) {
            (now.tv_sec == sb->deadline.tv_sec && now.tv_nsec > sb->deadline.tv_nsec);
 }
 
+// The first "chunk:line" on the stack, without allocating (the memory cap may be what tripped).
+static void where(lua_State *L, char *out, size_t size) {
+    lua_Debug ar;
+    out[0] = 0;
+    for (int level = 0; level < 4 && lua_getstack(L, level, &ar); level++) {
+        if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
+            snprintf(out, size, "%s:%d: ", ar.short_src, ar.currentline);
+            return;
+        }
+    }
+}
+
+static ph_lua_limit exceeded(ph_lua_sandbox *sb, int check_clock) {
+    if (sb->memory_refused) return PH_LUA_LIMIT_MEMORY;
+    if (sb->instructions > sb->instruction_limit) return PH_LUA_LIMIT_INSTRUCTIONS;
+    if (check_clock && past_deadline(sb)) return PH_LUA_LIMIT_TIME;
+    return PH_LUA_LIMIT_NONE;
+}
+
+static void count_hook(lua_State *L, lua_Debug *ar);
+
+// Records the limit once and makes the hook fire at every instruction from now on: a pcall or
+// xpcall that swallows the error returns into Lua code, whose next instruction raises again.
+static void trip(lua_State *L, ph_lua_sandbox *sb, ph_lua_limit limit) {
+    if (sb->tripped) return;
+    sb->tripped = limit;
+    char at[160];
+    where(L, at, sizeof at);
+    switch (limit) {
+    case PH_LUA_LIMIT_INSTRUCTIONS:
+        snprintf(sb->message, sizeof sb->message, "%sprofile exceeded the instruction limit (%lld instructions)",
+                 at, sb->instruction_limit);
+        break;
+    case PH_LUA_LIMIT_TIME:
+        snprintf(sb->message, sizeof sb->message, "%sprofile exceeded the time limit (%.1f s)", at, sb->seconds_limit);
+        break;
+    default:
+        snprintf(sb->message, sizeof sb->message, "profile exceeded the memory limit (%zu MB)", sb->memory_cap >> 20);
+        break;
+    }
+    lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);
+}
+
+static void raise_limit(lua_State *L, ph_lua_sandbox *sb) {
+    lua_pushstring(L, sb->message);  // with the memory cap hit this raises "not enough memory": as good
+    lua_error(L);
+}
+
 static void count_hook(lua_State *L, lua_Debug *ar) {
     (void)ar;
     ph_lua_sandbox *sb = sandbox_of(L);
-    char message[128];
-    sb->instructions += HOOK_EVERY;
-    if (sb->instructions > sb->instruction_limit) {
-        snprintf(message, sizeof message, "profile exceeded the instruction limit (%lld instructions)",
-                 sb->instruction_limit);
-    } else if (past_deadline(sb)) {
-        snprintf(message, sizeof message, "profile exceeded the time limit (%.1f s)", sb->seconds_limit);
-    } else {
-        return;
+    if (!sb->tripped) {
+        sb->instructions += HOOK_EVERY;
+        ph_lua_limit limit = exceeded(sb, 1);
+        if (!limit) return;
+        trip(L, sb, limit);
     }
-    // In a hook, level 0 is the Lua function that was running: its line is the useful one.
-    // lua_pushfstring knows no %lld or %.1f, hence snprintf above.
-    luaL_where(L, 0);
-    lua_pushstring(L, message);
-    lua_concat(L, 2);
-    lua_error(L);
+    raise_limit(L, sb);
+}
+
+void ph_lua_tick(lua_State *L, long long cost) {
+    ph_lua_sandbox *sb = sandbox_of(L);
+    if (!sb->running) return;
+    if (!sb->tripped) {
+        long long before = sb->instructions;
+        sb->instructions += cost;
+        // The clock is read about once per thousand instructions, as often as the hook does.
+        ph_lua_limit limit = exceeded(sb, (before >> 10) != (sb->instructions >> 10));
+        if (!limit) return;
+        trip(L, sb, limit);
+    }
+    raise_limit(L, sb);
 }
 
 // The line of the Lua code that called the running C function.
@@ -168,6 +229,26 @@ typedef struct {
     int count;
 } setup_args;
 
+// Finalizers run with hooks off, during any allocation and at lua_close, so a __gc could loop or
+// allocate past every limit. The mark for finalization is made here, when the metatable is set
+// (a __gc added later is never called), so refusing the field here is enough. __close is refused
+// for the same reason; to-be-closed variables still run under the sticky limit.
+static int guarded_setmetatable(lua_State *L) {
+    static const char *const refused[] = {"__gc", "__close", NULL};
+    if (lua_type(L, 2) == LUA_TTABLE) {
+        for (const char *const *name = refused; *name; name++) {
+            lua_pushstring(L, *name);
+            int type = lua_rawget(L, 2);
+            lua_pop(L, 1);
+            if (type != LUA_TNIL) return luaL_error(L, "setmetatable: %s metamethods are not allowed in profiles", *name);
+        }
+    }
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 1);
+    return 1;
+}
+
 static int setup(lua_State *L) {
     setup_args *args = lua_touserdata(L, 1);
     static const luaL_Reg libraries[] = {
@@ -185,6 +266,11 @@ static int setup(lua_State *L) {
         lua_pushnil(L);
         lua_setglobal(L, *name);
     }
+    lua_getglobal(L, "setmetatable");
+    lua_pushcclosure(L, guarded_setmetatable, 1);
+    lua_setglobal(L, "setmetatable");
+    ph_lua_replace_patterns(L);
+    ph_lua_replace_tables(L);
     lua_newtable(L);
     sandbox_of(L)->profiles_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 
@@ -234,7 +320,7 @@ ph_lua_sandbox *ph_lua_sandbox_new(size_t memory_limit, long long instruction_li
         ph_lua_sandbox_free(sb);
         return NULL;
     }
-    sb->memory_limit = memory_limit;
+    sb->memory_limit = sb->memory_cap = memory_limit;
     return sb;
 }
 
@@ -251,6 +337,8 @@ int ph_lua_sandbox_run(ph_lua_sandbox *sb, const char *buffer, size_t length, co
     int status = luaL_loadbufferx(L, buffer, length, chunk_name, "t");
     if (status != LUA_OK) return status;
     sb->instructions = 0;
+    sb->tripped = PH_LUA_LIMIT_NONE;
+    sb->memory_refused = 0;
     clock_gettime(CLOCK_MONOTONIC, &sb->deadline);
     double whole = (double)(long long)sb->seconds_limit;
     sb->deadline.tv_sec += (time_t)whole;
@@ -259,13 +347,24 @@ int ph_lua_sandbox_run(ph_lua_sandbox *sb, const char *buffer, size_t length, co
         sb->deadline.tv_sec += 1;
         sb->deadline.tv_nsec -= 1000000000L;
     }
+    sb->running = 1;
     lua_sethook(L, count_hook, LUA_MASKCOUNT, HOOK_EVERY);
     status = lua_pcall(L, 0, 0, 0);
     lua_sethook(L, NULL, 0, 0);
+    sb->running = 0;
     // Reading the results back must not fail on the cap the script ran under.
     sb->memory_limit = 0;
+    // A limit passed on the way stops the load even when the script caught the error.
+    if (!sb->tripped && sb->memory_refused) trip(L, sb, PH_LUA_LIMIT_MEMORY);
+    if (sb->tripped) {
+        if (status != LUA_OK) lua_pop(L, 1);
+        lua_pushstring(L, sb->message);
+        return PH_LUA_LIMIT_STATUS;
+    }
     return status;
 }
+
+ph_lua_limit ph_lua_sandbox_tripped(const ph_lua_sandbox *sandbox) { return sandbox->tripped; }
 
 void ph_lua_push_profiles(ph_lua_sandbox *sandbox) {
     lua_rawgeti(sandbox->L, LUA_REGISTRYINDEX, sandbox->profiles_ref);

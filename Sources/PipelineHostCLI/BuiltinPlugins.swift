@@ -26,9 +26,12 @@ func makeRegistry() throws -> StageRegistry {
 
 /// Loads a profile file, printing the error and exiting 2 when it does not load.
 func loadProfiles(_ path: String) throws -> ProfileSet {
+    let loader = ProfileLoader(registry: try makeRegistry())
+    let guarding = LoadGuard(file: path, limits: loader.limits)
+    defer { guarding.finish() }
     do {
-        return try ProfileLoader(registry: makeRegistry()).load(file: path)
-    } catch let error as ProfileError {
+        return try loader.load(file: path)
+    } catch {
         printError("error: \(error)")
         throw ExitCode.usage
     }

@@ -12,6 +12,18 @@
 
 typedef struct ph_lua_sandbox ph_lua_sandbox;
 
+/// Which limit stopped a run.
+typedef enum {
+    PH_LUA_LIMIT_NONE = 0,
+    PH_LUA_LIMIT_INSTRUCTIONS,
+    PH_LUA_LIMIT_TIME,
+    PH_LUA_LIMIT_MEMORY,
+} ph_lua_limit;
+
+/// ph_lua_sandbox_run's status when a limit stopped the script, whether or not the script
+/// caught the error: the limit's message ("chunk:line: profile exceeded ...") is on the stack.
+#define PH_LUA_LIMIT_STATUS 100
+
 /// Creates a state with only base, string, table, math and utf8; no io, os, require, load,
 /// loadfile, dofile or collectgarbage. `stage_names` become global stage constructors; `profile`
 /// is always defined. Reading an unknown global raises an error that suggests a close name.
@@ -23,9 +35,16 @@ void ph_lua_sandbox_free(ph_lua_sandbox *sandbox);
 lua_State *ph_lua_sandbox_state(ph_lua_sandbox *sandbox);
 
 /// Loads a text chunk (binary chunks are refused) and runs it under the instruction, time and
-/// memory caps. Returns a LUA_* status; on failure the error object is on top of the stack.
+/// memory caps. The limits are sticky: once one is passed, every later instruction raises
+/// again, so pcall cannot swallow it; metatables with __gc or __close are refused, and the
+/// pattern and table functions that can run long count their steps against the same limits.
+/// Returns a LUA_* status or PH_LUA_LIMIT_STATUS; on failure the error object is on top of the
+/// stack.
 int ph_lua_sandbox_run(ph_lua_sandbox *sandbox, const char *buffer, size_t length,
                        const char *chunk_name);
+
+/// The limit that stopped the last run, if any.
+ph_lua_limit ph_lua_sandbox_tripped(const ph_lua_sandbox *sandbox);
 
 /// Pushes the list of declared profiles: { { name, line, stages-or-nil }, ... }.
 /// Each stage descriptor is { stage_name, line, params_table, marker }.

@@ -29,14 +29,22 @@ public struct ProfileLoader: Sendable {
         do {
             let sandbox = try LuaSandbox(globals: registry.callableNames, limits: limits)
             try sandbox.run(code, chunkName: "@" + name)
-            declared = sandbox.profiles()
-        } catch {
+            do {
+                declared = try sandbox.profiles()
+            } catch {
+                throw ProfileError(file: name, line: nil, error.message)
+            }
+        } catch let error as LuaSandbox.RunFailure {
             switch error {
             case .outOfMemory:
                 throw ProfileError(file: name, line: nil, "profile exceeded the memory limit (\(limits.memoryBytes >> 20) MB)")
             case .message(let message):
                 throw Self.error(fromLua: message, file: name)
             }
+        } catch let error as ProfileError {
+            throw error
+        } catch {
+            throw ProfileError(file: name, line: nil, "\(error)")
         }
         guard case .table(let entries) = declared else {
             throw ProfileError(file: name, line: nil, "internal error: no profile list")
@@ -56,6 +64,9 @@ public struct ProfileLoader: Sendable {
             throw ProfileError(file: file, line: nil, "internal error: malformed profile entry")
         }
         let line = Int(rawLine)
+        if let problem = Self.nameProblem(name) {
+            throw ProfileError(file: file, line: line, "profile name \"\(Redactor.escapingControls(name))\" \(problem)")
+        }
         if let first = earlier.first(where: { $0.name == name }) {
             throw ProfileError(file: file, line: line, "profile \"\(name)\" is already defined at line \(first.line)")
         }
@@ -100,6 +111,19 @@ public struct ProfileLoader: Sendable {
         } catch {
             throw ProfileError(file: file, line: line, "\(stageName): \(error)")
         }
+    }
+
+    /// Profile names become parts of output file names (and URL paths), so they are short and
+    /// plain: letters, digits, '.', '_' and '-'.
+    static func nameProblem(_ name: String) -> String? {
+        guard !name.isEmpty else { return "is empty" }
+        guard name.utf8.count <= 64 else { return "is longer than 64 characters" }
+        let allowed = name.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".")
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+        }
+        return allowed ? nil : "may use only letters, digits, '.', '_' and '-'"
     }
 
     /// Lua reports "chunk:line: message". The chunk name may be shortened for long paths, so the
