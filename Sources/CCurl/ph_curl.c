@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -123,6 +124,38 @@ const char *ph_address_text_class(const char *text) {
 
 // MARK: transfer
 
+// A growable string: appends are amortized O(1) per byte.
+typedef struct {
+    char *data;
+    size_t length, capacity;
+} text;
+
+static int text_append(text *t, const char *bytes, size_t length, const char *separator) {
+    size_t extra = (t->length && separator ? strlen(separator) : 0) + length;
+    if (t->length + extra + 1 > t->capacity) {
+        size_t capacity = t->capacity ? t->capacity : 64;
+        while (capacity < t->length + extra + 1) capacity *= 2;
+        char *grown = realloc(t->data, capacity);
+        if (!grown) return 0;
+        t->data = grown;
+        t->capacity = capacity;
+    }
+    if (t->length && separator) {
+        memcpy(t->data + t->length, separator, strlen(separator));
+        t->length += strlen(separator);
+    }
+    memcpy(t->data + t->length, bytes, length);
+    t->length += length;
+    t->data[t->length] = 0;
+    return 1;
+}
+
+// The headers kept from a response; repeated ones are joined with ", " (RFC 9110 5.3).
+enum { H_ETAG, H_LAST_MODIFIED, H_CACHE_CONTROL, H_EXPIRES, H_DATE, H_AGE, H_RETRY_AFTER, H_COUNT };
+static const char *const kept_headers[H_COUNT] = {
+    "ETag", "Last-Modified", "Cache-Control", "Expires", "Date", "Age", "Retry-After",
+};
+
 typedef struct {
     ph_fetch_result *result;
     size_t capacity;
@@ -130,6 +163,9 @@ typedef struct {
     ph_cancel_flag *cancel;
     int block_private;
     int allow_loopback;
+    long long max_header_bytes;
+    long long header_bytes;           // of the current response
+    text headers[H_COUNT];
 } transfer_state;
 
 // Every connection curl opens, for the first URL and for each redirect, after DNS: the check
@@ -175,10 +211,7 @@ static size_t on_body(char *data, size_t size, size_t count, void *userdata) {
     return length;
 }
 
-static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
-                       curl_off_t ulnow) {
-    (void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
-    transfer_state *state = userdata;
+static int cancelled(transfer_state *state) {
     if (state->cancel && atomic_load(&state->cancel->set)) {
         state->result->cancelled = 1;
         return 1;
@@ -186,59 +219,77 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
     return 0;
 }
 
-static char *copy_string(const char *s) { return s ? strdup(s) : NULL; }
-
-// Every header called `name` in the last response, joined with ", ", or NULL.
-static char *response_header(CURL *curl, const char *name) {
-    struct curl_header *header = NULL;
-    if (curl_easy_header(curl, name, 0, CURLH_HEADER, -1, &header) != CURLHE_OK) return NULL;
-    size_t amount = header->amount, length = 0;
-    for (size_t i = 0; i < amount; i++) {
-        if (i > 0 && curl_easy_header(curl, name, i, CURLH_HEADER, -1, &header) != CURLHE_OK) break;
-        length += strlen(header->value) + 2;
+// One header line at a time, as it arrives. A status line starts a new response (after a
+// redirect or a 1xx), whose headers replace the ones kept so far.
+static size_t on_header(char *line, size_t size, size_t count, void *userdata) {
+    transfer_state *state = userdata;
+    size_t length = size * count;
+    if (cancelled(state)) return 0;
+    if (length >= 5 && memcmp(line, "HTTP/", 5) == 0) {
+        state->header_bytes = 0;
+        for (int i = 0; i < H_COUNT; i++) state->headers[i].length = 0;
     }
-    char *joined = calloc(1, length + 1);
-    if (!joined) return NULL;
-    for (size_t i = 0; i < amount; i++) {
-        if (curl_easy_header(curl, name, i, CURLH_HEADER, -1, &header) != CURLHE_OK) break;
-        if (i > 0) strcat(joined, ", ");
-        strcat(joined, header->value);
+    state->header_bytes += (long long)length;
+    if (state->max_header_bytes > 0 && state->header_bytes > state->max_header_bytes) {
+        state->result->headers_too_large = 1;
+        return 0;  // any short count aborts the transfer
     }
-    return joined;
+    const char *colon = memchr(line, ':', length);
+    if (!colon) return length;
+    size_t name_length = (size_t)(colon - line);
+    const char *value = colon + 1, *end = line + length;
+    while (value < end && (*value == ' ' || *value == '\t')) value++;
+    while (end > value && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t')) end--;
+    for (int i = 0; i < H_COUNT; i++) {
+        if (strlen(kept_headers[i]) == name_length && strncasecmp(line, kept_headers[i], name_length) == 0) {
+            if (!text_append(&state->headers[i], value, (size_t)(end - value), ", ")) return 0;
+            break;
+        }
+    }
+    return length;
 }
 
-static long long header_date(CURL *curl, const char *name) {
-    char *text = response_header(curl, name);
-    if (!text) return -1;
-    time_t when = curl_getdate(text, NULL);
-    free(text);
+static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow) {
+    (void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
+    return cancelled(userdata);
+}
+
+static char *copy_string(const char *s) { return s ? strdup(s) : NULL; }
+
+// The kept header's text, malloc'd, or NULL when the response had none.
+static char *header_copy(const transfer_state *state, int which) {
+    const text *t = &state->headers[which];
+    return t->length ? strdup(t->data) : NULL;
+}
+
+static long long header_date(const transfer_state *state, int which) {
+    if (!state->headers[which].length) return -1;
+    time_t when = curl_getdate(state->headers[which].data, NULL);
     return when < 0 ? -1 : (long long)when;
 }
 
-static void read_cache_headers(CURL *curl, ph_cache_headers *c) {
-    c->etag = response_header(curl, "ETag");
-    c->last_modified = response_header(curl, "Last-Modified");
-    c->cache_control = response_header(curl, "Cache-Control");
-    c->expires = response_header(curl, "Expires");
-    c->expires_epoch = header_date(curl, "Expires");
-    c->date_epoch = header_date(curl, "Date");
-    char *age = response_header(curl, "Age");
-    c->age = age ? strtoll(age, NULL, 10) : -1;
-    free(age);
+static void read_cache_headers(const transfer_state *state, ph_cache_headers *c) {
+    c->etag = header_copy(state, H_ETAG);
+    c->last_modified = header_copy(state, H_LAST_MODIFIED);
+    c->cache_control = header_copy(state, H_CACHE_CONTROL);
+    c->expires = header_copy(state, H_EXPIRES);
+    c->expires_epoch = header_date(state, H_EXPIRES);
+    c->date_epoch = header_date(state, H_DATE);
+    c->age = state->headers[H_AGE].length ? strtoll(state->headers[H_AGE].data, NULL, 10) : -1;
 }
 
 // Retry-After is either delay-seconds or an HTTP date (RFC 9110 10.2.3).
-static long long retry_after(CURL *curl) {
-    char *text = response_header(curl, "Retry-After");
-    if (!text) return -1;
+static long long retry_after(const transfer_state *state) {
+    const text *t = &state->headers[H_RETRY_AFTER];
+    if (!t->length) return -1;
     char *end = NULL;
-    long long seconds = strtoll(text, &end, 10);
-    if (end == text || *end != 0 || seconds < 0) {
-        time_t when = curl_getdate(text, NULL);
+    long long seconds = strtoll(t->data, &end, 10);
+    if (end == t->data || *end != 0 || seconds < 0) {
+        time_t when = curl_getdate(t->data, NULL);
         seconds = when < 0 ? -1 : (long long)when - (long long)time(NULL);
         if (when >= 0 && seconds < 0) seconds = 0;
     }
-    free(text);
     return seconds;
 }
 
@@ -251,7 +302,7 @@ void ph_fetch(const ph_fetch_options *o, ph_fetch_result *r) {
         strcpy(r->error, "cannot create a curl handle");
         return;
     }
-    transfer_state state = {r, 0, o->max_bytes, o->cancel, o->block_private, o->allow_loopback};
+    transfer_state state = {r, 0, o->max_bytes, o->cancel, o->block_private, o->allow_loopback, o->max_header_bytes, 0, {{0}}};
     if (o->cancel && atomic_load(&o->cancel->set)) {
         r->cancelled = 1;
         r->curl_code = CURLE_ABORTED_BY_CALLBACK;
@@ -292,6 +343,8 @@ void ph_fetch(const ph_fetch_options *o, ph_fetch_result *r) {
     curl_easy_setopt(curl, CURLOPT_MAXCONNECTS, 64L);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &state);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &state);
     curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &state);
@@ -311,9 +364,10 @@ void ph_fetch(const ph_fetch_options *o, ph_fetch_result *r) {
     r->effective_url = copy_string(effective_url);
     r->cache.expires_epoch = r->cache.date_epoch = r->cache.age = -1;
     if (r->curl_code == CURLE_OK && r->http_status != 0) {
-        read_cache_headers(curl, &r->cache);
-        if (r->http_status == 429 || r->http_status >= 500) r->retry_after = retry_after(curl);
+        read_cache_headers(&state, &r->cache);
+        if (r->http_status == 429 || r->http_status >= 500) r->retry_after = retry_after(&state);
     }
+    for (int i = 0; i < H_COUNT; i++) free(state.headers[i].data);
     curl_easy_cleanup(curl);
     curl_slist_free_all(headers);
 }

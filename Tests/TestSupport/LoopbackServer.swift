@@ -28,6 +28,8 @@ public final class LoopbackServer: Sendable {
         case cacheable([UInt8], etag: String, cacheControl: String, contentType: String = "image/jpeg")
         /// `Response` with these headers added (Cache-Control, Expires, ...).
         case headers([String: String], Response)
+        /// `Response` with the header `name: value` sent `count` times, on lines of its own.
+        case repeatedHeader(name: String, value: String, count: Int, Response)
         /// The first request to the path gets the first response, the second the second, and
         /// so on; the last one answers every request after that.
         case sequence([Response])
@@ -206,6 +208,10 @@ public final class LoopbackServer: Sendable {
             return send(fd, status: code, headers: extra.merging(["Content-Type": contentType]) { $1 }, body: body)
         case .headers(let headers, let inner):
             return respond(inner, on: fd, request: request, extra: extra.merging(headers) { $1 })
+        case .repeatedHeader(let name, let value, let count, let inner):
+            // One entry whose value carries the other count - 1 lines: header() writes it as is.
+            let lines = Array(repeating: value, count: max(count, 1)).joined(separator: "\r\n\(name): ")
+            return respond(inner, on: fd, request: request, extra: extra.merging([name: lines]) { $1 })
         case .cacheable(let body, let etag, let cacheControl, let contentType):
             let headers = extra.merging(["ETag": etag, "Cache-Control": cacheControl]) { $1 }
             if request.headers["if-none-match"] == etag {

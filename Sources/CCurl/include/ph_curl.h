@@ -38,9 +38,12 @@ typedef struct {
     long low_speed_time;              // seconds below low_speed_limit before giving up
     int block_private;                // refuse non-public addresses at connect time
     int allow_loopback;               // with block_private: still allow 127.0.0.0/8 and ::1
+    long long max_header_bytes;       // largest header block of one response; 0: no limit
 } ph_fetch_options;
 
-/// The response headers a cache needs, from the last response (after redirects).
+/// The response headers a cache needs, from the last response (after redirects). They are
+/// collected by the header callback while the transfer runs, so reading them is linear in the
+/// header bytes and happens inside the timeout and the cancel check.
 typedef struct {
     char *etag;                       // malloc'd or NULL, like every string here
     char *last_modified;
@@ -57,6 +60,7 @@ typedef struct {
     long redirects;
     long long connect_count;          // new connections this transfer opened (0 when reused)
     int too_large;                    // stopped because the body passed max_bytes
+    int headers_too_large;            // stopped because a response's headers passed max_header_bytes
     int cancelled;                    // stopped because the cancel flag was set
     int blocked;                      // a connection was refused by block_private
     char blocked_address[64];         // the address it was refused for

@@ -13,15 +13,23 @@ enum CurlTransfer {
         let notModified: Bool
     }
 
-    /// One share handle per process: connections, DNS and TLS sessions are reused across
-    /// transfers and threads. Transfers under block_private get their own, so they never reuse
-    /// a connection that was opened without the address check.
-    private static let share = CurlShare()
-    private static let checkedShare = CurlShare()
+    /// One connection pool (a curl share handle: connections, DNS and TLS sessions) per address
+    /// guard setting, reused across transfers and threads. The address check runs only when a
+    /// connection is opened, so a transfer must never reuse one opened under a looser guard:
+    /// `block_private` with `allow_loopback` may connect to 127.0.0.1, and a strict profile in
+    /// the same process must not be handed that connection.
+    private static let unguardedPool = CurlShare()
+    private static let strictPool = CurlShare()
+    private static let loopbackPool = CurlShare()
+
+    static func pool(for options: FetchOptions) -> CurlShare {
+        guard options.blockPrivate else { return unguardedPool }
+        return options.allowLoopback ? loopbackPool : strictPool
+    }
 
     static func fetch(_ url: String, validators: Validators?, options: FetchOptions, context: StageContext) async throws -> Body {
         let flag = CancelFlag()
-        let share = options.blockPrivate ? checkedShare : share
+        let share = pool(for: options)
         return try await withTaskCancellationHandler {
             try await context.runBlocking { try perform(url, validators: validators, options: options, share: share, cancel: flag) }
         } onCancel: {
@@ -41,7 +49,8 @@ enum CurlTransfer {
                         max_redirects: options.maxRedirects, max_bytes: Int64(options.maxBytes),
                         share: share.handle, cancel: cancel.handle, if_none_match: etag, if_modified_since: lastModified,
                         low_speed_limit: options.lowSpeedLimit, low_speed_time: Int(options.lowSpeedTime.rounded(.up)),
-                        block_private: options.blockPrivate ? 1 : 0, allow_loopback: options.allowLoopback ? 1 : 0)
+                        block_private: options.blockPrivate ? 1 : 0, allow_loopback: options.allowLoopback ? 1 : 0,
+                        max_header_bytes: Int64(options.maxHeaderBytes))
                     ph_fetch(&request, &result)
                 }
             }
@@ -61,6 +70,9 @@ enum CurlTransfer {
         if r.cancelled != 0 { return .cancelled("transfer cancelled") }
         if r.blocked != 0 {
             return PipelineError(.blocked, "refused to connect to \(text(r.blocked_address)): block_private is on")
+        }
+        if r.headers_too_large != 0 {
+            return PipelineError(.tooLarge, "response headers larger than max_header_bytes (\(options.maxHeaderBytes) bytes)")
         }
         if r.too_large != 0 {
             return PipelineError(.tooLarge, "body larger than max_bytes (\(options.maxBytes) bytes)")

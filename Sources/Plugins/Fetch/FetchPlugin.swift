@@ -22,6 +22,8 @@ public enum FetchPlugin: PipelinePlugin {
                               doc: "seconds a transfer may stay under low_speed_limit"),
                 ParameterSpec("max_bytes", .integer(1...4_000_000_000), default: .integer(50_000_000),
                               doc: "largest body accepted; the transfer stops as soon as it passes this"),
+                ParameterSpec("max_header_bytes", .integer(1024...16_000_000), default: .integer(131_072),
+                              doc: "largest header block of one response; more stops the transfer"),
                 ParameterSpec("max_redirects", .integer(0...10), default: .integer(5),
                               doc: "redirects followed before giving up; each target gets the same checks"),
                 ParameterSpec("schemes", .stringList, default: .stringList(["http", "https", "file"]),
@@ -50,6 +52,7 @@ struct FetchOptions: Sendable {
     var lowSpeedLimit: Int
     var lowSpeedTime: Double
     var maxBytes: Int
+    var maxHeaderBytes: Int
     var maxRedirects: Int
     var schemes: Set<String>
     var blockPrivate: Bool
@@ -63,6 +66,7 @@ struct FetchOptions: Sendable {
         lowSpeedLimit = parameters.integer("low_speed_limit")!
         lowSpeedTime = parameters.number("low_speed_time")!
         maxBytes = parameters.integer("max_bytes")!
+        maxHeaderBytes = parameters.integer("max_header_bytes")!
         maxRedirects = parameters.integer("max_redirects")!
         let schemes = parameters.strings("schemes")!.map { $0.lowercased() }
         for scheme in schemes where !FetchURL.schemes.contains(scheme) {
