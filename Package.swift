@@ -59,6 +59,7 @@ let package = Package(
             // new-plugin: executable dependencies
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
 
         // Tests: a target per area, plus TestSupport (loopback HTTP server, image fixtures).
@@ -75,7 +76,7 @@ let package = Package(
         .testTarget(name: "NormalizeTests", dependencies: ["TestSupport"]),
         .testTarget(name: "VipsStageTests", dependencies: ["TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport", "PipelineHostCLI"]),
         .testTarget(name: "CacheTests", dependencies: ["TestSupport"]),
         .testTarget(name: "HardeningTests", dependencies: ["TestSupport"]),
         .testTarget(name: "MetricsTests", dependencies: ["TestSupport", .product(name: "MetricsTestKit", package: "swift-metrics")]),

@@ -19,7 +19,13 @@ enum AtomicFile {
         }
     }
 
+    /// Replaces `path` only when it is missing or a regular file: `-o /dev/full` or a
+    /// directory is refused, never renamed over (as root, rename would replace the device node).
     static func write(_ bytes: ImageBytes, to path: String) throws {
+        var info = stat()
+        if lstat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
+            throw WriteError(description: "it exists and is not a regular file")
+        }
         let temporary = path + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         pending.withLock { _ = $0.insert(temporary) }
         defer { pending.withLock { _ = $0.remove(temporary) } }

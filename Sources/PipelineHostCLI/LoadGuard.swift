@@ -7,35 +7,39 @@ import PipelineHost
 /// message instead of the signal's default action. A load that outlives the sandbox's time
 /// limit by a second ends the process with 2: the last line of defence, since the sandbox's own
 /// limits stop every script we know of well before that.
+///
+/// The signals use a plain handler, not dispatch sources: a dispatch signal source cancelled
+/// here could still be unregistering when `SignalWatcher` registers its own for the run.
 final class LoadGuard: Sendable {
-    private nonisolated(unsafe) let sources: [any DispatchSourceProtocol]
+    private nonisolated(unsafe) let timer: any DispatchSourceTimer
+
+    /// The message the signal handler writes; set before the handler is installed and kept for
+    /// the life of the process (a handler may only make async-signal-safe calls).
+    private nonisolated(unsafe) static var message: (pointer: UnsafeMutablePointer<CChar>?, length: Int) = (nil, 0)
 
     init(file: String, limits: ProfileLimits) {
-        let queue = DispatchQueue(label: "pipelinehost.load-guard")
-        var sources: [any DispatchSourceProtocol] = [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)  // the dispatch source, not the default action, sees it
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler {
-                printError("interrupted while loading \(file)")
-                _exit(ExitCode.interrupted.rawValue)
+        let text = "interrupted while loading \(file)\n"
+        free(Self.message.pointer)
+        Self.message = (strdup(text), text.utf8.count)
+        for number in [SIGINT, SIGTERM] {
+            signal(number) { _ in
+                _ = write(2, LoadGuard.message.pointer, LoadGuard.message.length)
+                _exit(130)
             }
-            return source
         }
-        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "pipelinehost.load-guard"))
         timer.schedule(deadline: .now() + limits.seconds + 1)
         timer.setEventHandler {
             printError("error: \(file): profile exceeded the time limit (\(limits.seconds) s) and did not stop")
             _exit(ExitCode.usage.rawValue)
         }
-        sources.append(timer)
-        for source in sources { source.resume() }
-        self.sources = sources
+        timer.resume()
     }
 
-    /// Loading is over: signals get their default action again until a run installs its own
-    /// handling.
+    /// Loading is over: the signals get their default action again until a run installs its
+    /// own handling.
     func finish() {
-        for source in sources { source.cancel() }
+        timer.cancel()
         signal(SIGINT, SIG_DFL)
         signal(SIGTERM, SIG_DFL)
     }

@@ -1,7 +1,10 @@
+import Crypto
 import PipelineHost
 
 /// Names output files <stem>-<hash>.<profile>.<ext>. The hash is of the normalized source key,
-/// so two salted URLs of one image get the same name and two different images never collide.
+/// so two salted URLs of one image get the same name, and 64 bits of SHA-256 make two
+/// different images sharing a name a chance of about one in 10^10 even in a batch of 100,000
+/// covers that all have the stem `getCoverArt`. `OutputClaims` catches the rest.
 enum OutputName {
     static func path(for result: PipelineResult, in directory: String) -> String {
         let name = "\(stem(of: result.request.source))-\(hash(result.sourceKey)).\(result.request.profile).\(fileExtension(result.format))"
@@ -20,12 +23,12 @@ enum OutputName {
         return safe.isEmpty ? "image" : safe
     }
 
-    /// 32-bit FNV-1a as 8 hex digits: short, stable across runs and platforms.
+    /// The first 64 bits of SHA-256 as 16 hex digits: stable across runs and platforms.
     static func hash(_ text: String) -> String {
-        var value: UInt32 = 2_166_136_261
-        for byte in text.utf8 { value = (value ^ UInt32(byte)) &* 16_777_619 }
-        let hex = String(value, radix: 16)
-        return String(repeating: "0", count: 8 - hex.count) + hex
+        SHA256.hash(data: Array(text.utf8)).prefix(8).map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
     }
 
     static func fileExtension(_ format: String?) -> String {
@@ -34,5 +37,19 @@ enum OutputName {
         case let format?: format
         case nil: "bin"
         }
+    }
+}
+
+/// The output files one run has written and whose source each holds, so a name that two
+/// different sources reach (a hash collision) is an error for the second, never a silent
+/// overwrite. The same source written again (a repeated line) is fine: same bytes.
+struct OutputClaims {
+    private var owners: [String: String] = [:]
+
+    /// Claims `path` for the source with stable key `key`; false when another source has it.
+    mutating func claim(_ path: String, for key: String) -> Bool {
+        if let owner = owners[path] { return owner == key }
+        owners[path] = key
+        return true
     }
 }

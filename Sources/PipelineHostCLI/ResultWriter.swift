@@ -27,12 +27,16 @@ struct ResultWriter: Sendable {
     func run(_ batch: Batch) async -> Summary {
         var progress = progress
         var summary = Summary()
+        var claims = OutputClaims()
         progress.update()
         let ending = await batch.run { request, outcome in
             switch outcome {
             case .success(let result):
                 let path = file ?? OutputName.path(for: result, in: directory)
                 do {
+                    guard claims.claim(path, for: result.sourceKey) else {
+                        throw AtomicFile.WriteError(description: "another source's result already has this name in this run; not overwritten")
+                    }
                     try AtomicFile.write(result.bytes, to: path)
                     summary.succeeded += 1
                     if json {

@@ -4,6 +4,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Glibc
 import PipelineHost
 import VipsPlugin
 
@@ -108,9 +109,7 @@ struct Run: AsyncParsableCommand {
             throw ExitCode.usage
         }
         let directory = outputDirectory ?? "."
-        if output == nil {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        }
+        if output == nil { try Self.prepare(outputDirectory: directory) }
         let requests = all.flatMap { source in chosen.map { ImageRequest(source: source, profile: $0) } }
         // About one CPU stage per core runs at once; libvips gets the cores that leaves it.
         let cores = PipelineConfiguration.cores
@@ -136,6 +135,26 @@ struct Run: AsyncParsableCommand {
             throw ExitCode.interrupted
         }
         if summary.failed > 0 { throw ExitCode.someFailed }
+    }
+
+    /// Creates --output-dir when missing; anything in the way is a one-line usage error.
+    private static func prepare(outputDirectory directory: String) throws {
+        var info = stat()
+        if stat(directory, &info) == 0 {
+            guard (info.st_mode & S_IFMT) == S_IFDIR else {
+                printError("error: --output-dir \(directory) exists and is not a directory")
+                throw ExitCode.usage
+            }
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            // Foundation's error is several lines; mkdir's errno says the same in a few words.
+            let reason = mkdir(directory, 0o755) == 0 ? "unknown error" : String(cString: strerror(errno))
+            printError("error: cannot create --output-dir \(directory): \(reason)")
+            throw ExitCode.usage
+        }
     }
 
     private func chooseProfiles(in set: ProfileSet) throws -> [String] {
