@@ -2,7 +2,9 @@
 
 #include <vips/vector.h>
 
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 // Truncated or damaged input is an error, never a grey half image. `n` is set only for several
 // pages: single-page loaders (jpeg, png) have no such option and would refuse it.
@@ -63,7 +65,60 @@ VipsImage *ph_vips_open(const void *buffer, size_t length, int pages) {
     return vips_image_new_from_buffer(buffer, length, options, "access", VIPS_ACCESS_SEQUENTIAL, NULL);
 }
 
-int ph_vips_page_count(VipsImage *image) { return vips_image_get_n_pages(image); }
+int ph_vips_page_count(VipsImage *image) {
+    int pages = 1;
+    if (!vips_image_get_typeof(image, VIPS_META_N_PAGES) || vips_image_get_int(image, VIPS_META_N_PAGES, &pages) != 0)
+        return 1;
+    return pages < 1 ? 1 : pages;
+}
+
+int ph_vips_loader_format(const void *buffer, size_t length, char *format, size_t size, int *blocked) {
+    const char *class_name = vips_foreign_find_load_buffer(buffer, length);
+    if (!class_name) return 0;
+    GType type = g_type_from_name(class_name);
+    const char *nickname = type ? vips_nickname_find(type) : NULL;
+    if (!nickname) nickname = class_name;
+    const char *cut = strstr(nickname, "load");
+    size_t keep = cut ? (size_t)(cut - nickname) : strlen(nickname);
+    snprintf(format, size, "%.*s", (int)keep, nickname);
+    *blocked = 0;
+    if (type) {
+        VipsOperationClass *class = VIPS_OPERATION_CLASS(g_type_class_ref(type));
+        *blocked = (class->flags & VIPS_OPERATION_BLOCKED) != 0;
+        g_type_class_unref(class);
+    }
+    return 1;
+}
+
+static uint64_t read_uint(const unsigned char *p, int bytes, int little) {
+    uint64_t value = 0;
+    for (int i = 0; i < bytes; i++) value |= (uint64_t)p[little ? i : bytes - 1 - i] << (8 * (little ? i : bytes - 1 - i));
+    return value;
+}
+
+int ph_tiff_page_count(const void *buffer, size_t length, int limit) {
+    const unsigned char *b = buffer;
+    if (length < 16) return 0;
+    int little = b[0] == 'I' && b[1] == 'I';
+    if (!little && !(b[0] == 'M' && b[1] == 'M')) return 0;
+    uint64_t magic = read_uint(b + 2, 2, little);
+    int big = magic == 43;
+    if (magic != 42 && !big) return 0;
+    // Classic TIFF: 2-byte entry count, 12-byte entries, 4-byte offsets; BigTIFF: 8, 20, 8.
+    int count_size = big ? 8 : 2, entry_size = big ? 20 : 12, offset_size = big ? 8 : 4;
+    uint64_t offset = read_uint(b + (big ? 8 : 4), offset_size, little);
+    int pages = 0;
+    while (offset != 0 && pages <= limit) {
+        if (offset > length || length - offset < (uint64_t)count_size) break;
+        uint64_t entries = read_uint(b + offset, count_size, little);
+        if (entries > length / (uint64_t)entry_size) break;
+        uint64_t next_at = offset + (uint64_t)count_size + entries * (uint64_t)entry_size;
+        if (next_at > length || length - next_at < (uint64_t)offset_size) break;
+        pages++;
+        offset = read_uint(b + next_at, offset_size, little);
+    }
+    return pages;
+}
 
 int ph_vips_page_height(VipsImage *image) { return vips_image_get_page_height(image); }
 

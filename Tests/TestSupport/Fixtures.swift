@@ -48,12 +48,49 @@ public enum Fixtures {
 
     /// An animated GIF of `frames` frames, each `side` x `side` and a shade of grey.
     public static func animatedGIF(frames: Int, side: Int = 16) -> [UInt8] {
+        animation(frames: frames, side: side, as: PH_FORMAT_GIF)
+    }
+
+    /// The same as an animated WebP.
+    public static func animatedWebP(frames: Int, side: Int = 16) -> [UInt8] {
+        animation(frames: frames, side: side, as: PH_FORMAT_WEBP)
+    }
+
+    private static func animation(frames: Int, side: Int, as format: ph_format) -> [UInt8] {
         start()
         let pixels = (0..<frames * side * side * 3).map { UInt8(truncatingIfNeeded: $0 / (side * side * 3) * 37) }
-        return encode(rgb: pixels, width: side, height: side * frames, as: PH_FORMAT_GIF) {
+        return encode(rgb: pixels, width: side, height: side * frames, as: format) {
             vips_image_set_int($0, "page-height", Int32(side))
         }
     }
+
+    /// A little-endian TIFF of `pages` one-pixel grey pages, written by hand (about 115 bytes a
+    /// page): 50,000 pages take 6 MB, and libvips' TIFF loader reads every page's directory.
+    public static func multiPageTIFF(pages: Int) -> [UInt8] {
+        func u16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
+        func u32(_ v: Int) -> [UInt8] { u16(v & 0xFFFF) + u16(v >> 16 & 0xFFFF) }
+        let entries = 9, directorySize = 2 + entries * 12 + 4
+        let pixelAt = 8 + pages * directorySize
+        var bytes: [UInt8] = Array("II".utf8) + u16(42) + u32(8)
+        bytes.reserveCapacity(pixelAt + 1)
+        for page in 0..<pages {
+            let next = page < pages - 1 ? 8 + (page + 1) * directorySize : 0
+            // width, height, bits per sample, no compression, black is zero, strip offset,
+            // samples per pixel, rows per strip, strip byte count
+            let tags: [(tag: Int, type: Int, value: Int)] = [
+                (256, 3, 1), (257, 3, 1), (258, 3, 8), (259, 3, 1), (262, 3, 1), (273, 4, pixelAt), (277, 3, 1), (278, 3, 1), (279, 4, 1),
+            ]
+            bytes += u16(entries)
+            for tag in tags { bytes += u16(tag.tag) + u16(tag.type) + u32(1) + u32(tag.value) }
+            bytes += u32(next)
+        }
+        return bytes + [0x80]
+    }
+
+    /// A minimal PDF with a binary comment line, as PDF writers make them, so it is not sniffed
+    /// as text and reaches libvips' loader lookup.
+    public static let binaryPDF: [UInt8] = Array("%PDF-1.4\n%".utf8) + [0xE2, 0xE3, 0xCF, 0xD3, 0x0A]
+        + Array("1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n".utf8)
 
     /// A PNG of a few dozen bytes whose header declares `width` x `height`: what a decompression
     /// bomb looks like to a decoder that trusts headers.

@@ -94,3 +94,73 @@ struct DecodeTests {
         #expect(try await failure(gif, "decode { frames = 1, max_pixels = 50000 }") == nil)
     }
 }
+
+@Suite("decode: frame limits for any page count, and the format allowlist")
+struct DecodeHardeningTests {
+    let directory: TemporaryDirectory
+    init() throws { directory = try TemporaryDirectory() }
+
+    func failure(_ bytes: [UInt8], _ decode: String = "decode {}") async throws -> PipelineError? {
+        let path = try directory.write("input", bytes)
+        return try await TestPipeline.failure(#"profile "d" { fetch {}, \#(decode), encode {} }"#, source: path)
+    }
+
+    @Test("a TIFF over max_frames is refused from its directory chain, at any page count", arguments: [1001, 10_000, 50_000])
+    func manyPages(_ pages: Int) async throws {
+        let error = try await failure(Fixtures.multiPageTIFF(pages: pages))
+        #expect(error?.kind == .pixelLimit)
+        #expect(error?.reason == "image has more than 1000 frames, over max_frames (1000)")
+    }
+
+    @Test("a TIFF within max_frames decodes its first page")
+    func fewPages() async throws {
+        let path = try directory.write("three.tif", Fixtures.multiPageTIFF(pages: 3))
+        let result = try await TestPipeline.run(#"profile "d" { fetch {}, decode { max_frames = 3 }, encode { format = "png" } }"#, source: path)
+        #expect(result.size == PixelSize(width: 1, height: 1))
+    }
+
+    @Test("10,000 frames are counted as 10,000, not as libvips' 1", arguments: [
+        (Fixtures.multiPageTIFF(pages: 10_001), "image has more than 10000 frames, over max_frames (10000)"),
+        (Fixtures.animatedWebP(frames: 10_001, side: 2), "image has 10001 frames, over max_frames (10000)"),
+    ])
+    func tenThousandFrames(_ bytes: [UInt8], _ reason: String) async throws {
+        let error = try await failure(bytes, "decode { max_frames = 10000 }")
+        #expect(error?.kind == .pixelLimit)
+        #expect(error?.reason == reason)
+    }
+
+    @Test("a GIF with more frames than libvips' GIF loader counts is refused at any max_frames")
+    func uncountableGIF() async throws {
+        let error = try await failure(Fixtures.animatedGIF(frames: 5000, side: 2), "decode { max_frames = 9999 }")
+        #expect(error?.kind == .pixelLimit)
+        #expect(error?.reason == "image has more than 4096 frames, more than libvips' gif loader counts (max_frames 9999)")
+    }
+
+    @Test("formats outside the allowlist are unsupported_format, named", arguments: [
+        (Fixtures.binaryPDF, "pdf"),
+        (Fixtures.multiPageTIFF(pages: 1), "tiff"),
+    ])
+    func notAccepted(_ bytes: [UInt8], _ format: String) async throws {
+        let error = try await failure(bytes, #"decode { formats = { "jpeg", "png" } }"#)
+        #expect(error?.kind == .unsupportedFormat)
+        #expect(error?.reason == "image format '\(format)' is not accepted (decode formats: jpeg, png)")
+    }
+
+    @Test("PDF is not accepted by default, and blocked even when listed")
+    func pdf() async throws {
+        let byDefault = try await failure(Fixtures.binaryPDF)
+        #expect(byDefault?.kind == .unsupportedFormat)
+        #expect(byDefault?.reason.hasPrefix("image format 'pdf' is not accepted") == true)
+        let listed = try await failure(Fixtures.binaryPDF, #"decode { formats = { "jpeg", "pdf" } }"#)
+        #expect(listed?.kind == .unsupportedFormat)
+        #expect(listed?.reason == "image format 'pdf' is blocked: libvips' pdf loader is untrusted")
+    }
+
+    @Test("an unknown format name is a profile error")
+    func unknownFormat() throws {
+        let error = #expect(throws: ProfileError.self) {
+            try TestPipeline.load(#"profile "d" { fetch {}, decode { formats = { "jpeg", "bmp" } }, encode {} }"#)
+        }
+        #expect(error?.message.hasPrefix("decode: formats: 'bmp' is not a libvips loader") == true, "\(error?.message ?? "")")
+    }
+}

@@ -21,8 +21,19 @@ const char *ph_vips_find_loader(const void *buffer, size_t length);
 /// `pages` frames of an animated or multi-page file are loaded as one tall image (1: the first).
 VipsImage *ph_vips_open(const void *buffer, size_t length, int pages);
 
-/// The number of pages (frames) the file holds, or 1.
+/// The number of pages (frames) the file holds, or 1. Read from the "n-pages" field itself:
+/// vips_image_get_n_pages answers 1 for 10,000 pages or more.
 int ph_vips_page_count(VipsImage *image);
+
+/// The loader libvips would use for these bytes, as a format name ("jpeg", "tiff", "pdf": its
+/// nickname without "load_buffer"), and whether that loader is blocked in this process.
+/// Returns 0 when no loader recognises the bytes.
+int ph_vips_loader_format(const void *buffer, size_t length, char *format, size_t size, int *blocked);
+
+/// Counts the image directories (pages) of a TIFF or BigTIFF by following the chain of IFD
+/// offsets, without reading any directory's entries, and stops after `limit` + 1. Returns 0
+/// when the bytes are not a TIFF. A file whose chain leaves the buffer counts what it had.
+int ph_tiff_page_count(const void *buffer, size_t length, int limit);
 /// The height of one page: the image height unless several pages were loaded.
 int ph_vips_page_height(VipsImage *image);
 

@@ -17,13 +17,27 @@ struct DecodeStage: Stage {
                           doc: "files with more frames (pages) than this are refused, even when only the first is used"),
             ParameterSpec("frames", .integer(1...1000), default: .integer(1),
                           doc: "frames of animated input to keep (1: the first); more make an animation for webp output"),
+            ParameterSpec("formats", .stringList, default: .stringList(DecodeStage.defaultFormats),
+                          doc: "image formats accepted, by libvips loader name; others are unsupported_format. "
+                              + "Also: jp2k, jxl, rad, ppm, fits, svg, pdf, magick (svg, pdf and magick stay blocked as untrusted)"),
         ],
-        make: { DecodeStage(maxPixels: $0.number("max_pixels")!, maxFrames: $0.integer("max_frames")!,
-                            frames: $0.integer("frames")!) })
+        make: { parameters in
+            let formats = parameters.strings("formats")!
+            for format in formats where !DecodeStage.knownFormats.contains(format) {
+                throw ParameterError("formats: '\(format)' is not a libvips loader; choose from \(DecodeStage.knownFormats.joined(separator: ", "))")
+            }
+            return DecodeStage(maxPixels: parameters.number("max_pixels")!, maxFrames: parameters.integer("max_frames")!,
+                               frames: parameters.integer("frames")!, formats: Set(formats))
+        })
+
+    /// What a photo or cover pipeline meets; heif covers AVIF too.
+    static let defaultFormats = ["jpeg", "png", "webp", "gif", "heif", "tiff"]
+    static let knownFormats = defaultFormats + ["jp2k", "jxl", "rad", "ppm", "fits", "svg", "pdf", "magick"]
 
     let maxPixels: Double
     let maxFrames: Int
     let frames: Int
+    let formats: Set<String>
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         guard case .encoded(let encoded) = input else { throw PipelineError(.stageFailed, "decode: expected encoded bytes") }
@@ -37,12 +51,9 @@ struct DecodeStage: Stage {
         case .image, .unknown:
             break
         }
-        let (maxPixels, maxFrames, wanted) = (maxPixels, maxFrames, frames)
+        let (maxPixels, maxFrames, wanted, formats) = (maxPixels, maxFrames, frames, formats)
         return try await context.runBlocking { () throws(PipelineError) -> StageValue in
-            guard ph_vips_find_loader(bytes.baseAddress, bytes.count) != nil else {
-                _ = VipsRuntime.takeError()
-                throw PipelineError(.unsupportedFormat, "unsupported image format")
-            }
+            let format = try Self.checkFormat(bytes, allowed: formats, maxFrames: maxFrames)
             guard let image = ph_vips_open(bytes.baseAddress, bytes.count, 1) else {
                 throw PipelineError(.decodeFailed, "cannot read the image header: \(VipsRuntime.takeError())")
             }
@@ -51,6 +62,9 @@ struct DecodeStage: Stage {
             let pages = Int(ph_vips_page_count(image))
             guard pages <= maxFrames else {
                 throw PipelineError(.pixelLimit, "image has \(pages) frames, over max_frames (\(maxFrames))")
+            }
+            if let counted = Self.countsNoFurther[format], pages > counted {
+                throw PipelineError(.pixelLimit, "image has more than \(counted) frames, more than libvips' \(format) loader counts (max_frames \(maxFrames))")
             }
             let frames = min(wanted, pages)
             let pixels = Double(size.width) * Double(size.height) * Double(frames)
@@ -61,6 +75,34 @@ struct DecodeStage: Stage {
             let handle = frames > 1 ? try Self.open(bytes, frames: frames) : first
             return .image(VipsPipelineImage(handle: handle, undecodedBytes: bytes, frames: Int32(frames), sourceSize: size))
         }
+    }
+
+    /// Refuses formats outside the allowlist or blocked in libvips, and TIFFs with more pages
+    /// than max_frames before libvips reads their headers: its TIFF loader reads every page's
+    /// directory to count them, which takes seconds for 50,000 pages.
+    /// Loaders that stop counting frames: libvips' GIF loader (libnsgif) warns "Excessive
+    /// number of frames" and reports 4097 for any GIF with more than 4096.
+    static let countsNoFurther = ["gif": 4096]
+
+    /// Returns the format's loader name.
+    private static func checkFormat(_ bytes: ImageBytes, allowed: Set<String>, maxFrames: Int) throws(PipelineError) -> String {
+        var name = [CChar](repeating: 0, count: 64)
+        var blocked: Int32 = 0
+        guard ph_vips_loader_format(bytes.baseAddress, bytes.count, &name, name.count, &blocked) != 0 else {
+            _ = VipsRuntime.takeError()
+            throw PipelineError(.unsupportedFormat, "unsupported image format")
+        }
+        let format = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard allowed.contains(format) else {
+            throw PipelineError(.unsupportedFormat, "image format '\(format)' is not accepted (decode formats: \(allowed.sorted().joined(separator: ", ")))")
+        }
+        guard blocked == 0 else {
+            throw PipelineError(.unsupportedFormat, "image format '\(format)' is blocked: libvips' \(format) loader is untrusted")
+        }
+        if format == "tiff", Int(ph_tiff_page_count(bytes.baseAddress, bytes.count, Int32(clamping: maxFrames))) > maxFrames {
+            throw PipelineError(.pixelLimit, "image has more than \(maxFrames) frames, over max_frames (\(maxFrames))")
+        }
+        return format
     }
 
     private static func open(_ bytes: ImageBytes, frames: Int) throws(PipelineError) -> VipsImageHandle {
