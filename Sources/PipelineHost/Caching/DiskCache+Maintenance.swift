@@ -24,13 +24,13 @@ extension DiskCache {
         for file in entryFiles() {
             report.entries += 1
             report.bytes += file.bytes
-            switch Self.layer(ofFileAt: file.path) {
+            switch layer(of: file) {
             case .original: report.originals += 1
             case .variant: report.variants += 1
             case nil: report.unreadable += 1
             }
         }
-        report.temporaries = Self.list(temporaryDirectory).count
+        report.temporaries = temporaryCount
         return report
     }
 
@@ -47,16 +47,15 @@ extension DiskCache {
         var result = Verification()
         for file in entryFiles() {
             result.checked += 1
-            let fd = open(file.path, O_RDONLY | O_CLOEXEC)
+            let fd = open(file)
             guard fd >= 0 else { continue }  // evicted meanwhile by another process
             let bytes = Self.readAll(fd)
             close(fd)
-            if bytes.flatMap({ DiskEntryFormat.decode($0, name: file.name) }) == nil {
-                unlink(file.path)
+            if bytes.flatMap({ DiskEntryFormat.decode($0, name: file.name) }) == nil, remove(file) {
                 result.corruptRemoved += 1
             }
         }
-        for path in abandonedTemporaries(olderThan: 3600) where unlink(path) == 0 { result.abandonedRemoved += 1 }
+        result.abandonedRemoved = removeTemporaries(abandonedTemporaries(olderThan: 3600))
         return result
     }
 
@@ -67,14 +66,14 @@ extension DiskCache {
     @discardableResult
     public func clear() -> Int {
         var removed = 0
-        for file in entryFiles() where unlink(file.path) == 0 { removed += 1 }
-        for path in abandonedTemporaries(olderThan: 3600) { unlink(path) }
+        for file in entryFiles() where remove(file) { removed += 1 }
+        _ = removeTemporaries(abandonedTemporaries(olderThan: 3600))
         return removed
     }
 
     /// The layer written in an entry's metadata, read from its header alone.
-    static func layer(ofFileAt path: String) -> CacheLayer? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    func layer(of file: EntryFile) -> CacheLayer? {
+        let fd = open(file)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var head = [UInt8](repeating: 0, count: DiskEntryFormat.headerLength)

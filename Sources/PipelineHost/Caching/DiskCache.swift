@@ -41,6 +41,11 @@ public struct DiskCache: Sendable {
 
     func path(forName name: String) -> String { "\(entriesDirectory)/\(name.prefix(2))/\(name)" }
 
+    /// The shard directory an entry name lives in, opened without following symlinks.
+    private func shard(of name: String) -> CacheDirectory? {
+        CacheDirectory.root(directory)?.subdirectory("entries")?.subdirectory(String(name.prefix(2)))
+    }
+
     public enum ReadResult: Sendable {
         case hit(CacheEntry)
         case miss
@@ -51,13 +56,13 @@ public struct DiskCache: Sendable {
     /// The entry for `key`, checked against its checksum; marks it recently used.
     public func read(key: String) -> ReadResult {
         let name = Self.name(for: key)
-        let path = path(forName: name)
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard let shard = shard(of: name) else { return .miss }
+        let fd = shard.openFile(name, O_RDONLY)
         guard fd >= 0 else { return .miss }
         defer { close(fd) }
         guard let file = Self.readAll(fd) else { return .miss }
         guard let (_, entry) = DiskEntryFormat.decode(file, name: name) else {
-            unlink(path)
+            shard.removeFile(name)
             return .corrupt
         }
         futimens(fd, nil)
@@ -79,25 +84,25 @@ public struct DiskCache: Sendable {
         } catch {
             throw WriteError(description: "cannot encode cache metadata: \(error)")
         }
-        let final = path(forName: name)
-        try Self.makeDirectory(temporaryDirectory)
-        try Self.makeDirectory(entriesDirectory)
-        try Self.makeDirectory(String(final[..<final.lastIndex(of: "/")!]))
-        let temporary = "\(temporaryDirectory)/\(name).\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw Self.failure("create \(temporary)") }
+        try Self.makeDirectory(directory)
+        guard let root = CacheDirectory.root(directory) else { throw Self.failure("open \(directory)") }
+        let temporaries = try root.makeSubdirectory("tmp")
+        let shard = try root.makeSubdirectory("entries").makeSubdirectory(String(name.prefix(2)))
+        let temporary = "\(name).\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
+        let fd = temporaries.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+        guard fd >= 0 else { throw Self.failure("create \(temporaryDirectory)/\(temporary)") }
         let bytes = entry.image.bytes
         let written = header.withUnsafeBytes { Self.writeAll(fd, $0) } && Self.writeAll(fd, bytes.buffer)
         let synced = written && fsync(fd) == 0
-        let error = synced ? nil : Self.failure("write \(temporary)")
+        let error = synced ? nil : Self.failure("write \(temporaryDirectory)/\(temporary)")
         close(fd)
         if let error {
-            unlink(temporary)
+            unlinkat(temporaries.fd, temporary, 0)
             throw error
         }
-        guard rename(temporary, final) == 0 else {
-            let error = Self.failure("rename into \(final)")
-            unlink(temporary)
+        guard renameat(temporaries.fd, temporary, shard.fd, name) == 0 else {
+            let error = Self.failure("rename into \(path(forName: name))")
+            unlinkat(temporaries.fd, temporary, 0)
             throw error
         }
         return header.count + bytes.count
@@ -110,44 +115,89 @@ public struct DiskCache: Sendable {
         var files = entryFiles().sorted { $0.accessed < $1.accessed }[...]
         var total = files.reduce(0) { $0 + $1.bytes }, removed = 0
         while total > target, let file = files.popFirst() {
-            guard unlink(file.path) == 0 || errno == ENOENT else { continue }
+            guard remove(file) || errno == ENOENT else { continue }
             total -= file.bytes
             removed += 1
         }
         return (removed, total)
     }
 
-    /// Entry files with their size and last access, found by listing the directory.
-    func entryFiles() -> [(path: String, name: String, bytes: Int, accessed: Double)] {
-        var files: [(path: String, name: String, bytes: Int, accessed: Double)] = []
-        for shard in Self.list(entriesDirectory) {
-            let shardPath = "\(entriesDirectory)/\(shard)"
-            for name in Self.list(shardPath) {
-                let path = "\(shardPath)/\(name)"
-                var info = stat()
-                guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+    /// An entry file found by listing the cache.
+    struct EntryFile {
+        let shard: String
+        let name: String
+        let bytes: Int
+        let accessed: Double
+        let path: String
+    }
+
+    /// Entry files with their size and last access, found by listing the directory. Only
+    /// regular files named like entries, in real shard directories, count: a symlink or a
+    /// stray file is never read, counted or removed.
+    func entryFiles() -> [EntryFile] {
+        guard let entries = CacheDirectory.root(directory)?.subdirectory("entries") else { return [] }
+        var files: [EntryFile] = []
+        for shardName in entries.names() where Self.isShardName(shardName) {
+            guard let shard = entries.subdirectory(shardName) else { continue }
+            for name in shard.names() where Self.isEntryName(name) && name.hasPrefix(shardName) {
+                guard let info = shard.regularFile(name) else { continue }
                 let accessed = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
-                files.append((path, name, Int(info.st_size), accessed))
+                files.append(EntryFile(shard: shardName, name: name, bytes: Int(info.st_size), accessed: accessed,
+                                       path: "\(entriesDirectory)/\(shardName)/\(name)"))
             }
         }
         return files
     }
 
+    /// Removes one entry file found by `entryFiles`, through its shard directory.
+    func remove(_ file: EntryFile) -> Bool {
+        shard(of: file.name)?.removeFile(file.name) ?? false
+    }
+
+    /// Opens an entry file for reading, without following symlinks; -1 when it is gone.
+    func open(_ file: EntryFile) -> Int32 {
+        shard(of: file.name)?.openFile(file.name, O_RDONLY) ?? -1
+    }
+
     /// Temporary files of writers that died before renaming them, older than `age` seconds.
     func abandonedTemporaries(olderThan age: Double) -> [String] {
+        guard let temporaries = CacheDirectory.root(directory)?.subdirectory("tmp") else { return [] }
         let now = wallClock()
-        return Self.list(temporaryDirectory).map { "\(temporaryDirectory)/\($0)" }.filter { path in
-            var info = stat()
-            guard stat(path, &info) == 0 else { return false }
+        return temporaries.names().filter { name in
+            guard Self.isTemporaryName(name), let info = temporaries.regularFile(name) else { return false }
             return now - Double(info.st_mtim.tv_sec) > age
         }
     }
 
-    // MARK: POSIX helpers
-
-    static func list(_ directory: String) -> [String] {
-        (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+    /// Removes temporary files by name, as `abandonedTemporaries` lists them.
+    func removeTemporaries(_ names: [String]) -> Int {
+        guard let temporaries = CacheDirectory.root(directory)?.subdirectory("tmp") else { return 0 }
+        return names.filter { temporaries.removeFile($0) }.count
     }
+
+    /// Temporary files now, in progress or abandoned.
+    var temporaryCount: Int {
+        guard let temporaries = CacheDirectory.root(directory)?.subdirectory("tmp") else { return 0 }
+        return temporaries.names().filter { Self.isTemporaryName($0) && temporaries.regularFile($0) != nil }.count
+    }
+
+    // MARK: names
+
+    private static func isHex(_ text: Substring.UTF8View) -> Bool {
+        text.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
+    }
+
+    static func isShardName(_ name: String) -> Bool { name.utf8.count == 2 && isHex(Substring(name).utf8) }
+    static func isEntryName(_ name: String) -> Bool { name.utf8.count == 64 && isHex(Substring(name).utf8) }
+
+    /// "<entry name>.<pid>.<random>", as `write` makes them.
+    static func isTemporaryName(_ name: String) -> Bool {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 3 && isEntryName(String(parts[0]))
+            && parts.dropFirst().allSatisfy { !$0.isEmpty && $0.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } }
+    }
+
+    // MARK: POSIX helpers
 
     static func makeDirectory(_ path: String) throws(WriteError) {
         if mkdir(path, 0o755) == 0 || errno == EEXIST { return }
