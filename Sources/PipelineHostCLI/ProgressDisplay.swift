@@ -92,7 +92,9 @@ private func write(fd: Int32, _ text: String) {
     var offset = 0
     while offset < bytes.count {
         let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        if n <= 0 { if n < 0 && errno == EINTR { continue } else { return } }
+        if n < 0 && errno == EINTR { continue }
+        if n < 0 && errno == EPIPE && fd == 1 { BrokenPipe.noticed() }
+        if n <= 0 { return }
         offset += n
     }
 }

@@ -121,10 +121,12 @@ struct Run: AsyncParsableCommand {
                                   progress: ProgressDisplay(total: requests.count, enabled: !noProgress))
         let work = Task { await writer.run(batch) }
         let watcher = SignalWatcher { work.cancel() }
+        BrokenPipe.whenBroken { work.cancel() }
         let summary = await work.value
         // What this run stored must be on disk before the next run looks for it.
         await pipeline.flushCache()
         withExtendedLifetime(watcher) {}
+        if BrokenPipe.isBroken { BrokenPipe.exitAsDefault() }
         if stats {
             printOutput(StatsJSON.render(await pipeline.stats(), run: summary, tagged: json))
         }

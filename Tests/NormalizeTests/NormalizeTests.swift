@@ -59,3 +59,43 @@ struct NormalizeTests {
         #expect(Redactor.redact("/local/path.jpg") == "/local/path.jpg")
     }
 }
+
+@Suite("redaction: credentials by pattern, user info masked whole")
+struct RedactionTests {
+    @Test("credential-like names are masked, case-insensitive, '-' and '_' alike", arguments: [
+        "X-Goog-Signature", "X-Goog-Credential", "auth_token", "access-token", "jwt", "apiKey", "API_KEY",
+        "sessionid", "client_secret", "Password", "passwd", "x-amz-security-token", "sig", "t", "s", "p", "X%2DGoog%2DSignature",
+    ])
+    func sensitive(_ name: String) {
+        #expect(Redactor.redact("https://cdn.example/a.jpg?\(name)=SECRET1&w=300") == "https://cdn.example/a.jpg?\(name)=REDACTED&w=300")
+    }
+
+    @Test("ordinary parameters stay", arguments: ["w", "id", "size", "format", "quality", "v"])
+    func ordinary(_ name: String) {
+        #expect(Redactor.redact("https://cdn.example/a.jpg?\(name)=7") == "https://cdn.example/a.jpg?\(name)=7")
+    }
+
+    @Test("user information is never shown, with or without a password", arguments: [
+        "https://TOKEN@host.example/a.jpg", "https://me:pw@host.example/a.jpg", "https://a:b@c@host.example/a.jpg",
+    ])
+    func userInfo(_ url: String) {
+        #expect(Redactor.redact(url) == "https://REDACTED@host.example/a.jpg")
+    }
+
+    @Test("a profile's own names, and fragment parameters, are masked too")
+    func extraAndFragment() {
+        #expect(Redactor.redact("https://h.example/a.jpg?ticket=1&w=3", extraNames: ["Ticket"]) == "https://h.example/a.jpg?ticket=REDACTED&w=3")
+        #expect(Redactor.redact("https://h.example/a.jpg#access_token=abc&x=1") == "https://h.example/a.jpg#access_token=REDACTED&x=1")
+    }
+
+    @Test("control characters are escaped")
+    func controls() {
+        #expect(Redactor.redact("/tmp/a\u{1B}[31mred\u{7}.jpg") == "/tmp/a\\x1B[31mred\\x07.jpg")
+        #expect(Redactor.redact("/tmp/line\nbreak.jpg") == "/tmp/line\\x0Abreak.jpg")
+    }
+
+    @Test("what cache files store masks every parameter value")
+    func allValues() {
+        #expect(Redactor.redact("https://h.example/a.jpg?id=1&mine=abc", allValues: true) == "https://h.example/a.jpg?id=REDACTED&mine=REDACTED")
+    }
+}
