@@ -8,6 +8,10 @@ extension Pipeline {
         // A memory hit answers at once: no work, no task, no disk.
         if let hit = memoryHit(chain, step: step) { return .success(hit) }
         let key = chain.keys[step]
+        if var held = awaitingCommit[key] {
+            held.shared = true
+            return .success(held)
+        }
         let work: Work
         let joined: Bool
         if let existing = inFlight[key] {
@@ -128,6 +132,9 @@ extension Pipeline {
     private func finish(_ work: Work, with outcome: PrefixOutcome) {
         guard inFlight[work.key] === work else { return }
         inFlight[work.key] = nil
+        if case .success(let value) = outcome, value.pending.contains(where: { $0.key == work.key && !$0.committed }) {
+            awaitingCommit[work.key] = value
+        }
         let waiters = work.waiters
         work.waiters = [:]
         for continuation in waiters.values { continuation.resume(returning: outcome) }

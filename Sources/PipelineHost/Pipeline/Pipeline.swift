@@ -18,6 +18,10 @@ public actor Pipeline {
 
     /// Running work by step key.
     var inFlight: [StageKey: Work] = [:]
+    /// Finished cache steps whose store waits for their request to succeed, by step key. They
+    /// stay joinable until that request ends: a request that arrives in between would find the
+    /// value neither in flight nor stored, and fetch again.
+    var awaitingCommit: [StageKey: PrefixValue] = [:]
     var transferLane: Lane
     var cpuLane: Lane
     var counters: PipelineCounters
@@ -107,7 +111,11 @@ public actor Pipeline {
         guard !chain.steps.isEmpty else {
             return .failure(PipelineError(.profile, "profile \"\(request.profile)\" has no stage after its key stages", source: source.redacted))
         }
-        switch await join(chain, step: chain.steps.count - 1, priority: priority, asRequest: true) {
+        let joined = await join(chain, step: chain.steps.count - 1, priority: priority, asRequest: true)
+        // Committed, or dropped with the request: either way the values this request held for
+        // later arrivals are now on their way to the cache, or must not be reused.
+        defer { for key in chain.keys { awaitingCommit[key] = nil } }
+        switch joined {
         case .failure(let error):
             return .failure(error.from(source.redacted))
         case .success(let prefix):

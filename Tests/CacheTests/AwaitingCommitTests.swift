@@ -1,0 +1,59 @@
+import Foundation
+import PipelineHost
+import Testing
+import TestSupport
+
+/// A second profile of one source that arrives after the first one's original was fetched, but
+/// before that request succeeded and stored it, joins the fetched original instead of fetching
+/// again (CI once saw examples/subsonic.lua transfer twice this way).
+@Suite("A finished original waiting for its store stays joinable until its request ends")
+struct AwaitingCommitTests {
+    let server: LoopbackServer
+    let directory: TemporaryDirectory
+
+    init() throws {
+        server = try LoopbackServer()
+        directory = try TemporaryDirectory()
+        server.route("/cover.jpg", .ok(Fixtures.quadrants(width: 400, height: 300), contentType: "image/jpeg"))
+    }
+
+    func pipeline(gate: String) throws -> Pipeline {
+        let prefix = #"fetch { retry_delay = 0.01 }, cache { disk = true }, decode {}"#
+        let lua = """
+            profile "held" { \(prefix), hold { gate = "\(gate)" }, encode {} }
+            profile "plain" { \(prefix), downsample { size = 32 }, encode {} }
+            """
+        return Pipeline(profiles: try TestPipeline.load(lua, extra: [HoldPlugin.self]),
+                        configuration: TestPipeline.configuration(cacheIn: directory))
+    }
+
+    @Test("a late second profile joins the original the first one fetched")
+    func lateJoin() async throws {
+        let gate = "late-\(UUID())"
+        let pipeline = try pipeline(gate: gate)
+        let url = server.url("/cover.jpg")
+        let first = Task { try await pipeline.image(for: ImageRequest(source: url, profile: "held")) }
+        #expect(await eventually { HoldPlugin.enteredCount(gate) == 1 })
+        let second = try await pipeline.image(for: ImageRequest(source: url, profile: "plain"))
+        #expect(second.coalesced)
+        HoldPlugin.open(gate)
+        _ = try await first.value
+        #expect(server.requestCount("/cover.jpg") == 1)
+        await pipeline.flushCache()
+        #expect(DiskCache(directory: directory.path).report().originals == 1)
+    }
+
+    @Test("when the first request is cancelled instead, the held original is dropped")
+    func dropped() async throws {
+        let gate = "dropped-\(UUID())"
+        let pipeline = try pipeline(gate: gate)
+        let url = server.url("/cover.jpg")
+        let first = Task { try await pipeline.image(for: ImageRequest(source: url, profile: "held")) }
+        #expect(await eventually { HoldPlugin.enteredCount(gate) == 1 })
+        first.cancel()
+        await #expect(throws: PipelineError.self) { try await first.value }
+        _ = try await pipeline.image(for: ImageRequest(source: url, profile: "plain"))
+        #expect(server.requestCount("/cover.jpg") == 2, "nothing of the cancelled request was kept")
+        HoldPlugin.open(gate)
+    }
+}
