@@ -1,4 +1,5 @@
 import ArgumentParser
+import PipelineHost
 import Glibc
 
 /// The executable's entry point. It is a type of its own because a `static func main()` on the
@@ -55,9 +56,10 @@ extension ExitCode {
     static let interrupted = ExitCode(130)
 }
 
-/// Writes a line to standard error.
+/// Writes a line to standard error, with control characters escaped: a line may carry text
+/// from outside (a source, a server's message) and must not drive the terminal.
 func printError(_ line: String) {
-    let text = Array((line + "\n").utf8)
+    let text = Array((Redactor.escapingControls(line, keepingLines: true) + "\n").utf8)
     text.withUnsafeBytes { _ = Glibc.write(2, $0.baseAddress, $0.count) }
 }
 

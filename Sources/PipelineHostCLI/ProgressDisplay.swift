@@ -1,4 +1,5 @@
 import Glibc
+import PipelineHost
 
 /// Shows how far a batch is. On a terminal: one live line on stderr with a bar, done/failed/total,
 /// rate and ETA, redrawn as results arrive. Otherwise (a pipe, a log file, CI): a plain
@@ -78,9 +79,9 @@ struct ProgressDisplay {
 }
 
 /// Writes a line to standard output without stdio buffering, so it interleaves correctly with
-/// the progress line on standard error.
+/// the progress line on standard error. Control characters are escaped, as in `printError`.
 func printOutput(_ line: String) {
-    write(fd: 1, line + "\n")
+    write(fd: 1, Redactor.escapingControls(line, keepingLines: true) + "\n")
 }
 
 private func writeError(_ text: String) {

@@ -47,12 +47,14 @@ public enum Redactor {
     }
 
     /// `text` with C0 and C1 control characters and DEL written as `\xNN`, so a line printed
-    /// to a terminal stays one line and carries no escape sequence.
-    public static func escapingControls(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
+    /// to a terminal stays one line and carries no escape sequence. With `keepingLines`, line
+    /// feeds and tabs stay: for messages of several lines the program wrote itself.
+    public static func escapingControls(_ text: String, keepingLines: Bool = false) -> String {
+        let escaped = { (scalar: Unicode.Scalar) in isControl(scalar) && !(keepingLines && (scalar == "\n" || scalar == "\t")) }
+        guard text.unicodeScalars.contains(where: escaped) else { return text }
         var result = ""
         for scalar in text.unicodeScalars {
-            if isControl(scalar) {
+            if escaped(scalar) {
                 let hex = String(scalar.value, radix: 16, uppercase: true)
                 result += "\\x" + (hex.count < 2 ? "0" + hex : hex)
             } else {
