@@ -20,7 +20,7 @@ extension Pipeline {
     /// Step `step` behind its cache point: a stored entry if one is fresh, else the work (a
     /// conditional fetch when a stale original has validators), else, if the work fails and
     /// the profile says so, the stale entry.
-    func cached(_ chain: Chain, step: Int, work: Work, point: CachePoint) async -> PrefixOutcome {
+    func cached(_ chain: Chain, step: Int, work: WorkRef, point: CachePoint) async -> PrefixOutcome {
         let key = chain.keys[step]
         let mode = configuration.cache.mode
         let started = clock.now

@@ -1,4 +1,6 @@
-/// The in-flight table: joining running work, starting it, and reference-counted cancellation.
+/// Joining running work, starting it, and reference-counted cancellation: the actor's side of
+/// `InFlightTable`, which decides; this file carries its decisions out (tasks, continuations,
+/// lane tickets).
 extension Pipeline {
     /// The value of step `step` of `chain`: joins running work with that key, or starts it.
     ///
@@ -8,30 +10,35 @@ extension Pipeline {
         // A memory hit answers at once: no work, no task, no disk.
         if let hit = memoryHit(chain, step: step) { return .success(hit) }
         let key = chain.keys[step]
-        if var held = awaitingCommit[key] {
+        let id: Int, joined: Bool
+        switch inFlight.claim(key, priority: priority) {
+        case .held:
+            guard var held = inFlight.heldValue(key) else { return .failure(.cancelled()) }
             held.shared = true
             return .success(held)
+        case .join(let work, let raised):
+            (id, joined) = (work, true)
+            for key in raised { raiseTicket(of: key, to: priority) }
+        case .start(let work):
+            (id, joined) = (work, false)
+            counters.inFlightChanged(to: inFlight.count)
+            let task = Task { await self.perform(chain, step: step, work: WorkRef(key: key, id: work)) }
+            inFlight.setHandle(key, work: work) { $0 = WorkHandle(task: task) }
         }
-        let work: Work
-        let joined: Bool
-        if let existing = inFlight[key] {
-            work = existing
-            joined = true
-            raise(existing, to: priority)
-        } else {
-            work = start(chain, step: step, priority: priority)
-            joined = false
-        }
-        let workID = work.id, waiter = makeID()
+        let waiter = makeID()
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                // Runs synchronously on the actor, so the waiter is registered before any
-                // cancellation handler's hop back to the actor can look for it.
-                work.waiters[waiter] = continuation
+                // Runs synchronously on the actor, in the same turn as the claim, so the work is
+                // still there and the waiter is registered before any cancellation handler's
+                // hop back to the actor can look for it.
+                guard inFlight.wait(key, work: id, waiter: waiter, continuation) else {
+                    continuation.resume(returning: .failure(.cancelled()))
+                    return
+                }
                 if asRequest { waitingRequests += 1 }
             }
         } onCancel: {
-            Task { await self.leave(key, work: workID, waiter: waiter) }
+            Task { await self.leave(key, work: id, waiter: waiter) }
         }
         if asRequest { waitingRequests -= 1 }
         guard joined, case .success(var value) = outcome else { return outcome }
@@ -39,19 +46,10 @@ extension Pipeline {
         return .success(value)
     }
 
-    private func start(_ chain: Chain, step: Int, priority: Priority) -> Work {
-        let work = Work(id: makeID(), key: chain.keys[step], priority: priority)
-        inFlight[work.key] = work
-        counters.inFlightChanged(to: inFlight.count)
-        let id = work.id
-        work.task = Task { await self.perform(chain, step: step, work: id) }
-        return work
-    }
-
     /// The body of one piece of work: look in the cache when a cache stage follows this step,
     /// else (or on a miss) wait for the previous step and run this one.
-    private func perform(_ chain: Chain, step: Int, work id: Int) async {
-        guard let work = inFlight[chain.keys[step]], work.id == id else { return }
+    private func perform(_ chain: Chain, step: Int, work: WorkRef) async {
+        guard inFlight.priority(work.key, work: work.id) != nil else { return }
         let outcome: PrefixOutcome
         if let point = chain.caches[step] {
             outcome = await cached(chain, step: step, work: work, point: point)
@@ -63,16 +61,17 @@ extension Pipeline {
 
     /// Waits for the previous step's value and runs this step on it. `validators` go to the
     /// first step with the source, for a conditional fetch.
-    func compute(_ chain: Chain, step: Int, work: Work, validators: Validators? = nil) async -> PrefixOutcome {
+    func compute(_ chain: Chain, step: Int, work: WorkRef, validators: Validators? = nil) async -> PrefixOutcome {
         let input: PrefixOutcome
         if step == 0 {
             var source = chain.source
             source.validators = validators
             input = .success(PrefixValue(value: .source(source), timings: [], shared: false))
         } else {
-            work.parent = chain.keys[step - 1]
-            input = await join(chain, step: step - 1, priority: work.priority, asRequest: false)
-            work.parent = nil
+            guard let priority = inFlight.priority(work.key, work: work.id) else { return .failure(.cancelled()) }
+            inFlight.setParent(work.key, work: work.id, chain.keys[step - 1])
+            input = await join(chain, step: step - 1, priority: priority, asRequest: false)
+            inFlight.setParent(work.key, work: work.id, nil)
         }
         switch input {
         case .failure(let error): return .failure(error)
@@ -80,7 +79,7 @@ extension Pipeline {
         }
     }
 
-    private func runStep(_ chain: Chain, step: Int, work: Work, after previous: PrefixValue) async -> PrefixOutcome {
+    private func runStep(_ chain: Chain, step: Int, work: WorkRef, after previous: PrefixValue) async -> PrefixOutcome {
         let configured = chain.steps[step]
         let role = configured.definition.role
         let lane = LaneKind(role)
@@ -128,35 +127,28 @@ extension Pipeline {
     }
 
     /// Answers every waiter and takes the work out of the table. Work that was cancelled is
-    /// already out of it, and its waiters were answered when they left.
-    private func finish(_ work: Work, with outcome: PrefixOutcome) {
-        guard inFlight[work.key] === work else { return }
-        inFlight[work.key] = nil
+    /// already out of it, and its waiters were answered when they left. A cache step whose store
+    /// waits for its request stays joinable until that request ends (`release` in `outcome`):
+    /// a request arriving in between would find it neither in flight nor stored.
+    private func finish(_ work: WorkRef, with outcome: PrefixOutcome) {
+        var hold: PrefixValue?
         if case .success(let value) = outcome, value.pending.contains(where: { $0.key == work.key && !$0.committed }) {
-            awaitingCommit[work.key] = value
+            hold = value
         }
-        let waiters = work.waiters
-        work.waiters = [:]
-        for continuation in waiters.values { continuation.resume(returning: outcome) }
+        guard let waiters = inFlight.finish(work.key, work: work.id, hold: hold) else { return }
+        for continuation in waiters { continuation.resume(returning: outcome) }
     }
 
     /// A waiter's task was cancelled: answer it, and cancel the work if nobody else waits.
     /// Nothing of cancelled work is kept, so a later request starts afresh.
     private func leave(_ key: StageKey, work id: Int, waiter: Int) {
-        guard let work = inFlight[key], work.id == id,
-              let continuation = work.waiters.removeValue(forKey: waiter) else { return }
-        continuation.resume(returning: .failure(.cancelled()))
-        if work.waiters.isEmpty {
-            inFlight[key] = nil
-            work.task?.cancel()
-        }
+        let departure = inFlight.leave(key, work: id, waiter: waiter)
+        departure.waiter?.resume(returning: .failure(.cancelled()))
+        if departure.cancelsWork { departure.cancel?.task?.cancel() }
     }
 
-    /// Raises running work (and the work it waits for) to the priority of a new waiter.
-    private func raise(_ work: Work, to priority: Priority) {
-        guard priority > work.priority else { return }
-        work.priority = priority
-        if let ticket = work.ticket { withLane(ticket.lane) { $0.raise(id: ticket.id, to: priority) } }
-        if let parent = work.parent, let parentWork = inFlight[parent] { raise(parentWork, to: priority) }
+    /// A raised work's lane ticket moves up its queue too.
+    private func raiseTicket(of key: StageKey, to priority: Priority) {
+        if let ticket = inFlight.handle(key)?.ticket { withLane(ticket.lane) { $0.raise(id: ticket.id, to: priority) } }
     }
 }

@@ -1,14 +1,16 @@
 /// Waiting for a transfer or CPU slot, in priority order, and giving it back.
 extension Pipeline {
     /// Waits for a slot; false when the work was cancelled while it waited.
-    func acquire(_ lane: LaneKind, host: String?, for work: Work) async -> Bool {
+    func acquire(_ lane: LaneKind, host: String?, for work: WorkRef) async -> Bool {
         if withLane(lane, { $0.tryAcquire(host: host) }) { return true }
+        // Work no longer in the table was cancelled: its task is on its way out.
+        guard let priority = inFlight.priority(work.key, work: work.id) else { return false }
         let ticket = makeID()
-        work.ticket = (lane, ticket)
-        defer { work.ticket = nil }
+        inFlight.setHandle(work.key, work: work.id) { $0?.ticket = (lane, ticket) }
+        defer { inFlight.setHandle(work.key, work: work.id) { $0?.ticket = nil } }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { grant in
-                withLane(lane) { $0.enqueue(id: ticket, priority: work.priority, host: host, grant: grant) }
+                withLane(lane) { $0.enqueue(id: ticket, priority: priority, host: host, grant: grant) }
             }
         } onCancel: {
             Task { await self.drop(ticket, from: lane) }

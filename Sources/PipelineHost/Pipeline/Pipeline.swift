@@ -16,12 +16,8 @@ public actor Pipeline {
     let blocking: BlockingExecutor
     let clock = ContinuousClock()
 
-    /// Running work by step key.
-    var inFlight: [StageKey: Work] = [:]
-    /// Finished cache steps whose store waits for their request to succeed, by step key. They
-    /// stay joinable until that request ends: a request that arrives in between would find the
-    /// value neither in flight nor stored, and fetch again.
-    var awaitingCommit: [StageKey: PrefixValue] = [:]
+    /// Running work by step key, and finished cache steps held until their request ends.
+    var inFlight = InFlightTable<StageKey, CheckedContinuation<PrefixOutcome, Never>, PrefixValue, WorkHandle>()
     var transferLane: Lane
     var cpuLane: Lane
     var counters: PipelineCounters
@@ -114,7 +110,7 @@ public actor Pipeline {
         let joined = await join(chain, step: chain.steps.count - 1, priority: priority, asRequest: true)
         // Committed, or dropped with the request: either way the values this request held for
         // later arrivals are now on their way to the cache, or must not be reused.
-        defer { for key in chain.keys { awaitingCommit[key] = nil } }
+        defer { inFlight.release(chain.keys) }
         switch joined {
         case .failure(let error):
             return .failure(error.from(source.redacted))
