@@ -105,8 +105,9 @@ struct FetchStage: Stage {
 
 extension FetchPlugin {
     /// Why `block_private` would refuse this IP address ("loopback", "private", "link-local",
-    /// ...), or nil for a public address. The same C check curl's connections go through.
-    public static func blockedAddressClass(_ address: String) -> String? {
+    /// ...), or nil for a public address. The same C check curl's connections go through;
+    /// `package` so this package's tests can table it without making it plugin API.
+    package static func blockedAddressClass(_ address: String) -> String? {
         ph_address_text_class(address).map { String(cString: $0) }
     }
 }

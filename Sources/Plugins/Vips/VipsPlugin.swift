@@ -21,22 +21,23 @@ public enum VipsPlugin: PipelinePlugin {
 
 /// What libvips holds at one moment. A pipeline that has finished its work should hold no
 /// objects and no open files: more means a leaked image.
-public struct VipsUsage: Sendable, Equatable, CustomStringConvertible {
+package struct VipsUsage: Sendable, Equatable, CustomStringConvertible {
     /// Live VipsObjects: images, operations, sources.
-    public let objects: Int
+    package let objects: Int
     /// Bytes and blocks libvips allocated through its own tracker (pixel buffers).
-    public let trackedBytes: Int
-    public let trackedAllocations: Int
-    public let openFiles: Int
+    package let trackedBytes: Int
+    package let trackedAllocations: Int
+    package let openFiles: Int
 
-    public var description: String {
+    package var description: String {
         "\(objects) objects, \(trackedBytes) tracked bytes in \(trackedAllocations) blocks, \(openFiles) open files"
     }
 }
 
 extension VipsPlugin {
-    /// libvips' current objects, tracked memory and files, for leak checks.
-    public static func usage() -> VipsUsage {
+    /// libvips' current objects, tracked memory and files, for this package's leak checks (the
+    /// soak run); `package`, not public: a test hook is not part of the plugin API.
+    package static func usage() -> VipsUsage {
         guard (try? VipsRuntime.start()) != nil else { return VipsUsage(objects: 0, trackedBytes: 0, trackedAllocations: 0, openFiles: 0) }
         let usage = ph_vips_current_usage()
         return VipsUsage(objects: Int(usage.objects), trackedBytes: Int(usage.tracked_bytes),
