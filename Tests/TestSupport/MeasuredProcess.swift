@@ -1,44 +1,60 @@
 import Foundation
 
-/// Runs the `pipelinehost` executable and reports its peak resident memory, read from the
-/// kernel's accounting of the child (wait4's rusage), for tests of the promised memory bounds.
+/// Runs the `pipelinehost` executable and reports its peak resident memory, for tests of the
+/// promised memory bounds.
+///
+/// The figure comes from wait4's rusage, taken by a small python3 process that forks the CLI.
+/// Spawned straight from the test runner, the child would report the runner's own peak (a few
+/// hundred MB): Linux keeps the high-water mark of the address space a child had before exec,
+/// and posix_spawn's child shares the runner's until then. A fork of a small process starts
+/// from that process's few megabytes instead.
 public enum MeasuredProcess {
     public struct Outcome: Sendable {
         public let status: Int32
         public let output: String
-        /// ru_maxrss: the child's peak resident set, in kilobytes.
+        /// ru_maxrss: the child's peak resident set, in kilobytes (at least python's few MB).
         public let peakKilobytes: Int
     }
 
+    static let measure = """
+        import os, sys
+        pid = os.fork()
+        if pid == 0:
+            os.execv(sys.argv[2], sys.argv[2:])
+        _, status, usage = os.wait4(pid, 0)
+        with open(sys.argv[1], "w") as out:
+            out.write(str(usage.ru_maxrss))
+        sys.exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+        """
+
     /// `directory` holds the output log while it runs; pass absolute paths in `arguments`.
     public static func run(_ arguments: [String], in directory: String, timeout: Double = 60) throws -> Outcome {
-        let log = directory + "/measured-\(UUID().uuidString).log"
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv = ([CLIProcess.executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, CLIProcess.executable, &actions, nil, argv, environ)
-        guard spawned == 0 else { throw ServerError("cannot start \(CLIProcess.executable): \(String(cString: strerror(spawned)))") }
+        let id = UUID().uuidString
+        let log = directory + "/measured-\(id).log", peak = directory + "/measured-\(id).peak"
+        defer {
+            try? FileManager.default.removeItem(atPath: log)
+            try? FileManager.default.removeItem(atPath: peak)
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", measure, peak, CLIProcess.executable] + arguments
+        guard FileManager.default.createFile(atPath: log, contents: nil) else { throw ServerError("cannot create \(log)") }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        process.standardOutput = handle
+        process.standardError = handle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
         let deadline = Date().addingTimeInterval(timeout)
-        var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, WNOHANG, &usage) == 0 {
+        while process.isRunning {
             if Date() > deadline {
-                kill(pid, SIGKILL)
-                _ = wait4(pid, &status, 0, &usage)
+                process.terminate()
                 throw ServerError("pipelinehost \(arguments.joined(separator: " ")) did not finish in \(timeout) s")
             }
             Thread.sleep(forTimeInterval: 0.01)
         }
+        try handle.close()
         let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        try? FileManager.default.removeItem(atPath: log)
-        // The exit status as a shell reports it: the code, or 128 + the signal.
-        let code = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return Outcome(status: code, output: output, peakKilobytes: usage.ru_maxrss)
+        let kilobytes = (try? String(contentsOfFile: peak, encoding: .utf8)).flatMap { Int($0) } ?? Int.max
+        return Outcome(status: process.terminationStatus, output: output, peakKilobytes: kilobytes)
     }
 }
