@@ -12,8 +12,7 @@ enum OutputName {
     }
 
     static func stem(of source: String) -> String {
-        var path = Substring(source)
-        if let cut = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<cut] }
+        let path = SourceLocation(source).resource
         var last = path.split(separator: "/").last.map(String.init) ?? ""
         if last.contains(":") { last = "" }  // "https:" from a bare host
         if let dot = last.lastIndex(of: "."), dot != last.startIndex { last = String(last[..<dot]) }

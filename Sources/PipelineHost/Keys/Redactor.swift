@@ -27,22 +27,14 @@ public enum Redactor {
     /// and control characters escaped. With `allValues`, every parameter value is masked: what
     /// cache files store, so no credential reaches them whatever a profile's normalize does.
     public static func redact(_ location: String, extraNames: Set<String> = [], allValues: Bool = false) -> String {
-        var text = Substring(location)
-        var fragment: Substring?
-        if let hash = text.firstIndex(of: "#") {
-            fragment = text[text.index(after: hash)...]
-            text = text[..<hash]
+        let parts = SourceLocation(location)
+        var result = String(parts.resource)
+        if let userInfo = parts.userInfo {
+            result = String(parts.resource[..<userInfo.startIndex]) + mask + String(parts.resource[userInfo.endIndex...])
         }
-        var head = text
-        var query: Substring?
-        if let mark = text.firstIndex(of: "?") {
-            head = text[..<mark]
-            query = text[text.index(after: mark)...]
-        }
-        var result = redactUserInfo(head)
         let hide = { (name: Substring) in allValues || isSensitive(name, extraNames: extraNames) }
-        if let query { result += "?" + redactParameters(query, hiding: hide) }
-        if let fragment { result += "#" + redactParameters(fragment, hiding: hide) }
+        if let query = parts.query { result += "?" + redactParameters(query, hiding: hide) }
+        if let fragment = parts.fragment { result += "#" + redactParameters(fragment, hiding: hide) }
         return escapingControls(result)
     }
 
@@ -80,13 +72,6 @@ public enum Redactor {
         }.joined(separator: "&")
     }
 
-    private static func redactUserInfo(_ head: Substring) -> String {
-        guard let scheme = head.firstRange(of: "://") else { return String(head) }
-        let authorityStart = scheme.upperBound
-        let authorityEnd = head[authorityStart...].firstIndex(of: "/") ?? head.endIndex
-        guard let at = head[authorityStart..<authorityEnd].lastIndex(of: "@") else { return String(head) }
-        return String(head[..<authorityStart]) + mask + String(head[at...])
-    }
 }
 
 extension Substring {

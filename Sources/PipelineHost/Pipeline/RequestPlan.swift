@@ -69,10 +69,6 @@ struct Chain: Sendable {
 
     /// "http://Example.com:8080/a?b" -> "example.com:8080"; nil for paths and file URLs.
     static func host(of key: String) -> String? {
-        guard !key.hasPrefix("file:"), let schemeEnd = key.firstRange(of: "://") else { return nil }
-        let rest = key[schemeEnd.upperBound...]
-        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        let host = authority.split(separator: "@").last.map(String.init) ?? ""
-        return host.isEmpty ? nil : host.lowercased()
+        SourceLocation(key).hostAndPort
     }
 }

@@ -24,7 +24,7 @@ public struct Source: Sendable, Hashable {
 
     /// Whether `location` is a plain filesystem path rather than a URL.
     public static func isPlainPath(_ location: String) -> Bool {
-        !location.contains("://") && !location.hasPrefix("file:")
+        SourceLocation(location).isPlainPath
     }
 
     /// The location with credentials hidden, fit for any log line or output.

@@ -11,14 +11,13 @@ enum FetchURL {
 
     static func resolve(_ location: String, allowing allowed: Set<String>) throws(PipelineError) -> String {
         guard !location.isEmpty else { throw PipelineError(.invalidSource, "empty source") }
-        guard !Source.isPlainPath(location), let schemeEnd = location.firstRange(of: ":") else {
+        guard let scheme = SourceLocation(location).scheme else {
             guard allowed.contains("file") else {
                 throw PipelineError(.invalidSource, "local files are not allowed (fetch schemes: \(list(allowed)))")
             }
             // A plain path. URL(fileURLWithPath:) makes it absolute and percent-encodes it.
             return URL(fileURLWithPath: location).absoluteString
         }
-        let scheme = location[..<schemeEnd.lowerBound].lowercased()
         guard schemes.contains(scheme) else {
             throw PipelineError(.invalidSource, "unsupported scheme '\(scheme)' (use http, https, file or a path)")
         }

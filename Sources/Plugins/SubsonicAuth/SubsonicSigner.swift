@@ -55,10 +55,8 @@ struct SubsonicSigner: TransferSigner, CustomStringConvertible {
 
     /// Splits "http://h/p?a=1&b=2#f" into ("http://h/p", ["a=1", "b=2"]); the fragment goes.
     private static func split(_ location: String) -> (String, [String]) {
-        let withoutFragment = location.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
-        let parts = withoutFragment.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        let query = parts.count > 1 ? parts[1].split(separator: "&").map(String.init) : []
-        return (String(parts[0]), query)
+        let parts = SourceLocation(location)
+        return (String(parts.resource), parts.queryItems.map(String.init))
     }
 
     /// RFC 3986 unreserved characters stay; everything else is %XX.
