@@ -18,7 +18,7 @@ struct HostileProfileTests {
             profile "thumb" { fetch {}, decode {}, encode {} }
             """
         let error = #expect(throws: ProfileError.self) { try TestPipeline.load(lua, name: "sticky.lua") }
-        #expect(error?.message.contains("instruction limit") == true)
+        #expect(error?.message.contains("profile exceeded the") == true)
     }
 
     @Test("profile names are checked", arguments: [
