@@ -27,10 +27,43 @@ enum ResultJSON {
         var kind: String?
         var reason: String?
         var message: String?
-        var httpStatus: Int?
-        var curlCode: Int?
-        var sniffedType: String?
-        var retryAfter: Double?
+        /// The failed layer's own fields (http_status, curl_code, retry_after, sniffed_type, ...),
+        /// written as they come: the CLI does not need to know them.
+        var details: [String: ErrorField] = [:]
+
+        private struct Key: CodingKey {
+            let stringValue: String
+            init(_ name: String) { stringValue = name }
+            init?(stringValue: String) { self.stringValue = stringValue }
+            var intValue: Int? { nil }
+            init?(intValue: Int) { nil }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(type, forKey: Key("type"))
+            try container.encode(source, forKey: Key("source"))
+            try container.encode(profile, forKey: Key("profile"))
+            try container.encodeIfPresent(output, forKey: Key("output"))
+            try container.encodeIfPresent(format, forKey: Key("format"))
+            try container.encodeIfPresent(width, forKey: Key("width"))
+            try container.encodeIfPresent(height, forKey: Key("height"))
+            try container.encodeIfPresent(bytes, forKey: Key("bytes"))
+            try container.encodeIfPresent(ms, forKey: Key("ms"))
+            try container.encodeIfPresent(cache, forKey: Key("cache"))
+            try container.encodeIfPresent(stale, forKey: Key("stale"))
+            try container.encodeIfPresent(shared, forKey: Key("shared"))
+            try container.encodeIfPresent(kind, forKey: Key("kind"))
+            try container.encodeIfPresent(reason, forKey: Key("reason"))
+            try container.encodeIfPresent(message, forKey: Key("message"))
+            for (name, value) in details {
+                switch value {
+                case .integer(let integer): try container.encode(integer, forKey: Key(name))
+                case .number(let number): try container.encode(number, forKey: Key(name))
+                case .string(let string): try container.encode(string, forKey: Key(name))
+                }
+            }
+        }
     }
 
     static func success(_ result: PipelineResult, path: String) -> String {
@@ -52,17 +85,13 @@ enum ResultJSON {
         line.kind = error.kind.name
         line.reason = error.reason
         line.message = "\(source): \(error.reason)"
-        line.httpStatus = error.httpStatus
-        line.curlCode = error.transportCode
-        line.sniffedType = error.sniffedType
-        line.retryAfter = error.retryAfter
+        line.details = error.details?.jsonFields ?? [:]
         return encode(line)
     }
 
     static func encode(_ line: some Encodable) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
         guard let data = try? encoder.encode(line) else { return #"{"type":"error","kind":"internal"}"# }
         return String(decoding: data, as: UTF8.self)
     }

@@ -1,5 +1,10 @@
 import PipelineHost
 
+extension PipelineError.Kind {
+    /// The result could not be written where the user asked (-o, --output-dir): the CLI's own.
+    static let outputFailed = PipelineError.Kind("output_failed")
+}
+
 /// Writes each result of a batch to its file and prints its line, keeping the progress line
 /// up to date.
 struct ResultWriter: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import FetchPlugin
 import PipelineHost
 import Testing
 import TestSupport

@@ -1,3 +1,4 @@
+import FetchPlugin
 import PipelineHost
 import Testing
 import TestSupport

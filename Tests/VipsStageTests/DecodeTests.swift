@@ -1,6 +1,7 @@
 import PipelineHost
 import Testing
 import TestSupport
+import VipsPlugin
 
 @Suite("decode: sniffing and limits")
 struct DecodeTests {

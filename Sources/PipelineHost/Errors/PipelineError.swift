@@ -1,5 +1,7 @@
 /// Why one request failed. A public struct around an open set of kinds, so new cases can be added
-/// without breaking callers (the async-http-client pattern).
+/// without breaking callers (the async-http-client pattern). What only one layer knows (an
+/// HTTP status, a sniffed media type) travels in `details`, a payload that layer defines: the
+/// core knows kinds, reasons and sources, and nothing of HTTP or image formats.
 public struct PipelineError: Error, Sendable, CustomStringConvertible {
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         public let name: String
@@ -23,31 +25,21 @@ public struct PipelineError: Error, Sendable, CustomStringConvertible {
         public static let notCached = Kind("not_cached")
         public static let profile = Kind("profile")
         public static let stageFailed = Kind("stage_failed")
-        /// The result could not be written where the caller asked (the CLI's output file).
-        public static let outputFailed = Kind("output_failed")
     }
 
     public let kind: Kind
     /// The cause, written for a person: "HTTP 404", "not an image (text/html)".
     public var reason: String
-    /// The HTTP status, for `.httpStatus`.
-    public var httpStatus: Int?
-    /// curl's numeric code, for `.transport` and `.timeout`.
-    public var transportCode: Int?
-    /// For `.httpStatus` 429 and 5xx: the server's Retry-After, in seconds from when it answered.
-    public var retryAfter: Double?
-    /// For `.notAnImage`: the sniffed media type.
-    public var sniffedType: String?
+    /// What the layer that failed knows besides kind and reason (fetch: the HTTP status, curl's
+    /// code, Retry-After; decode: the sniffed type). That layer's module offers typed accessors.
+    public var details: (any ErrorDetails)?
     /// The source, redacted. The pipeline fills it in.
     public var source: String?
 
-    public init(_ kind: Kind, _ reason: String, httpStatus: Int? = nil, transportCode: Int? = nil,
-                sniffedType: String? = nil, source: String? = nil) {
+    public init(_ kind: Kind, _ reason: String, details: (any ErrorDetails)? = nil, source: String? = nil) {
         self.kind = kind
         self.reason = reason
-        self.httpStatus = httpStatus
-        self.transportCode = transportCode
-        self.sniffedType = sniffedType
+        self.details = details
         self.source = source
     }
 
@@ -57,4 +49,20 @@ public struct PipelineError: Error, Sendable, CustomStringConvertible {
     public static func cancelled(_ reason: String = "cancelled") -> PipelineError {
         PipelineError(.cancelled, reason)
     }
+}
+
+/// A failure's details as the layer that failed defines them. They render themselves as JSON
+/// fields for `run --json` (and serve's error bodies), so a new plugin's details appear there
+/// without the CLI knowing them.
+public protocol ErrorDetails: Sendable {
+    /// Snake-case names and values, such as `["http_status": .integer(404)]`. Absent values are
+    /// left out.
+    var jsonFields: [String: ErrorField] { get }
+}
+
+/// One value of an error's details.
+public enum ErrorField: Sendable, Equatable {
+    case integer(Int)
+    case number(Double)
+    case string(String)
 }

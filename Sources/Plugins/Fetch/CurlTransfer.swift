@@ -83,24 +83,23 @@ enum CurlTransfer {
             let detail = message.isEmpty ? String(cString: curl_easy_strerror(CURLcode(UInt32(code)))) : message
             switch UInt32(code) {
             case CURLE_OPERATION_TIMEDOUT.rawValue:
-                return PipelineError(.timeout, "timed out (\(detail))", transportCode: Int(code))
+                return PipelineError(.timeout, "timed out (\(detail))", details: FetchFailure(curlCode: Int(code)))
             case CURLE_UNSUPPORTED_PROTOCOL.rawValue where r.redirects > 0:
-                return PipelineError(.invalidSource, "redirect to a scheme that is not allowed (\(detail))", transportCode: Int(code))
+                return PipelineError(.invalidSource, "redirect to a scheme that is not allowed (\(detail))", details: FetchFailure(curlCode: Int(code)))
             case CURLE_TOO_MANY_REDIRECTS.rawValue:
-                return PipelineError(.transport, "too many redirects (more than \(options.maxRedirects))", transportCode: Int(code))
+                return PipelineError(.transport, "too many redirects (more than \(options.maxRedirects))", details: FetchFailure(curlCode: Int(code)))
             case CURLE_UNSUPPORTED_PROTOCOL.rawValue, CURLE_URL_MALFORMAT.rawValue:
-                return PipelineError(.invalidSource, detail, transportCode: Int(code))
+                return PipelineError(.invalidSource, detail, details: FetchFailure(curlCode: Int(code)))
             case CURLE_FILE_COULDNT_READ_FILE.rawValue:
-                return PipelineError(.invalidSource, "cannot read the file (\(detail))", transportCode: Int(code))
+                return PipelineError(.invalidSource, "cannot read the file (\(detail))", details: FetchFailure(curlCode: Int(code)))
             default:
-                return PipelineError(.transport, "\(detail) (curl error \(code))", transportCode: Int(code))
+                return PipelineError(.transport, "\(detail) (curl error \(code))", details: FetchFailure(curlCode: Int(code)))
             }
         }
         let status = r.http_status
         if status != 0, !(200..<300).contains(status) {
-            var error = PipelineError(.httpStatus, "HTTP \(status)", httpStatus: status)
-            error.retryAfter = r.retry_after >= 0 ? Double(r.retry_after) : nil
-            return error
+            return PipelineError(.httpStatus, "HTTP \(status)",
+                                 details: FetchFailure(httpStatus: status, retryAfter: r.retry_after >= 0 ? Double(r.retry_after) : nil))
         }
         return nil
     }

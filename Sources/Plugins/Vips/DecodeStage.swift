@@ -45,9 +45,9 @@ struct DecodeStage: Stage {
         let bytes = encoded.bytes
         switch Sniffer.sniff(bytes.prefix(1024)) {
         case .empty:
-            throw PipelineError(.notAnImage, "not an image (empty body)", sniffedType: "empty")
+            throw PipelineError(.notAnImage, "not an image (empty body)", details: DecodeFailure(sniffedType: "empty"))
         case .text(let mediaType):
-            throw PipelineError(.notAnImage, "not an image (\(mediaType))", sniffedType: mediaType)
+            throw PipelineError(.notAnImage, "not an image (\(mediaType))", details: DecodeFailure(sniffedType: mediaType))
         case .image, .unknown:
             break
         }

@@ -1,0 +1,35 @@
+import PipelineHost
+
+/// What a failed transfer knows besides its kind and reason: the HTTP status it got, curl's
+/// code, and the server's Retry-After. It travels as a `PipelineError`'s details.
+public struct FetchFailure: ErrorDetails, Equatable {
+    /// The HTTP status, for `.httpStatus`.
+    public var httpStatus: Int?
+    /// curl's numeric code, for `.transport`, `.timeout` and some `.invalidSource`.
+    public var curlCode: Int?
+    /// For 429 and 5xx: the server's Retry-After, in seconds from when it answered.
+    public var retryAfter: Double?
+
+    public init(httpStatus: Int? = nil, curlCode: Int? = nil, retryAfter: Double? = nil) {
+        self.httpStatus = httpStatus
+        self.curlCode = curlCode
+        self.retryAfter = retryAfter
+    }
+
+    public var jsonFields: [String: ErrorField] {
+        var fields: [String: ErrorField] = [:]
+        if let httpStatus { fields["http_status"] = .integer(httpStatus) }
+        if let curlCode { fields["curl_code"] = .integer(curlCode) }
+        if let retryAfter { fields["retry_after"] = .number(retryAfter) }
+        return fields
+    }
+}
+
+extension PipelineError {
+    /// The HTTP status of a fetch that was answered with something other than 2xx.
+    public var httpStatus: Int? { (details as? FetchFailure)?.httpStatus }
+    /// curl's code for a transfer that failed.
+    public var transportCode: Int? { (details as? FetchFailure)?.curlCode }
+    /// The server's Retry-After, in seconds, for 429 and 5xx.
+    public var retryAfter: Double? { (details as? FetchFailure)?.retryAfter }
+}
