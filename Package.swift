@@ -7,6 +7,7 @@ let package = Package(
     name: "pipelinehost",
     products: [
         .library(name: "PipelineHost", targets: ["PipelineHost"]),
+        .library(name: "PipelineProfiles", targets: ["PipelineProfiles"]),
         .library(name: "BuiltinStages", targets: ["FetchPlugin", "KeyNormalizePlugin", "VipsPlugin"]),
         .library(name: "SubsonicAuthPlugin", targets: ["SubsonicAuthPlugin"]),
         .library(name: "CirclePlugin", targets: ["CirclePlugin"]),
@@ -34,13 +35,16 @@ let package = Package(
         .target(name: "CVips", dependencies: ["VipsSystem"]),
         .target(name: "CCurl", dependencies: ["CurlSystem"]),
 
-        // The host: stages, registry, profiles, pipeline. No imaging or network code of its own.
+        // The host: stages, registry, pipeline, caches. No imaging, network or Lua code of its
+        // own (docs/ARCHITECTURE.md; scripts/check-imports holds every target to its list).
         .target(name: "PipelineHost", dependencies: [
-            "CLua",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "CoreMetrics", package: "swift-metrics"),
         ]),
+
+        // Lua profile files: the sandbox and the loader that turns a file into a ProfileSet.
+        .target(name: "PipelineProfiles", dependencies: ["PipelineHost", "CLua"]),
 
         // Built-in stages. They use the same plugin API as third-party plugins.
         .target(name: "FetchPlugin", dependencies: ["PipelineHost", "CCurl"], path: "Sources/Plugins/Fetch"),
@@ -55,7 +59,7 @@ let package = Package(
         // new-plugin: targets (scripts/new-plugin adds plugin targets above this line)
 
         .executableTarget(name: "PipelineHostCLI", dependencies: [
-            "PipelineHost", "FetchPlugin", "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin", "CirclePlugin",
+            "PipelineHost", "PipelineProfiles", "FetchPlugin", "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin", "CirclePlugin",
             // new-plugin: executable dependencies
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -63,7 +67,7 @@ let package = Package(
         ]),
 
         // Tests: a target per area, plus TestSupport (loopback HTTP server, image fixtures).
-        .target(name: "TestSupport", dependencies: ["CVips", "PipelineHost", "FetchPlugin",
+        .target(name: "TestSupport", dependencies: ["CVips", "PipelineHost", "PipelineProfiles", "FetchPlugin",
                                                     "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin", "CirclePlugin",
                                                     .product(name: "Crypto", package: "swift-crypto")],
                 path: "Tests/TestSupport"),

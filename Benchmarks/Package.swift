@@ -19,6 +19,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "PipelineHost", package: host),
+                .product(name: "PipelineProfiles", package: host),
                 .product(name: "BuiltinStages", package: host),
             ],
             path: "Benchmarks/CacheHits",

@@ -13,10 +13,12 @@ let package = Package(
     targets: [
         .target(name: "FuzzerDriver"),
         .executableTarget(name: "FuzzDecode", dependencies: [
-            "FuzzerDriver", .product(name: "PipelineHost", package: host), .product(name: "BuiltinStages", package: host),
+            "FuzzerDriver", .product(name: "PipelineHost", package: host), .product(name: "PipelineProfiles", package: host),
+            .product(name: "BuiltinStages", package: host),
         ]),
         .executableTarget(name: "FuzzProfile", dependencies: [
-            "FuzzerDriver", .product(name: "PipelineHost", package: host), .product(name: "BuiltinStages", package: host),
+            "FuzzerDriver", .product(name: "PipelineHost", package: host), .product(name: "PipelineProfiles", package: host),
+            .product(name: "BuiltinStages", package: host),
         ]),
     ]
 )

@@ -3,6 +3,7 @@ import CirclePlugin
 import FetchPlugin
 import KeyNormalizePlugin
 import PipelineHost
+import PipelineProfiles
 import SubsonicAuthPlugin
 import VipsPlugin
 
@@ -10,6 +11,7 @@ import VipsPlugin
 /// one line here.
 var builtinPlugins: [any PipelinePlugin.Type] {
     [
+        CachePlugin.self,
         FetchPlugin.self,
         KeyNormalizePlugin.self,
         VipsPlugin.self,

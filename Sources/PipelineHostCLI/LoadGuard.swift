@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Glibc
 import PipelineHost
+import PipelineProfiles
 
 /// Watches over loading a profile file. SIGINT or SIGTERM ends the process with 130 and a
 /// message instead of the signal's default action. A load that outlives the sandbox's time

@@ -3,13 +3,14 @@ import FetchPlugin
 import Foundation
 import KeyNormalizePlugin
 import PipelineHost
+@_exported import PipelineProfiles
 import SubsonicAuthPlugin
 import VipsPlugin
 
 /// Profiles and pipelines built the way the CLI builds them, from Lua text.
 public enum TestPipeline {
     public static var plugins: [any PipelinePlugin.Type] {
-        [FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self, SubsonicAuthPlugin.self, CirclePlugin.self]
+        [CachePlugin.self, FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self, SubsonicAuthPlugin.self, CirclePlugin.self]
     }
 
     public static func registry(extra: [any PipelinePlugin.Type] = []) throws -> StageRegistry {

@@ -3,6 +3,7 @@ import FetchPlugin
 import Foundation
 import KeyNormalizePlugin
 import PipelineHost
+import PipelineProfiles
 import VipsPlugin
 
 /// What a request costs when the cache answers it, through the public API an app uses:
@@ -39,7 +40,7 @@ struct MemoryHitFixture: Sendable {
         let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../../examples/sample.jpg").standardized
         try FileManager.default.copyItem(atPath: sample.path, toPath: image)
-        let registry = try StageRegistry(plugins: [FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self])
+        let registry = try StageRegistry(plugins: [CachePlugin.self, FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self])
         let profiles = try ProfileLoader(registry: registry).load(code: Array("""
             profile "thumbnail" {
               normalize { drop_query = { "s", "t" } }, fetch {}, decode {},

@@ -4,6 +4,7 @@ import KeyNormalizePlugin
 import Logging
 import FuzzerDriver
 import PipelineHost
+import PipelineProfiles
 import VipsPlugin
 
 // The decode path under libFuzzer: every input is handed, as downloaded bytes, to the stages
@@ -21,7 +22,7 @@ private let chains: [[any Stage]] = {
         }
         """
     do {
-        let registry = try StageRegistry(plugins: [FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self])
+        let registry = try StageRegistry(plugins: [CachePlugin.self, FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self])
         let set = try ProfileLoader(registry: registry).load(code: Array(lua.utf8), name: "fuzz.lua")
         return set.profiles.map { $0.stages.dropFirst().map(\.stage) }
     } catch {

@@ -2,6 +2,7 @@ import FetchPlugin
 import KeyNormalizePlugin
 import FuzzerDriver
 import PipelineHost
+import PipelineProfiles
 import VipsPlugin
 
 // The profile loader under libFuzzer: every input is a profile file. Loading may fail only with
@@ -9,7 +10,7 @@ import VipsPlugin
 // sanitizer report is a finding. The limits are tighter than the defaults so loops end quickly.
 private let loader: ProfileLoader = {
     do {
-        let registry = try StageRegistry(plugins: [FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self])
+        let registry = try StageRegistry(plugins: [CachePlugin.self, FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self])
         return ProfileLoader(registry: registry, limits: ProfileLimits(memoryBytes: 8 << 20, instructions: 1_000_000, seconds: 0.25))
     } catch {
         fatalError("the registry does not build: \(error)")

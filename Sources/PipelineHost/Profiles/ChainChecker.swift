@@ -1,10 +1,12 @@
 /// Type-checks a profile's chain: each stage must take what the one before gives, the chain
 /// starts from a source and must end in encoded bytes. Errors say which stage to add.
-struct ChainChecker {
+package struct ChainChecker {
     let registry: StageRegistry
 
+    package init(registry: StageRegistry) { self.registry = registry }
+
     /// Returns nil when the chain is sound, else the message and the line it belongs to.
-    func problem(in stages: [ConfiguredStage], profile: String, profileLine: Int) -> (line: Int, message: String)? {
+    package func problem(in stages: [ConfiguredStage], profile: String, profileLine: Int) -> (line: Int, message: String)? {
         guard !stages.isEmpty else {
             return (profileLine, "profile \"\(profile)\" has no stages")
         }

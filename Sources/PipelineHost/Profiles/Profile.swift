@@ -31,6 +31,13 @@ public struct Profile: Sendable {
     public let file: String
     public let line: Int
     public let stages: [ConfiguredStage]
+
+    package init(name: String, file: String, line: Int, stages: [ConfiguredStage]) {
+        self.name = name
+        self.file = file
+        self.line = line
+        self.stages = stages
+    }
 }
 
 /// Every profile one file defines, in the order it defines them.
@@ -38,19 +45,11 @@ public struct ProfileSet: Sendable {
     public let file: String
     public let profiles: [Profile]
 
+    package init(file: String, profiles: [Profile]) {
+        self.file = file
+        self.profiles = profiles
+    }
+
     public subscript(name: String) -> Profile? { profiles.first { $0.name == name } }
     public var names: [String] { profiles.map(\.name) }
-}
-
-/// The sandbox's caps. An infinite loop or a huge table becomes an error, not a hang.
-public struct ProfileLimits: Sendable {
-    public var memoryBytes: Int
-    public var instructions: Int64
-    public var seconds: Double
-
-    public init(memoryBytes: Int = 32 << 20, instructions: Int64 = 20_000_000, seconds: Double = 1) {
-        self.memoryBytes = memoryBytes
-        self.instructions = instructions
-        self.seconds = seconds
-    }
 }

@@ -15,15 +15,12 @@ public struct StageRegistry: Sendable {
         if definitions[name] == nil { planned[name] = reason }
     }
 
-    /// A registry with the host's own `cache` stage, which the pipeline carries out itself.
-    public init() {
-        // The only stage this can throw for is a duplicate, and the registry is empty.
-        try! CachePlugin.register(in: &self)
-    }
+    /// An empty registry.
+    public init() {}
 
-    /// A registry with these plugins' stages.
+    /// A registry with these plugins' stages. The `cache` stage is a plugin like the others
+    /// (`CachePlugin`), which the pipeline carries out itself: list it where profiles may cache.
     public init(plugins: [any PipelinePlugin.Type]) throws {
-        self.init()
         for plugin in plugins { try plugin.register(in: &self) }
     }
 

@@ -1,3 +1,5 @@
+import PipelineHost
+
 /// A Lua value copied out of the sandbox after the script has finished, so the rest of the
 /// loader works on plain Swift data.
 enum LuaValue {
@@ -27,6 +29,21 @@ enum LuaValue {
     }
 }
 
+extension LuaValue {
+    /// The value as the parameter checker takes it.
+    var written: WrittenValue {
+        switch self {
+        case .absent: .other("nil")
+        case .boolean(let v): .boolean(v)
+        case .integer(let v): .integer(v)
+        case .number(let v): .number(v)
+        case .string(let v): .string(v)
+        case .table(let table): .table(table.written)
+        case .function, .descriptorMarker, .other: .other(typeName)
+        }
+    }
+}
+
 struct LuaTable {
     /// Entries 1...n.
     var array: [LuaValue] = []
@@ -36,4 +53,8 @@ struct LuaTable {
     var otherKeys = 0
 
     subscript(index: Int) -> LuaValue { index >= 1 && index <= array.count ? array[index - 1] : .absent }
+
+    var written: WrittenTable {
+        WrittenTable(array: array.map(\.written), fields: fields.mapValues(\.written), otherKeys: otherKeys)
+    }
 }

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import PipelineHost
 
 /// Reads a Lua profile file in the sandbox and turns it into type-checked profiles. Every mistake
 /// becomes a `ProfileError` that names the file and, when there is one, the line.
@@ -102,7 +103,7 @@ public struct ProfileLoader: Sendable {
             throw ProfileError(file: file, line: line, "\(stageName): \(reason)")
         }
         do {
-            let parameters = try ParameterChecker(definition: definition).check(written)
+            let parameters = try ParameterChecker(definition: definition).check(written.written)
             let stage = try definition.make(parameters)
             return ConfiguredStage(definition: definition, parameters: parameters, line: line, stage: stage)
         } catch let error as ParameterError {

@@ -1,5 +1,6 @@
 import CLua
 import Glibc
+import PipelineHost
 
 /// The Swift side of the C sandbox (ph_lua.c). One instance lives inside one `ProfileLoader.load`
 /// call and never leaves it, so the lua_State stays in a single isolation domain. Every call

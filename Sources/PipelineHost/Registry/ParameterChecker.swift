@@ -1,9 +1,12 @@
-/// Checks the parameters a profile wrote for one stage against the stage's schema.
-struct ParameterChecker {
+/// Checks the parameters written for one stage (in a profile file, or a per-request override)
+/// against the stage's schema.
+package struct ParameterChecker {
     let definition: StageDefinition
 
+    package init(definition: StageDefinition) { self.definition = definition }
+
     /// The loader adds file and line to the ParameterError this throws.
-    func check(_ written: LuaTable) throws(ParameterError) -> StageParameters {
+    package func check(_ written: WrittenTable) throws(ParameterError) -> StageParameters {
         let name = definition.name
         if !written.array.isEmpty || written.otherKeys > 0 {
             throw ParameterError("\(name): parameters must be named, like \(name) { \(example) }")
@@ -30,7 +33,7 @@ struct ParameterChecker {
         return "\(first.name) = \(first.defaultValue?.description ?? "...")"
     }
 
-    private func convert(_ value: LuaValue, to spec: ParameterSpec) throws(ParameterError) -> ParameterValue {
+    private func convert(_ value: WrittenValue, to spec: ParameterSpec) throws(ParameterError) -> ParameterValue {
         let subject = "\(definition.name): '\(spec.name)'"
         func mismatch() -> ParameterError {
             ParameterError("\(subject) must be \(Self.article(for: spec.type)), got \(value.typeName)\(Self.shown(value))")
@@ -93,23 +96,13 @@ struct ParameterChecker {
         }
     }
 
-    private static func shown(_ value: LuaValue) -> String {
+    private static func shown(_ value: WrittenValue) -> String {
         switch value {
         case .string(let s): " (\"\(s.prefix(40))\")"
         case .integer(let v): " (\(v))"
         case .number(let v): " (\(ParameterValue.number(v)))"
         case .boolean(let v): " (\(v))"
         default: ""
-        }
-    }
-}
-
-extension LuaValue {
-    var asDouble: Double? {
-        switch self {
-        case .integer(let v): Double(v)
-        case .number(let v): v
-        default: nil
         }
     }
 }
