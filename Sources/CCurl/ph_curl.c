@@ -385,3 +385,11 @@ void ph_fetch_result_free(ph_fetch_result *r) {
     r->content_type = NULL;
     r->effective_url = NULL;
 }
+
+unsigned char *ph_fetch_take_body(ph_fetch_result *r, size_t *length) {
+    unsigned char *body = r->body;
+    *length = body ? r->body_length : 0;
+    r->body = NULL;
+    r->body_length = 0;
+    return body;
+}

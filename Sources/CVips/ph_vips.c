@@ -49,10 +49,15 @@ ph_vips_usage ph_vips_current_usage(void) {
     return usage;
 }
 
+// One step under libvips' own lock (vips_error_buffer_copy copies and clears together), so
+// another thread's failure cannot land between a check and the copy and be lost or taken.
 char *ph_vips_take_error(void) {
-    const char *text = vips_error_buffer();
-    if (!text || !*text) return NULL;
-    return vips_error_buffer_copy();
+    char *text = vips_error_buffer_copy();
+    if (text && !*text) {
+        g_free(text);
+        return NULL;
+    }
+    return text;
 }
 
 const char *ph_vips_find_loader(const void *buffer, size_t length) {

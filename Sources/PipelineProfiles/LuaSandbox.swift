@@ -30,8 +30,10 @@ final class LuaSandbox {
     init(globals: [String], limits: ProfileLimits) throws(RunFailure) {
         var error = [CChar](repeating: 0, count: 512)
         let created: OpaquePointer? = withCStrings(globals) { names in
-            ph_lua_sandbox_new(limits.memoryBytes, limits.instructions, limits.seconds,
-                               names, Int32(globals.count), &error, error.count)
+            names.withUnsafeBufferPointer {
+                ph_lua_sandbox_new(limits.memoryBytes, limits.instructions, limits.seconds,
+                                   $0.baseAddress, Int32(globals.count), &error, error.count)
+            }
         }
         guard let created else {
             throw .message(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
@@ -158,12 +160,4 @@ final class LuaSandbox {
             String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
         }
     }
-}
-
-/// Calls `body` with a NULL-free array of C strings that live for the call.
-private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
-    let copies = strings.map { strdup($0) }
-    defer { copies.forEach { free($0) } }
-    let pointers = copies.map { UnsafePointer($0) }
-    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
 }

@@ -65,7 +65,7 @@ typedef struct {
     int blocked;                      // a connection was refused by block_private
     char blocked_address[64];         // the address it was refused for
     long long retry_after;            // Retry-After in seconds from now; -1 when absent
-    unsigned char *body;              // malloc'd; owned by the caller once returned
+    unsigned char *body;              // malloc'd; take it with ph_fetch_take_body
     size_t body_length;
     char *content_type;               // malloc'd or NULL
     char *effective_url;              // malloc'd or NULL
@@ -81,8 +81,12 @@ const char *ph_address_class(const struct sockaddr *address);
 const char *ph_address_text_class(const char *text);
 
 /// Runs the transfer to the end. Always fills `result`; release it with ph_fetch_result_free
-/// (after taking ownership of `body`, set it to NULL to keep it).
+/// (take the body first with ph_fetch_take_body to keep it).
 void ph_fetch(const ph_fetch_options *options, ph_fetch_result *result);
 void ph_fetch_result_free(ph_fetch_result *result);
+
+/// Hands the body over to the caller (free it with free()) and leaves the result without one,
+/// so ph_fetch_result_free does not free it too. NULL when there is no body.
+unsigned char *ph_fetch_take_body(ph_fetch_result *result, size_t *length);
 
 #endif

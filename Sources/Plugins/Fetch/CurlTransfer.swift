@@ -40,27 +40,25 @@ enum CurlTransfer {
     private static func perform(_ url: String, validators: Validators?, options: FetchOptions, share: CurlShare,
                                 cancel: CancelFlag) throws(PipelineError) -> Body {
         var result = ph_fetch_result()
-        withCStrings(url, options.userAgent, options.protocols, options.redirectProtocols) { url, agent, protocols, redirects in
-            withOptionalCString(validators?.etag) { etag in
-                withOptionalCString(validators?.lastModified) { lastModified in
-                    var request = ph_fetch_options(
-                        url: url, user_agent: agent, protocols: protocols, redirect_protocols: redirects,
-                        connect_timeout_ms: Int(options.connectTimeout * 1000), timeout_ms: Int(options.timeout * 1000),
-                        max_redirects: options.maxRedirects, max_bytes: Int64(options.maxBytes),
-                        share: share.handle, cancel: cancel.handle, if_none_match: etag, if_modified_since: lastModified,
-                        low_speed_limit: options.lowSpeedLimit, low_speed_time: Int(options.lowSpeedTime.rounded(.up)),
-                        block_private: options.blockPrivate ? 1 : 0, allow_loopback: options.allowLoopback ? 1 : 0,
-                        max_header_bytes: Int64(options.maxHeaderBytes))
-                    ph_fetch(&request, &result)
-                }
-            }
+        let strings = [url, options.userAgent, options.protocols, options.redirectProtocols, validators?.etag, validators?.lastModified]
+        withCStrings(strings) { c in
+            var request = ph_fetch_options(
+                url: c[0], user_agent: c[1], protocols: c[2], redirect_protocols: c[3],
+                connect_timeout_ms: Int(options.connectTimeout * 1000), timeout_ms: Int(options.timeout * 1000),
+                max_redirects: options.maxRedirects, max_bytes: Int64(options.maxBytes),
+                share: share.handle, cancel: cancel.handle, if_none_match: c[4], if_modified_since: c[5],
+                low_speed_limit: options.lowSpeedLimit, low_speed_time: Int(options.lowSpeedTime.rounded(.up)),
+                block_private: options.blockPrivate ? 1 : 0, allow_loopback: options.allowLoopback ? 1 : 0,
+                max_header_bytes: Int64(options.maxHeaderBytes))
+            ph_fetch(&request, &result)
         }
         defer { ph_fetch_result_free(&result) }
         let conditional = validators.map { !$0.isEmpty } ?? false
         let notModified = conditional && result.curl_code == Int32(CURLE_OK.rawValue) && result.http_status == 304
         if !notModified, let error = failure(of: result, options: options) { throw error }
-        let bytes = ImageBytes(adopting: result.body, count: result.body_length) { free($0) }
-        result.body = nil  // now owned by `bytes`
+        var length = 0
+        let body = ph_fetch_take_body(&result, &length)
+        let bytes = ImageBytes(adopting: body, count: length) { free($0) }
         let hints = result.http_status == 0 ? nil : HTTPCacheHeaders.hints(result.cache, now: Double(time(nil)))
         return Body(bytes: notModified ? ImageBytes(copying: []) : bytes,
                     contentType: result.content_type.map { String(cString: $0) }, hints: hints, notModified: notModified)
@@ -130,16 +128,4 @@ final class CancelFlag: @unchecked Sendable {
 /// The text in a fixed-size C char array (imported as a tuple), up to its NUL.
 private func text<Array>(_ array: Array) -> String {
     withUnsafeBytes(of: array) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
-}
-
-/// A C string, or NULL, that lives for the duration of `body`.
-private func withOptionalCString<T>(_ string: String?, _ body: (UnsafePointer<CChar>?) -> T) -> T {
-    guard let string else { return body(nil) }
-    return string.withCString { body($0) }
-}
-
-/// Four C strings that live for the duration of `body`.
-private func withCStrings(_ a: String, _ b: String, _ c: String, _ d: String,
-                          _ body: (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafePointer<CChar>) -> Void) {
-    a.withCString { a in b.withCString { b in c.withCString { c in d.withCString { d in body(a, b, c, d) } } } }
 }
