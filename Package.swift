@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "PipelineHost", targets: ["PipelineHost"]),
         .library(name: "PipelineProfiles", targets: ["PipelineProfiles"]),
+        .library(name: "PipelineTesting", targets: ["PipelineTesting"]),
         .library(name: "BuiltinStages", targets: ["FetchPlugin", "KeyNormalizePlugin", "VipsPlugin"]),
         .library(name: "SubsonicAuthPlugin", targets: ["SubsonicAuthPlugin"]),
         .library(name: "CirclePlugin", targets: ["CirclePlugin"]),
@@ -46,6 +47,10 @@ let package = Package(
         // Lua profile files: the sandbox and the loader that turns a file into a ProfileSet.
         .target(name: "PipelineProfiles", dependencies: ["PipelineHost", "CLua"]),
 
+        // Fake fetch, decode and encode stages over an in-memory origin, for tests of the
+        // pipeline's logic (and of an embedder's) without libcurl or libvips.
+        .target(name: "PipelineTesting", dependencies: ["PipelineHost"]),
+
         // Built-in stages. They use the same plugin API as third-party plugins.
         .target(name: "FetchPlugin", dependencies: ["PipelineHost", "CCurl"], path: "Sources/Plugins/Fetch"),
         .target(name: "KeyNormalizePlugin", dependencies: ["PipelineHost"], path: "Sources/Plugins/KeyNormalize"),
@@ -67,7 +72,7 @@ let package = Package(
         ]),
 
         // Tests: a target per area, plus TestSupport (loopback HTTP server, image fixtures).
-        .target(name: "TestSupport", dependencies: ["CVips", "PipelineHost", "PipelineProfiles", "FetchPlugin",
+        .target(name: "TestSupport", dependencies: ["CVips", "PipelineHost", "PipelineProfiles", "PipelineTesting", "FetchPlugin",
                                                     "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin", "CirclePlugin",
                                                     .product(name: "Crypto", package: "swift-crypto")],
                 path: "Tests/TestSupport"),
@@ -80,6 +85,8 @@ let package = Package(
         .testTarget(name: "NormalizeTests", dependencies: ["TestSupport"]),
         .testTarget(name: "VipsStageTests", dependencies: ["TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["TestSupport"]),
+        // The pipeline's rules with fake stages only: this target links neither libvips nor curl.
+        .testTarget(name: "PipelineLogicTests", dependencies: ["PipelineTesting", "PipelineProfiles"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "PipelineHostCLI"]),
         .testTarget(name: "CacheTests", dependencies: ["TestSupport"]),
         .testTarget(name: "HardeningTests", dependencies: ["TestSupport"]),

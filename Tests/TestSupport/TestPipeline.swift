@@ -4,6 +4,7 @@ import Foundation
 import KeyNormalizePlugin
 import PipelineHost
 @_exported import PipelineProfiles
+@_exported import PipelineTesting
 import SubsonicAuthPlugin
 import VipsPlugin
 

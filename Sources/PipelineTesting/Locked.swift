@@ -1,6 +1,6 @@
 import Foundation
 
-/// A value behind a lock, for the test server's and helpers' shared state.
+/// A value behind a lock, for fakes' and test helpers' shared state.
 ///
 /// Built on NSLock (a pthread mutex) rather than Synchronization's `Mutex`: on Linux `Mutex`
 /// waits with futexes inside the uninstrumented standard library, so ThreadSanitizer cannot see

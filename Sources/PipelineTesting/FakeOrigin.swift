@@ -1,0 +1,65 @@
+import PipelineHost
+
+/// An image origin held in memory, for tests of the pipeline's own logic (sharing, cancellation,
+/// priorities, cache order) with no network and no image library: what the fake `fetch` stage
+/// of `FakeStages` reads. It counts what was asked of it, and can hold a path until the test
+/// releases it, so a test can look at the pipeline while work is in flight.
+public final class FakeOrigin: Sendable {
+    private struct State {
+        var bodies: [String: [UInt8]] = [:]
+        var failures: [String: PipelineError] = [:]
+        var held: Set<String> = []
+        var started: [String: Int] = [:]
+        var finished: [String: Int] = [:]
+        var cancelled: [String: Int] = [:]
+        var order: [String] = []
+    }
+
+    private let state = Locked(State())
+
+    public init() {}
+
+    /// Serves `bytes` at `path` (the part of a source after its host, such as "/a.jpg").
+    public func serve(_ path: String, _ bytes: [UInt8] = Array("image".utf8)) {
+        state.withLock { $0.bodies[path] = bytes; $0.failures[path] = nil }
+    }
+
+    /// Answers `path` with `error`.
+    public func fail(_ path: String, with error: PipelineError) {
+        state.withLock { $0.failures[path] = error }
+    }
+
+    /// Fetches of `path` wait until `release(path)`.
+    public func hold(_ path: String) { state.withLock { _ = $0.held.insert(path) } }
+    public func release(_ path: String) { state.withLock { _ = $0.held.remove(path) } }
+
+    /// Fetches of `path` that started, that returned, and that were cancelled while held.
+    public func started(_ path: String) -> Int { state.withLock { $0.started[path, default: 0] } }
+    public func finished(_ path: String) -> Int { state.withLock { $0.finished[path, default: 0] } }
+    public func cancelled(_ path: String) -> Int { state.withLock { $0.cancelled[path, default: 0] } }
+    /// Paths in the order their fetches started.
+    public var order: [String] { state.withLock { $0.order } }
+
+    /// What the fake fetch stage does with one path.
+    func fetch(_ path: String) async throws -> [UInt8] {
+        state.withLock {
+            $0.started[path, default: 0] += 1
+            $0.order.append(path)
+        }
+        while state.withLock({ $0.held.contains(path) }) {
+            do {
+                try await Task.sleep(for: .milliseconds(2))
+            } catch {
+                state.withLock { $0.cancelled[path, default: 0] += 1 }
+                throw PipelineError.cancelled("fake transfer cancelled")
+            }
+        }
+        let answer: Result<[UInt8], PipelineError> = state.withLock { state in
+            if let failure = state.failures[path] { return .failure(failure) }
+            guard let body = state.bodies[path] else { return .failure(PipelineError(.invalidSource, "nothing at \(path)")) }
+            state.finished[path, default: 0] += 1
+            return .success(body)
+        }
+        return try answer.get()
+    }
+}
