@@ -33,9 +33,9 @@ struct Batch: Sendable {
         return Batch(pipeline: pipeline, groups: order.map { groups[$0]! }, window: window)
     }
 
-    /// Runs every group, handing each outcome to `handle` on this task. Cancelling this task
-    /// cancels the requests in progress and starts no more.
-    func run(_ handle: (ImageRequest, Result<PipelineResult, PipelineError>) -> Void) async -> Ending {
+    /// Runs every group, handing each outcome to `handle` on this task, one at a time. Cancelling
+    /// this task cancels the requests in progress and starts no more.
+    func run(_ handle: (ImageRequest, Result<PipelineResult, PipelineError>) async -> Void) async -> Ending {
         var ending = Ending()
         await withTaskGroup(of: (ImageRequest, Result<PipelineResult, PipelineError>).self) { group in
             var next = 0
@@ -50,7 +50,7 @@ struct Batch: Sendable {
                 }
                 guard let (request, outcome) = await group.next() else { break }
                 running -= 1
-                handle(request, outcome)
+                await handle(request, outcome)
             }
             ending.notStarted = groups[next...].reduce(0) { $0 + $1.count }
         }

@@ -42,7 +42,8 @@ struct ResultWriter: Sendable {
                     guard claims.claim(path, for: result.sourceKey) else {
                         throw AtomicFile.WriteError(description: "another source's result already has this name in this run; not overwritten")
                     }
-                    try AtomicFile.write(result.bytes, to: path)
+                    // File I/O blocks: it runs on the blocking pool, never on Swift's cooperative one.
+                    try await BlockingExecutor.shared.run { try AtomicFile.write(result.bytes, to: path) }
                     summary.succeeded += 1
                     if json {
                         progress.print(ResultJSON.success(result, path: path), toError: false)

@@ -101,9 +101,12 @@ struct Run: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let set = try loadProfiles(profileFile)
+        // Reading the profile (up to its one-second limit) and the input list block: they run on
+        // the blocking pool, never on Swift's cooperative one.
+        let (profileFile, inputList) = (profileFile, inputList)
+        let set = try await BlockingExecutor.shared.run { try loadProfiles(profileFile) }
         let chosen = try chooseProfiles(in: set)
-        let all = try sources + InputList.read(inputList)
+        let all = try await sources + BlockingExecutor.shared.run { try InputList.read(inputList) }
         guard !all.isEmpty else {
             printError("error: no sources: \(inputList ?? "the input list") has no lines")
             throw ExitCode.usage
