@@ -8,14 +8,18 @@ import PipelineHost
 /// Reads a Lua profile file in the sandbox and turns it into type-checked profiles. Every mistake
 /// becomes a `ProfileError` that names the file and, when there is one, the line.
 public struct ProfileLoader: Sendable {
+    /// The stages profiles may use.
     public let registry: StageRegistry
+    /// The sandbox's limits.
     public var limits: ProfileLimits
 
+    /// A loader for profiles that use `registry`'s stages.
     public init(registry: StageRegistry, limits: ProfileLimits = ProfileLimits()) {
         self.registry = registry
         self.limits = limits
     }
 
+    /// Loads and checks the profile file at `path`.
     public func load(file path: String) throws(ProfileError) -> ProfileSet {
         guard let data = FileManager.default.contents(atPath: path) else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file"

@@ -17,6 +17,7 @@ public final class FakeOrigin: Sendable {
 
     private let state = Locked(State())
 
+    /// An origin that serves nothing yet.
     public init() {}
 
     /// Serves `bytes` at `path` (the part of a source after its host, such as "/a.jpg").
@@ -31,11 +32,14 @@ public final class FakeOrigin: Sendable {
 
     /// Fetches of `path` wait until `release(path)`.
     public func hold(_ path: String) { state.withLock { _ = $0.held.insert(path) } }
+    /// Lets held fetches of `path` go on.
     public func release(_ path: String) { state.withLock { _ = $0.held.remove(path) } }
 
     /// Fetches of `path` that started, that returned, and that were cancelled while held.
     public func started(_ path: String) -> Int { state.withLock { $0.started[path, default: 0] } }
+    /// Fetches of `path` that returned.
     public func finished(_ path: String) -> Int { state.withLock { $0.finished[path, default: 0] } }
+    /// Fetches of `path` cancelled while held.
     public func cancelled(_ path: String) -> Int { state.withLock { $0.cancelled[path, default: 0] } }
     /// Paths in the order their fetches started.
     public var order: [String] { state.withLock { $0.order } }

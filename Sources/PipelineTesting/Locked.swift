@@ -10,8 +10,10 @@ public final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value
 
+    /// A value behind its own lock.
     public init(_ value: Value) { self.value = value }
 
+    /// Runs `body` with the value, under the lock.
     public func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }

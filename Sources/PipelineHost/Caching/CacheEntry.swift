@@ -6,17 +6,21 @@ import Glibc
 /// An entry past `expiresAt` is not thrown away: it is revalidated, or served as the last good
 /// image when a profile asks for that.
 public struct CacheEntry: Sendable {
+    /// The stored bytes, with their format and size.
     public var image: EncodedImage
     /// Seconds since 1970, wall clock: disk entries outlive the process.
     public var storedAt: Double
+    /// When the entry stops being fresh (seconds since 1970); a stale entry still serves offline and as the last good image.
     public var expiresAt: Double
 
+    /// An entry made now or read back from a tier.
     public init(image: EncodedImage, storedAt: Double, expiresAt: Double) {
         self.image = image
         self.storedAt = storedAt
         self.expiresAt = expiresAt
     }
 
+    /// Whether the entry is still fresh at `now` (seconds since 1970).
     public func isFresh(at now: Double) -> Bool { now < expiresAt }
 
     /// Memory cost: the bytes it holds.

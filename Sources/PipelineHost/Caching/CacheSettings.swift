@@ -4,6 +4,7 @@ import Glibc
 
 /// How a pipeline caches: the mode, where the disk cache lives, and the limits.
 public struct CacheSettings: Sendable {
+    /// How the cache stages behave in a run: `normal`, `refresh` (revalidate and remake), `offline` (never transfer) or `off`.
     public enum Mode: String, Sendable {
         /// Serve fresh entries, revalidate stale originals, store what succeeds.
         case normal
@@ -17,14 +18,17 @@ public struct CacheSettings: Sendable {
         case off
     }
 
+    /// How cache stages behave: normal, refresh, offline or off.
     public var mode: Mode
     /// The disk cache directory. Wins over a profile's `dir`; nil means the profile's, else
     /// `DiskCache.defaultDirectory`.
     public var directory: String?
     /// Bytes the disk cache may take. Checked before every write, so it holds while running.
     public var diskLimit: Int
+    /// Limits of the in-memory cache of display-ready variants.
     public var memory: MemoryCache<StageKey>.Limits
 
+    /// Settings for every cache stage of a pipeline; a profile's `dir` is overridden by `directory`.
     public init(mode: Mode = .normal, directory: String? = nil, diskLimit: Int = 1 << 30,
                 memory: MemoryCache<StageKey>.Limits = .init()) {
         self.mode = mode

@@ -5,6 +5,7 @@
 /// Where it stands decides what it keeps: right after the fetch it keeps the original bytes;
 /// after encode it keeps the display-ready variant.
 public enum CachePlugin: PipelinePlugin {
+    /// Seconds in a day, the unit of `ttl`'s default.
     public static let secondsPerDay = 86_400.0
 
     public static func register(in registry: inout StageRegistry) throws {
@@ -35,14 +36,21 @@ public enum CachePlugin: PipelinePlugin {
 /// A cache stage's parameters. `memory` and `disk` are nil when the profile left them out:
 /// the place of the stage decides them (see `CachePoint`).
 public struct CachePolicy: Sendable, Hashable {
+    /// What a cache stage does when the stages before it fail: `fail`, or `stale` to serve the last good entry.
     public enum OnError: String, Sendable { case fail, stale }
 
+    /// Keep entries in memory; nil means the default for the stage's place (variants).
     public var memory: Bool?
+    /// Keep entries on disk; nil means the default for the stage's place (originals).
     public var disk: Bool?
+    /// Seconds an entry stays fresh when the origin says nothing.
     public var ttl: Double
+    /// What happens when the work behind the stage fails.
     public var onError: OnError
+    /// The disk cache directory, relative to the profile file; nil means the configured one.
     public var directory: String?
 
+    /// A policy as a profile's `cache { ... }` writes it.
     public init(memory: Bool? = nil, disk: Bool? = nil, ttl: Double = 7 * CachePlugin.secondsPerDay,
                 onError: OnError = .fail, directory: String? = nil) {
         self.memory = memory
@@ -63,6 +71,7 @@ public struct CachePolicy: Sendable, Hashable {
 /// The stage value of `cache`. Run on its own it passes its input through; in a pipeline the
 /// `Pipeline` reads its policy and does the caching around the stages before it.
 public struct CacheStage: Stage {
+    /// The policy the pipeline carries out for this stage.
     public let policy: CachePolicy
 
     public func run(_ input: StageValue, in context: StageContext) async throws -> StageValue { input }

@@ -7,12 +7,17 @@ import Glibc
 
 /// `pipelinehost cache stats|verify|clear|prune`: whole-directory operations.
 extension DiskCache {
+    /// What `report()` counts in a cache directory.
     public struct Report: Sendable, Equatable {
+        /// Entry files found.
         public var entries = 0
+        /// Entries that hold original bytes.
         public var originals = 0
+        /// Entries that hold display-ready variants.
         public var variants = 0
         /// Entries whose header cannot be read (`verify` checks whole files).
         public var unreadable = 0
+        /// Bytes the entries take on disk.
         public var bytes = 0
         /// Temporary files: writes in progress, or left by a writer that died.
         public var temporaries = 0
@@ -34,7 +39,9 @@ extension DiskCache {
         return report
     }
 
+    /// What `verify()` did.
     public struct Verification: Sendable, Equatable {
+        /// Entries read in full.
         public var checked = 0
         /// Entries whose checksum, length or header did not match; each was removed.
         public var corruptRemoved = 0

@@ -15,8 +15,10 @@ import Glibc
 ///
 /// Every method blocks on file I/O: call them off Swift's cooperative pool.
 public struct DiskCache: Sendable {
+    /// The cache's root directory (it holds `entries/` and `tmp/`).
     public let directory: String
 
+    /// A disk cache in `directory`, which is created on the first write.
     public init(directory: String) { self.directory = directory }
 
     /// `$XDG_CACHE_HOME/pipelinehost`, else `~/.cache/pipelinehost`.
@@ -46,6 +48,7 @@ public struct DiskCache: Sendable {
         CacheDirectory.root(directory)?.subdirectory("entries")?.subdirectory(String(name.prefix(2)))
     }
 
+    /// What `read(key:)` found.
     public enum ReadResult: Sendable {
         case hit(CacheEntry)
         case miss
@@ -69,7 +72,9 @@ public struct DiskCache: Sendable {
         return .hit(entry)
     }
 
+    /// Why a write failed; the request goes on without storing.
     public struct WriteError: Error, CustomStringConvertible {
+        /// The failure, for a person: "cannot create ...: No space left on device".
         public let description: String
     }
 

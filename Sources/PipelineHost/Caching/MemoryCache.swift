@@ -4,9 +4,13 @@
 /// hit is a dictionary lookup plus relinking one node. Expired entries stay until they are
 /// pushed out: the caller decides whether a stale entry is still worth serving.
 public final class MemoryCache<Key: Hashable> {
+    /// How much a `MemoryCache` may hold.
     public struct Limits: Sendable {
+        /// The most bytes the entries may take.
         public var cost: Int
+        /// The most entries it may hold.
         public var count: Int
+        /// Limits of `cost` bytes and `count` entries.
         public init(cost: Int = 128 << 20, count: Int = 2_000) {
             self.cost = max(0, cost)
             self.count = max(0, count)
@@ -24,6 +28,7 @@ public final class MemoryCache<Key: Hashable> {
         }
     }
 
+    /// The limits this cache keeps to.
     public let limits: Limits
     private var nodes: [Key: Node] = [:]
     /// Most recently used; each node holds the next newer one strongly.
@@ -31,8 +36,10 @@ public final class MemoryCache<Key: Hashable> {
     private var oldest: Node?
     public private(set) var totalCost = 0
 
+    /// An empty cache with these limits.
     public init(limits: Limits = Limits()) { self.limits = limits }
 
+    /// The entries it holds now.
     public var count: Int { nodes.count }
 
     /// The entry, fresh or not, and marks it most recently used.
@@ -54,12 +61,14 @@ public final class MemoryCache<Key: Hashable> {
         while totalCost > limits.cost || nodes.count > limits.count, let oldest { remove(oldest.key) }
     }
 
+    /// Removes the entry for `key`, if any.
     public func remove(_ key: Key) {
         guard let node = nodes.removeValue(forKey: key) else { return }
         totalCost -= node.entry.cost
         unlink(node)
     }
 
+    /// Removes every entry.
     public func removeAll() {
         nodes = [:]
         newest = nil

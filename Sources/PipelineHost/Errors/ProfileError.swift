@@ -1,10 +1,14 @@
 /// A mistake in a profile file, found while loading it: always names file:line when a line is
 /// known, in the form editors and terminals link to.
 public struct ProfileError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// The profile file, as it was named.
     public let file: String
+    /// The line the mistake is on, when there is one.
     public let line: Int?
+    /// What is wrong, written for the profile's author.
     public let message: String
 
+    /// A mistake in `file` at `line`.
     public init(file: String, line: Int?, _ message: String) {
         self.file = file
         self.line = line
@@ -20,7 +24,9 @@ public struct ProfileError: Error, Sendable, CustomStringConvertible, Equatable 
 /// Thrown by a stage's factory when its parameters do not fit together. The loader adds file
 /// and line.
 public struct ParameterError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong, for the profile's author.
     public let message: String
+    /// A mistake that the loader places in its file and line.
     public init(_ message: String) { self.message = message }
     public var description: String { message }
 }

@@ -12,6 +12,7 @@ public enum Redactor {
         "token", "key", "sig", "signature", "secret", "password", "passwd", "auth", "credential", "session", "jwt",
     ]
 
+    /// What stands in for every hidden credential.
     public static let mask = "REDACTED"
 
     /// Whether a query parameter called `name` (as written, percent-encoded or not) is a secret.

@@ -7,6 +7,7 @@
 /// does that, through Foundation's URLComponents), so `resource`, `query` and `fragment` put
 /// back together with "?" and "#" give `text` again.
 public struct SourceLocation: Sendable, Hashable {
+    /// The source string as given.
     public let text: String
     /// Everything before the query and the fragment: scheme, authority and path.
     public let resource: Substring
@@ -17,6 +18,7 @@ public struct SourceLocation: Sendable, Hashable {
     /// After "://" up to the path, user information included; nil without "://".
     public let authority: Substring?
 
+    /// Splits `text`; never fails.
     public init(_ text: String) {
         self.text = text
         var rest = Substring(text)

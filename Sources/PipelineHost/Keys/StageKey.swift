@@ -4,8 +4,10 @@ public struct StageKey: Sendable, Hashable, CustomStringConvertible {
     public private(set) var source: String
     public private(set) var stages: [StageIdentity] = []
 
+    /// The key of a request's source, before any stage.
     public init(source: String) { self.source = source }
 
+    /// Adds the identity of the next step.
     public mutating func append(_ identity: StageIdentity) { stages.append(identity) }
 
     public var description: String { ([source] + stages.map(\.description)).joined(separator: " | ") }

@@ -2,23 +2,32 @@
 public struct PipelineStats: Sendable, Equatable {
     /// Requests received by `image(for:)`, and how they ended.
     public var requests = 0
+    /// Requests that succeeded.
     public var succeeded = 0
+    /// Requests that failed, cancellations not included.
     public var failed = 0
+    /// Requests cancelled while they waited.
     public var cancelled = 0
     /// Succeeded requests that joined work already running for another request, at any step.
     public var coalesced = 0
     /// Transfers actually started (fetch-role stages run), those that returned bytes, and the
     /// bytes they returned.
     public var fetches = 0
+    /// Transfers that returned bytes.
     public var fetchesSucceeded = 0
+    /// Bytes those transfers returned.
     public var bytesFetched = 0
     /// Images opened from encoded bytes, and the time spent in decode-role stages.
     public var decodes = 0
+    /// Time spent decoding and shrinking on load, in all.
     public var decodeTime: Duration = .zero
     /// Cache lookups and hits, per layer. A memory hit answers before any work starts.
     public var memoryLookups = 0
+    /// Lookups that a memory cache answered.
     public var memoryHits = 0
+    /// Disk cache lookups.
     public var diskLookups = 0
+    /// Lookups that the disk cache answered with a fresh entry.
     public var diskHits = 0
     /// Stale originals the origin confirmed with 304 Not Modified: the stored bytes were reused.
     public var revalidated = 0
@@ -30,14 +39,17 @@ public struct PipelineStats: Sendable, Equatable {
     public var corruptEntries = 0
     /// Entries written to disk, and writes that failed (full disk, permissions).
     public var diskWrites = 0
+    /// Entries that could not be written to disk.
     public var diskWriteErrors = 0
     /// Distinct pieces of work running or queued now, and the most there ever were.
     public var inFlight = 0
+    /// The most distinct pieces of work in flight at once.
     public var inFlightPeak = 0
     /// Results whose source's longest side is more than 4 times the output's: a smaller
     /// source would have done.
     public var oversizedSources = 0
 
+    /// No figures yet.
     public init() {}
 
     /// The counters, by the snake_case name `--stats` prints and swift-metrics exports
@@ -52,6 +64,7 @@ public struct PipelineStats: Sendable, Equatable {
         ("disk_writes", \.diskWrites), ("disk_write_errors", \.diskWriteErrors), ("oversized_sources", \.oversizedSources),
     ] }
 
+    /// Decode time per image opened, in milliseconds.
     public var averageDecodeMilliseconds: Double {
         decodes == 0 ? 0 : decodeTime.milliseconds / Double(decodes)
     }
@@ -61,6 +74,7 @@ public struct PipelineStats: Sendable, Equatable {
 
     /// Hits per lookup, 0 when there were none.
     public var memoryHitRate: Double { memoryLookups == 0 ? 0 : Double(memoryHits) / Double(memoryLookups) }
+    /// Disk hits per disk lookup, from 0 to 1.
     public var diskHitRate: Double { diskLookups == 0 ? 0 : Double(diskHits) / Double(diskLookups) }
 
     /// The figures as (snake_case name, number) pairs, in a stable order: the `--stats` JSON.

@@ -6,10 +6,12 @@ import Glibc
 /// Runs blocking calls on Dispatch's global pool instead of Swift's cooperative pool, which has
 /// only as many threads as cores and must never be blocked.
 public struct BlockingExecutor: Sendable {
+    /// The pool every pipeline uses unless it is given its own.
     public static let shared = BlockingExecutor()
 
     private let queue: DispatchQueue
 
+    /// Runs blocking work on Dispatch's global queue of this quality of service.
     public init(qos: DispatchQoS.QoSClass = .userInitiated) {
         queue = DispatchQueue.global(qos: qos)
     }

@@ -10,7 +10,9 @@ import Logging
 /// last request waiting for it is cancelled. Transfers and CPU stages wait for slots in queues
 /// that serve higher priorities first.
 public actor Pipeline {
+    /// The profiles this pipeline runs.
     public nonisolated let profiles: ProfileSet
+    /// Slot counts, cache settings and metrics.
     public nonisolated let configuration: PipelineConfiguration
     let logger: Logger
     let blocking: BlockingExecutor
@@ -33,6 +35,7 @@ public actor Pipeline {
     var waitingRequests = 0
     private var lastID = 0
 
+    /// A pipeline for the profiles of one file. It starts no work until a request comes.
     public init(profiles: ProfileSet, configuration: PipelineConfiguration = PipelineConfiguration(),
                 logger: Logger = Logger(label: "pipelinehost"), blocking: BlockingExecutor = .shared) {
         self.profiles = profiles
@@ -179,9 +182,13 @@ public struct PipelineActivity: Sendable, Equatable {
     public let work: Int
     /// Requests waiting for a result.
     public let waitingRequests: Int
+    /// Transfers running now.
     public let runningTransfers: Int
+    /// Transfers waiting for a slot.
     public let queuedTransfers: Int
+    /// CPU stages running now.
     public let runningCPU: Int
+    /// CPU stages waiting for a slot.
     public let queuedCPU: Int
 
     /// Nothing running, queued or waiting.

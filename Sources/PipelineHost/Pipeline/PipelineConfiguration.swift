@@ -19,6 +19,7 @@ public struct PipelineConfiguration: Sendable {
     /// (`MetricsSystem.factory`), which does nothing until an app bootstraps one.
     public var metrics: (any MetricsFactory)?
 
+    /// Slots for transfers (in all and per host) and CPU stages, the cache settings, and where metrics go.
     public init(transfers: Int = 8, transfersPerHost: Int = 4, cpuStages: Int = PipelineConfiguration.cores,
                 cache: CacheSettings = CacheSettings(), metrics: (any MetricsFactory)? = nil) {
         self.transfers = max(1, transfers)

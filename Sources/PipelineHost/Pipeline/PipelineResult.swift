@@ -1,12 +1,15 @@
 /// What a finished request gives back.
 public struct PipelineResult: Sendable {
+    /// Where the time of one stage went.
     public struct StageTiming: Sendable {
+        /// The stage's name.
         public let stage: String
         /// Time spent waiting for a transfer or CPU slot before the stage ran.
         public let waited: Duration
         /// Time the stage itself ran.
         public let duration: Duration
 
+        /// A timing of `duration`, after waiting `waited` for a slot.
         public init(stage: String, waited: Duration = .zero, duration: Duration) {
             self.stage = stage
             self.waited = waited
@@ -14,6 +17,7 @@ public struct PipelineResult: Sendable {
         }
     }
 
+    /// The request this result answers.
     public let request: ImageRequest
     /// The source as the key stages left it; `source` and the keys are made from it on demand.
     let origin: Source
@@ -24,10 +28,13 @@ public struct PipelineResult: Sendable {
     public var sourceKey: String { origin.key }
     /// The stable key: normalized source plus every stage identity. Equal keys mean equal output.
     public var key: String { stageKey.description }
+    /// The encoded output.
     public let bytes: ImageBytes
     /// "jpeg", "png", ... when known.
     public let format: String?
+    /// The output's pixel size, when known.
     public let size: PixelSize?
+    /// The source image's pixel size, when known.
     public let sourceSize: PixelSize?
     /// Every stage in order. Stages shared with other requests show the shared work's times.
     public let timings: [StageTiming]
@@ -35,6 +42,7 @@ public struct PipelineResult: Sendable {
     public let coalesced: Bool
     /// A cache stage answered from memory, or from disk, so the stages before it did not run.
     public let memoryHit: Bool
+    /// A cache stage answered from disk.
     public let diskHit: Bool
     /// Served from an entry past its freshness: offline, or the last good image after a
     /// failure (`on_error = "stale"`).

@@ -3,6 +3,7 @@
 public struct Prefetch: Sendable {
     let task: Task<Int, Never>
 
+    /// Cancels the prefetch: work that nobody else waits for stops.
     public func cancel() { task.cancel() }
 
     /// Waits for every request to end, and returns how many succeeded.

@@ -9,6 +9,7 @@ public struct StageContext: Sendable {
         case .source(let source): source.redacted
         }
     }
+    /// A logger for the stage's messages; its metadata carries the redacted source.
     public let logger: Logger
     let blocking: BlockingExecutor
     /// Redacting costs a URL parse, so the pipeline's contexts do it only when asked.
@@ -19,6 +20,7 @@ public struct StageContext: Sendable {
         case source(Source)
     }
 
+    /// A context for running a stage outside a pipeline, as tests and tools do.
     public init(source: String, logger: Logger, blocking: BlockingExecutor = .shared) {
         origin = .redacted(source)
         self.logger = logger

@@ -1,9 +1,12 @@
 /// A stage as a profile configured it.
 public struct ConfiguredStage: Sendable {
+    /// The stage's definition: name, version, kinds and parameters.
     public let definition: StageDefinition
+    /// The parameters, checked, defaults filled in.
     public let parameters: StageParameters
     /// The line of the profile file that wrote it.
     public let line: Int
+    /// The stage made from them.
     public let stage: any Stage
     /// Made once here: every request's keys are built from it.
     public let identity: StageIdentity
@@ -12,6 +15,7 @@ public struct ConfiguredStage: Sendable {
     let rewriter: (any SourceRewriter)?
     let cachePolicy: CachePolicy?
 
+    /// A stage as a profile configured it at `line`.
     public init(definition: StageDefinition, parameters: StageParameters, line: Int, stage: any Stage) {
         self.definition = definition
         self.parameters = parameters
@@ -22,14 +26,19 @@ public struct ConfiguredStage: Sendable {
         cachePolicy = (stage as? CacheStage)?.policy
     }
 
+    /// The stage's name.
     public var name: String { definition.name }
 }
 
 /// A named, type-checked chain of stages.
 public struct Profile: Sendable {
+    /// The profile's name.
     public let name: String
+    /// The file that defines it.
     public let file: String
+    /// The line it is declared on.
     public let line: Int
+    /// Its stages, in order.
     public let stages: [ConfiguredStage]
 
     package init(name: String, file: String, line: Int, stages: [ConfiguredStage]) {
@@ -42,7 +51,9 @@ public struct Profile: Sendable {
 
 /// Every profile one file defines, in the order it defines them.
 public struct ProfileSet: Sendable {
+    /// The profile file.
     public let file: String
+    /// The profiles, in the order the file declares them.
     public let profiles: [Profile]
 
     package init(file: String, profiles: [Profile]) {
@@ -50,6 +61,8 @@ public struct ProfileSet: Sendable {
         self.profiles = profiles
     }
 
+    /// The profile called `name`, if the file has one.
     public subscript(name: String) -> Profile? { profiles.first { $0.name == name } }
+    /// The profiles' names, in order.
     public var names: [String] { profiles.map(\.name) }
 }

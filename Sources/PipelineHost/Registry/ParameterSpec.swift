@@ -1,6 +1,7 @@
 /// One parameter a stage accepts: its name, type, range, default and a one-line doc. Profiles
 /// are checked against these when they load, and `pipelinehost stages` prints them.
 public struct ParameterSpec: Sendable {
+    /// What values a parameter takes.
     public enum ValueType: Sendable, CustomStringConvertible {
         case number(ClosedRange<Double>)
         case integer(ClosedRange<Int>)
@@ -25,12 +26,16 @@ public struct ParameterSpec: Sendable {
         }
     }
 
+    /// The name a profile writes.
     public let name: String
+    /// What values it takes.
     public let type: ValueType
     /// Used when a profile leaves the parameter out. nil means optional with no value.
     public let defaultValue: ParameterValue?
+    /// One line for `pipelinehost stages`.
     public let doc: String
 
+    /// A parameter `name` of `type`; without a default it is absent unless written.
     public init(_ name: String, _ type: ValueType, default defaultValue: ParameterValue? = nil, doc: String) {
         self.name = name
         self.type = type

@@ -23,18 +23,25 @@ extension SourceRewriter {
 /// What a stage is: its name, version, the value kinds it takes and gives, its parameters, and
 /// a factory. Registered by a plugin; profiles refer to it by name.
 public struct StageDefinition: Sendable {
+    /// The name profiles call it by.
     public let name: String
     /// Bump when the stage's output changes for the same input and parameters, so stored
     /// variants made by the old algorithm are not served.
     public let version: Int
+    /// One line for `pipelinehost stages`.
     public let summary: String
+    /// What it takes.
     public let input: ValueKind
+    /// What it gives.
     public let output: ValueKind
     /// Which queue it waits in and which metric its time counts toward.
     public let role: StageRole
+    /// Its parameters, checked when a profile loads.
     public let parameters: [ParameterSpec]
+    /// Makes the stage from checked parameters; throw a ParameterError for a bad combination.
     public let make: @Sendable (StageParameters) throws -> any Stage
 
+    /// A stage definition; `role` is inferred from the kinds unless given.
     public init(name: String, version: Int = 1, summary: String, input: ValueKind, output: ValueKind,
                 role: StageRole? = nil,
                 parameters: [ParameterSpec], make: @escaping @Sendable (StageParameters) throws -> any Stage) {
@@ -52,8 +59,11 @@ public struct StageDefinition: Sendable {
 /// A stage's identity: name, version and canonical parameters. Part of every key, so changing a
 /// parameter or an algorithm never serves a stale variant.
 public struct StageIdentity: Sendable, Hashable, CustomStringConvertible {
+    /// The stage's name.
     public let name: String
+    /// The stage's version.
     public let version: Int
+    /// The canonical parameters, sorted: part of every key.
     public let parameters: String
 
     public var description: String { "\(name)@\(version)(\(parameters))" }

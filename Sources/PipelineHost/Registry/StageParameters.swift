@@ -4,13 +4,16 @@ public struct StageParameters: Sendable, Hashable {
     /// The names the profile wrote itself, as opposed to defaults.
     public private(set) var explicit: Set<String>
 
+    /// Parameters with their values and which of them were written rather than defaulted.
     public init(values: [String: ParameterValue] = [:], explicit: Set<String> = []) {
         self.values = values
         self.explicit = explicit
     }
 
+    /// The value of parameter `name`.
     public subscript(name: String) -> ParameterValue? { values[name] }
 
+    /// The number value of `name` (an integer too).
     public func number(_ name: String) -> Double? {
         switch values[name] {
         case .number(let v): v
@@ -19,21 +22,25 @@ public struct StageParameters: Sendable, Hashable {
         }
     }
 
+    /// The whole-number value of `name`.
     public func integer(_ name: String) -> Int? {
         if case .integer(let v) = values[name] { return v }
         return nil
     }
 
+    /// The boolean value of `name`.
     public func boolean(_ name: String) -> Bool? {
         if case .boolean(let v) = values[name] { return v }
         return nil
     }
 
+    /// The string value of `name`.
     public func string(_ name: String) -> String? {
         if case .string(let v) = values[name] { return v }
         return nil
     }
 
+    /// The list-of-strings value of `name`.
     public func strings(_ name: String) -> [String]? {
         if case .stringList(let v) = values[name] { return v }
         return nil

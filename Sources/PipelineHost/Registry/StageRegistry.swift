@@ -1,7 +1,9 @@
 /// Every stage a host knows, by name. Profiles are checked against it, and the Lua sandbox
 /// generates one constructor per registered name.
 public struct StageRegistry: Sendable {
+    /// Two plugins registered one stage name.
     public struct DuplicateStage: Error, CustomStringConvertible {
+        /// The stage name both plugins use.
         public let name: String
         public var description: String { "two plugins register a stage named '\(name)'" }
     }
@@ -24,12 +26,14 @@ public struct StageRegistry: Sendable {
         for plugin in plugins { try plugin.register(in: &self) }
     }
 
+    /// Adds a stage; throws `DuplicateStage` when its name is taken.
     public mutating func register(_ definition: StageDefinition) throws {
         guard definitions[definition.name] == nil else { throw DuplicateStage(name: definition.name) }
         definitions[definition.name] = definition
         planned[definition.name] = nil
     }
 
+    /// The definition of the stage called `name`.
     public subscript(name: String) -> StageDefinition? { definitions[name] }
 
     /// Registered names, sorted.

@@ -51,6 +51,7 @@ public struct WrittenTable: Sendable {
     /// How many entries have any other key (floats, booleans, tables, sparse integers).
     public var otherKeys: Int
 
+    /// A table of written values.
     public init(array: [WrittenValue] = [], fields: [String: WrittenValue] = [:], otherKeys: Int = 0) {
         self.array = array
         self.fields = fields

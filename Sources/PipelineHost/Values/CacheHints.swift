@@ -11,8 +11,10 @@ public struct CacheHints: Sendable, Hashable, Codable {
     public var noStore: Bool
     /// The Cache-Control and Expires headers as sent, kept in disk metadata for inspection.
     public var cacheControl: String?
+    /// The Expires header as sent.
     public var expires: String?
 
+    /// Hints from one response.
     public init(validators: Validators = Validators(), maxAge: Double? = nil, noStore: Bool = false,
                 cacheControl: String? = nil, expires: String? = nil) {
         self.validators = validators
@@ -25,13 +27,17 @@ public struct CacheHints: Sendable, Hashable, Codable {
 
 /// An HTTP entity's validators.
 public struct Validators: Sendable, Hashable, Codable {
+    /// The ETag header as sent.
     public var etag: String?
+    /// The Last-Modified header as sent.
     public var lastModified: String?
 
+    /// Validators from a response.
     public init(etag: String? = nil, lastModified: String? = nil) {
         self.etag = etag
         self.lastModified = lastModified
     }
 
+    /// Whether there is nothing to validate with.
     public var isEmpty: Bool { etag == nil && lastModified == nil }
 }

@@ -1,6 +1,7 @@
 /// Encoded bytes plus what is known about them: where they came from, the sniffed or chosen
 /// format, and the pixel size when a stage knows it.
 public struct EncodedImage: Sendable {
+    /// The encoded bytes.
     public var bytes: ImageBytes
     /// "jpeg", "png", "webp", "avif", ... or nil when not known yet.
     public var format: String?
@@ -17,6 +18,7 @@ public struct EncodedImage: Sendable {
     /// and `bytes` is empty. Only a fetch that was given validators may set it.
     public var notModified: Bool
 
+    /// Bytes with what is known about them.
     public init(bytes: ImageBytes, format: String? = nil, declaredContentType: String? = nil,
                 size: PixelSize? = nil, sourceSize: PixelSize? = nil,
                 cacheHints: CacheHints? = nil, notModified: Bool = false) {
@@ -30,9 +32,13 @@ public struct EncodedImage: Sendable {
     }
 }
 
+/// A width and a height in pixels.
 public struct PixelSize: Sendable, Hashable, CustomStringConvertible {
+    /// Pixels across.
     public var width: Int
+    /// Pixels down.
     public var height: Int
+    /// A size of `width` by `height`.
     public init(width: Int, height: Int) { self.width = width; self.height = height }
     public var description: String { "\(width)x\(height)" }
 }

@@ -4,7 +4,9 @@
 /// with the matching deallocator, so bytes move between Swift and C without copying. It is never
 /// mutated after init, which is what makes sharing it across tasks safe.
 public final class ImageBytes: @unchecked Sendable {
+    /// The first byte; nil when empty.
     public let baseAddress: UnsafeRawPointer?
+    /// How many bytes there are.
     public let count: Int
     private let release: @Sendable (UnsafeMutableRawPointer) -> Void
 
@@ -27,10 +29,12 @@ public final class ImageBytes: @unchecked Sendable {
         if let baseAddress { release(UnsafeMutableRawPointer(mutating: baseAddress)) }
     }
 
+    /// The bytes as a buffer, valid while this object lives.
     public var buffer: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: baseAddress, count: count) }
 
     /// The first `n` bytes, for sniffing.
     public func prefix(_ n: Int) -> [UInt8] { Array(buffer.prefix(n)) }
 
+    /// A copy of the bytes.
     public var array: [UInt8] { Array(buffer) }
 }

@@ -4,7 +4,9 @@
 /// identity every later stage, cache and dedup table uses; key stages such as `normalize` rewrite
 /// it and leave `location` alone.
 public struct Source: Sendable, Hashable {
+    /// What the fetch uses: the full URL or path, volatile parts and all.
     public var location: String
+    /// The stable key every later stage, cache and in-flight table uses.
     public var key: String
     /// Query parameter names whose values are secrets or salts, never shown. Key stages also
     /// leave most of them out of `key` (normalize's drop_query); its redact_query keeps them.
@@ -16,6 +18,7 @@ public struct Source: Sendable, Hashable {
     /// a conditional request and answer `EncodedImage.notModified`. Not part of the identity.
     public var validators: Validators?
 
+    /// A source whose key is its location until a key stage rewrites it.
     public init(location: String, key: String? = nil, volatileParameters: Set<String> = []) {
         self.location = location
         self.key = key ?? location

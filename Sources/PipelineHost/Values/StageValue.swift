@@ -25,6 +25,7 @@ public enum StageValue: Sendable {
     case encoded(EncodedImage)
     case image(any PipelineImage)
 
+    /// The kind of value this is.
     public var kind: ValueKind {
         switch self {
         case .source: .source

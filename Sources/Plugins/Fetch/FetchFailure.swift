@@ -10,12 +10,14 @@ public struct FetchFailure: ErrorDetails, Equatable {
     /// For 429 and 5xx: the server's Retry-After, in seconds from when it answered.
     public var retryAfter: Double?
 
+    /// Details of a failed transfer.
     public init(httpStatus: Int? = nil, curlCode: Int? = nil, retryAfter: Double? = nil) {
         self.httpStatus = httpStatus
         self.curlCode = curlCode
         self.retryAfter = retryAfter
     }
 
+    /// The fields `run --json` prints: http_status, curl_code, retry_after.
     public var jsonFields: [String: ErrorField] {
         var fields: [String: ErrorField] = [:]
         if let httpStatus { fields["http_status"] = .integer(httpStatus) }

@@ -6,8 +6,10 @@ public struct DecodeFailure: ErrorDetails, Equatable {
     /// "text/html", "application/json", "empty", ...
     public var sniffedType: String
 
+    /// Details of bytes that are not an image.
     public init(sniffedType: String) { self.sniffedType = sniffedType }
 
+    /// The field `run --json` prints: sniffed_type.
     public var jsonFields: [String: ErrorField] { ["sniffed_type": .string(sniffedType)] }
 }
 
