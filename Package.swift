@@ -71,6 +71,12 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
 
+        // How an app embeds the library: prefetch, cancellation, the last good background
+        // (docs/EMBEDDING.md). scripts/test runs it.
+        .executableTarget(name: "pipelinehost-cover-grid-example", dependencies: [
+            "PipelineHost", "PipelineProfiles", "FetchPlugin", "KeyNormalizePlugin", "VipsPlugin",
+        ], path: "Sources/Examples/CoverGrid"),
+
         // Tests: a target per area, plus TestSupport (loopback HTTP server, image fixtures).
         .target(name: "TestSupport", dependencies: ["CVips", "PipelineHost", "PipelineProfiles", "PipelineTesting", "FetchPlugin",
                                                     "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin", "CirclePlugin",
