@@ -4,7 +4,7 @@
 extension Pipeline {
     /// A fresh memory entry for step `step`, if a cache point there keeps one. Offline, a stale
     /// one does too, flagged.
-    func memoryHit(_ chain: Chain, step: Int) -> PrefixValue? {
+    func memoryHit(_ chain: Chain, step: Int) -> StepValue? {
         guard let point = chain.caches[step], point.memory, configuration.cache.mode != .refresh else { return nil }
         let started = clock.now
         counters.add(\.memoryLookups)
@@ -12,7 +12,7 @@ extension Pipeline {
         let fresh = entry.isFresh(at: wallClock())
         guard fresh || configuration.cache.mode == .offline else { return nil }
         counters.add(\.memoryHits)
-        var value = served(entry, timing: clock.now - started, stale: !fresh)
+        var value = storedValue(entry, timing: clock.now - started, stale: !fresh)
         value.memoryHit = true
         return value
     }
@@ -20,7 +20,7 @@ extension Pipeline {
     /// Step `step` behind its cache point: a stored entry if one is fresh, else the work (a
     /// conditional fetch when a stale original has validators), else, if the work fails and
     /// the profile says so, the stale entry.
-    func cached(_ chain: Chain, step: Int, work: WorkRef, point: CachePoint) async -> PrefixOutcome {
+    func throughCache(_ chain: Chain, step: Int, work: WorkRef, point: CachePoint) async -> StepOutcome {
         let key = chain.keys[step]
         let mode = configuration.cache.mode
         let started = clock.now
@@ -34,7 +34,7 @@ extension Pipeline {
                 if entry.isFresh(at: wallClock()), mode != .refresh {
                     counters.add(\.diskHits)
                     if point.memory { memory.insert(entry, for: key) }
-                    var value = served(entry, timing: clock.now - started, stale: false)
+                    var value = storedValue(entry, timing: clock.now - started, stale: false)
                     value.diskHit = true
                     return .success(value)
                 }
@@ -48,7 +48,7 @@ extension Pipeline {
         let lookup = PipelineResult.StageTiming(stage: "cache", duration: clock.now - started)
         if mode == .offline, let stored {
             counters.add(\.staleServed)
-            return .success(served(stored, timing: lookup.duration, stale: true))
+            return .success(storedValue(stored, timing: lookup.duration, stale: true))
         }
         let validators = point.layer == .original ? stored?.image.cacheHints?.validators : nil
         let outcome = await compute(chain, step: step, work: work, validators: validators?.isEmpty == false ? validators : nil)
@@ -69,12 +69,12 @@ extension Pipeline {
             guard error.kind != .cancelled, point.onError == .stale, let stored else { return .failure(error) }
             counters.add(\.staleServed)
             logger.warning("serving the last good image", metadata: ["source": "\(chain.source.redacted)", "error": "\(error.reason)"])
-            return .success(served(stored, timing: lookup.duration, stale: true))
+            return .success(storedValue(stored, timing: lookup.duration, stale: true))
         }
     }
 
     /// `value` with a pending store of its bytes, unless the origin forbade storing.
-    private func store(_ value: PrefixValue, image: EncodedImage, key: StageKey, point: CachePoint) -> PrefixValue {
+    private func store(_ value: StepValue, image: EncodedImage, key: StageKey, point: CachePoint) -> StepValue {
         var value = value
         let now = wallClock()
         let lifetime = point.layer == .original ? image.cacheHints?.maxAge ?? point.ttl : point.ttl
@@ -99,8 +99,8 @@ extension Pipeline {
         }
     }
 
-    private func served(_ entry: CacheEntry, timing: Duration, stale: Bool) -> PrefixValue {
-        var value = PrefixValue(value: .encoded(entry.image), timings: [.init(stage: "cache", duration: timing)], shared: false)
+    private func storedValue(_ entry: CacheEntry, timing: Duration, stale: Bool) -> StepValue {
+        var value = StepValue(value: .encoded(entry.image), timings: [.init(stage: "cache", duration: timing)], shared: false)
         value.stale = stale
         value.expiresAt = entry.expiresAt
         return value

@@ -25,11 +25,11 @@ extension Pipeline {
                 result = .failure(error)
             }
             writingToDisk[pending] = nil
-            wrote(directory, result: result)
+            diskWriteFinished(directory, result: result)
         }
     }
 
-    private func wrote(_ directory: String, result: Result<Int, any Error>) {
+    private func diskWriteFinished(_ directory: String, result: Result<Int, any Error>) {
         switch result {
         case .success(let usage):
             diskUsage[directory] = usage

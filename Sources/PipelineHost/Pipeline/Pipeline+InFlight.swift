@@ -6,7 +6,7 @@ extension Pipeline {
     ///
     /// Cancelling the calling task answers this waiter at once with `cancelled`; the work goes
     /// on while anyone else waits for it, and is cancelled when the last waiter leaves.
-    func join(_ chain: Chain, step: Int, priority: Priority, asRequest: Bool) async -> PrefixOutcome {
+    func join(_ chain: Chain, step: Int, priority: Priority, asRequest: Bool) async -> StepOutcome {
         // A memory hit answers at once: no work, no task, no disk.
         if let hit = memoryHit(chain, step: step) { return .success(hit) }
         let key = chain.keys[step]
@@ -50,9 +50,9 @@ extension Pipeline {
     /// else (or on a miss) wait for the previous step and run this one.
     private func perform(_ chain: Chain, step: Int, work: WorkRef) async {
         guard inFlight.priority(work.key, work: work.id) != nil else { return }
-        let outcome: PrefixOutcome
+        let outcome: StepOutcome
         if let point = chain.caches[step] {
-            outcome = await cached(chain, step: step, work: work, point: point)
+            outcome = await throughCache(chain, step: step, work: work, point: point)
         } else {
             outcome = await compute(chain, step: step, work: work)
         }
@@ -61,12 +61,12 @@ extension Pipeline {
 
     /// Waits for the previous step's value and runs this step on it. `validators` go to the
     /// first step with the source, for a conditional fetch.
-    func compute(_ chain: Chain, step: Int, work: WorkRef, validators: Validators? = nil) async -> PrefixOutcome {
-        let input: PrefixOutcome
+    func compute(_ chain: Chain, step: Int, work: WorkRef, validators: Validators? = nil) async -> StepOutcome {
+        let input: StepOutcome
         if step == 0 {
             var source = chain.source
             source.validators = validators
-            input = .success(PrefixValue(value: .source(source), timings: [], shared: false))
+            input = .success(StepValue(value: .source(source), timings: [], shared: false))
         } else {
             guard let priority = inFlight.priority(work.key, work: work.id) else { return .failure(.cancelled()) }
             inFlight.setParent(work.key, work: work.id, chain.keys[step - 1])
@@ -79,7 +79,7 @@ extension Pipeline {
         }
     }
 
-    private func runStep(_ chain: Chain, step: Int, work: WorkRef, after previous: PrefixValue) async -> PrefixOutcome {
+    private func runStep(_ chain: Chain, step: Int, work: WorkRef, after previous: StepValue) async -> StepOutcome {
         let configured = chain.steps[step]
         let role = configured.definition.role
         let lane = LaneKind(role)
@@ -130,8 +130,8 @@ extension Pipeline {
     /// already out of it, and its waiters were answered when they left. A cache step whose store
     /// waits for its request stays joinable until that request ends (`release` in `outcome`):
     /// a request arriving in between would find it neither in flight nor stored.
-    private func finish(_ work: WorkRef, with outcome: PrefixOutcome) {
-        var hold: PrefixValue?
+    private func finish(_ work: WorkRef, with outcome: StepOutcome) {
+        var hold: StepValue?
         if case .success(let value) = outcome, value.pending.contains(where: { $0.key == work.key && !$0.committed }) {
             hold = value
         }

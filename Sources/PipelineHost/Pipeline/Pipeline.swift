@@ -19,7 +19,7 @@ public actor Pipeline {
     let clock = ContinuousClock()
 
     /// Running work by step key, and finished cache steps held until their request ends.
-    var inFlight = InFlightTable<StageKey, CheckedContinuation<PrefixOutcome, Never>, PrefixValue, WorkHandle>()
+    var inFlight = InFlightTable<StageKey, CheckedContinuation<StepOutcome, Never>, StepValue, WorkHandle>()
     var transferLane: Lane
     var cpuLane: Lane
     var counters: PipelineCounters
@@ -72,7 +72,7 @@ public actor Pipeline {
     /// with equal source keys share their download when they run at the same time.
     public func sourceKey(for request: ImageRequest) async throws(PipelineError) -> String {
         let plan = try RequestPlan(request, in: profiles)
-        return try await keyed(request, plan).get().source.key
+        return try await runKeyStages(request, plan).get().source.key
     }
 
     /// What the pipeline has done so far.
@@ -102,7 +102,7 @@ public actor Pipeline {
             return .failure(error.from(Redactor.redact(request.source)))
         }
         let source: Source, keyTimings: [PipelineResult.StageTiming]
-        switch await keyed(request, plan) {
+        switch await runKeyStages(request, plan) {
         case .success(let keyed): (source, keyTimings) = keyed
         case .failure(let error): return .failure(error.from(Redactor.redact(request.source)))
         }
@@ -132,7 +132,7 @@ public actor Pipeline {
     }
 
     /// Runs the key stages, which only rewrite the source; they are cheap and run inline.
-    private func keyed(_ request: ImageRequest, _ plan: RequestPlan) async
+    private func runKeyStages(_ request: ImageRequest, _ plan: RequestPlan) async
         -> Result<(source: Source, timings: [PipelineResult.StageTiming]), PipelineError> {
         var source = Source(location: request.source)
         var timings: [PipelineResult.StageTiming] = []

@@ -1,5 +1,6 @@
-/// The value of one stage prefix, as waiters receive it, with how it came about.
-struct PrefixValue: Sendable {
+/// The value of one step of a chain (a stage prefix), as its waiters receive it, with how it
+/// came about.
+struct StepValue: Sendable {
     var value: StageValue
     /// Timings of every step so far, cache lookups included.
     var timings: [PipelineResult.StageTiming]
@@ -26,7 +27,7 @@ struct PrefixValue: Sendable {
     }
 
     /// This value as the input to the next step: everything but the value and timings carries on.
-    func carrying(_ value: StageValue, timings: [PipelineResult.StageTiming]) -> PrefixValue {
+    func carrying(_ value: StageValue, timings: [PipelineResult.StageTiming]) -> StepValue {
         var next = self
         next.value = value
         next.timings = timings
@@ -51,7 +52,7 @@ final class CacheWrite: @unchecked Sendable {
     }
 }
 
-typealias PrefixOutcome = Result<PrefixValue, PipelineError>
+typealias StepOutcome = Result<StepValue, PipelineError>
 
 /// What the actor keeps with one piece of running work in its `InFlightTable`: the task, to
 /// cancel it when the last waiter leaves, and its lane ticket while it waits for a slot, so a
