@@ -2,6 +2,7 @@
 #include "ph_lua_internal.h"
 
 #include <lualib.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -26,7 +27,6 @@ struct ph_lua_sandbox {
 };
 
 static const char descriptor_marker = 0;
-const void *ph_lua_descriptor_marker(void) { return &descriptor_marker; }
 
 // The allocator counts every live byte and refuses growth past the cap, which Lua turns into a
 // "not enough memory" error inside the protected call.
@@ -366,11 +366,194 @@ int ph_lua_sandbox_run(ph_lua_sandbox *sb, const char *buffer, size_t length, co
 
 ph_lua_limit ph_lua_sandbox_tripped(const ph_lua_sandbox *sandbox) { return sandbox->tripped; }
 
-void ph_lua_push_profiles(ph_lua_sandbox *sandbox) {
-    lua_rawgeti(sandbox->L, LUA_REGISTRYINDEX, sandbox->profiles_ref);
-}
 
 const char *ph_lua_error_string(lua_State *L, size_t *length) {
     if (lua_type(L, -1) != LUA_TSTRING) return NULL;
     return lua_tolstring(L, -1, length);
+}
+
+// MARK: exporting the declared profiles as plain data
+
+// A growable byte buffer; `failed` records an allocation failure or a broken bound.
+typedef struct {
+    unsigned char *data;
+    size_t length, capacity;
+    long long budget;           // values left to write
+    const void *open[16];       // the tables on the current path, for cycle detection
+    int depth;
+    char error[160];
+} export_buffer;
+
+static int put(export_buffer *b, const void *bytes, size_t length) {
+    if (b->error[0]) return 0;
+    if (b->length + length > b->capacity) {
+        size_t capacity = b->capacity ? b->capacity : 4096;
+        while (capacity < b->length + length) capacity *= 2;
+        unsigned char *grown = realloc(b->data, capacity);
+        if (!grown) {
+            snprintf(b->error, sizeof b->error, "out of memory while reading the profiles");
+            return 0;
+        }
+        b->data = grown;
+        b->capacity = capacity;
+    }
+    memcpy(b->data + b->length, bytes, length);
+    b->length += length;
+    return 1;
+}
+
+static void put_tag(export_buffer *b, char tag) { put(b, &tag, 1); }
+static void put_u32(export_buffer *b, uint32_t v) { put(b, &v, sizeof v); }
+static void put_text(export_buffer *b, char tag, const char *text, size_t length) {
+    put_tag(b, tag);
+    put_u32(b, (uint32_t)length);
+    put(b, text, length);
+}
+
+static void export_value(lua_State *L, int index, export_buffer *b);
+
+static void export_table(lua_State *L, int table, export_buffer *b) {
+    const void *identity = lua_topointer(L, table);
+    if (b->depth >= PH_LUA_EXPORT_DEPTH) {
+        put_text(b, 'o', "a table nested too deeply", 25);
+        return;
+    }
+    for (int i = 0; i < b->depth; i++) {
+        if (b->open[i] == identity) {
+            put_text(b, 'o', "a table that contains itself", 28);
+            return;
+        }
+    }
+    if (!lua_checkstack(L, 4)) {
+        put_text(b, 'o', "a table too large to read", 25);
+        return;
+    }
+    lua_Unsigned count = lua_rawlen(L, table);
+    if (count > PH_LUA_EXPORT_ENTRIES) {
+        snprintf(b->error, sizeof b->error, "a table has %llu entries, more than the %d a profile may use",
+                 (unsigned long long)count, PH_LUA_EXPORT_ENTRIES);
+        return;
+    }
+    b->open[b->depth++] = identity;
+    put_tag(b, 't');
+    put_u32(b, (uint32_t)count);
+    for (lua_Unsigned i = 1; i <= count && !b->error[0]; i++) {
+        lua_rawgeti(L, table, (lua_Integer)i);
+        export_value(L, -1, b);
+        lua_pop(L, 1);
+    }
+    // Named fields, then how many other keys there were. Field count is patched in after.
+    size_t count_at = b->length;
+    put_u32(b, 0);
+    uint32_t fields = 0, others = 0, seen = 0;
+    lua_pushnil(L);
+    while (!b->error[0] && lua_next(L, table) != 0) {
+        if (++seen > PH_LUA_EXPORT_ENTRIES + count) {
+            lua_pop(L, 2);
+            snprintf(b->error, sizeof b->error, "a table has more than the %d entries a profile may use", PH_LUA_EXPORT_ENTRIES);
+            break;
+        }
+        if (lua_type(L, -2) == LUA_TSTRING) {
+            size_t length = 0;
+            const char *key = lua_tolstring(L, -2, &length);  // a string key: no conversion
+            put_u32(b, (uint32_t)length);
+            put(b, key, length);
+            export_value(L, -1, b);
+            fields++;
+        } else if (!(lua_isinteger(L, -2) && lua_tointeger(L, -2) >= 1 && (lua_Unsigned)lua_tointeger(L, -2) <= count)) {
+            others++;
+        }
+        lua_pop(L, 1);
+    }
+    if (!b->error[0]) {
+        memcpy(b->data + count_at, &fields, sizeof fields);
+        put_u32(b, others);
+    }
+    b->depth--;
+}
+
+static void export_value(lua_State *L, int index, export_buffer *b) {
+    if (b->error[0]) return;
+    if (--b->budget < 0) {
+        snprintf(b->error, sizeof b->error, "profile values are too large (more than %d values in all)", PH_LUA_EXPORT_VALUES);
+        return;
+    }
+    index = lua_absindex(L, index);
+    switch (lua_type(L, index)) {
+    case LUA_TNIL: case LUA_TNONE:
+        put_tag(b, 'n');
+        break;
+    case LUA_TBOOLEAN: {
+        put_tag(b, 'b');
+        unsigned char v = (unsigned char)lua_toboolean(L, index);
+        put(b, &v, 1);
+        break;
+    }
+    case LUA_TNUMBER:
+        if (lua_isinteger(L, index)) {
+            lua_Integer v = lua_tointeger(L, index);
+            put_tag(b, 'i');
+            put(b, &v, sizeof v);
+        } else {
+            lua_Number v = lua_tonumber(L, index);
+            put_tag(b, 'd');
+            put(b, &v, sizeof v);
+        }
+        break;
+    case LUA_TSTRING: {
+        size_t length = 0;
+        const char *text = lua_tolstring(L, index, &length);
+        put_text(b, 's', text, length);
+        break;
+    }
+    case LUA_TTABLE:
+        export_table(L, index, b);
+        break;
+    case LUA_TFUNCTION:
+        put_tag(b, 'f');
+        break;
+    case LUA_TLIGHTUSERDATA:
+        if (lua_touserdata(L, index) == &descriptor_marker) {
+            put_tag(b, 'm');
+        } else {
+            put_text(b, 'o', "a userdata", 10);
+        }
+        break;
+    default: {
+        char name[48];
+        int length = snprintf(name, sizeof name, "a %s", lua_typename(L, lua_type(L, index)));
+        put_text(b, 'o', name, (size_t)length);
+        break;
+    }
+    }
+}
+
+ph_lua_export ph_lua_export_profiles(ph_lua_sandbox *sandbox) {
+    ph_lua_export result = {0};
+    lua_State *L = sandbox->L;
+    export_buffer b = {0};
+    b.budget = PH_LUA_EXPORT_VALUES;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, sandbox->profiles_ref);
+    lua_Unsigned declared = lua_rawlen(L, -1);
+    if (declared > PH_LUA_EXPORT_ENTRIES) {
+        snprintf(b.error, sizeof b.error, "defines %llu profiles, more than the %d a file may hold",
+                 (unsigned long long)declared, PH_LUA_EXPORT_ENTRIES);
+    } else {
+        export_value(L, -1, &b);
+    }
+    lua_pop(L, 1);
+    if (b.error[0]) {
+        free(b.data);
+        snprintf(result.error, sizeof result.error, "%s", b.error);
+        return result;
+    }
+    result.data = b.data;
+    result.length = b.length;
+    return result;
+}
+
+void ph_lua_export_free(ph_lua_export *e) {
+    free(e->data);
+    e->data = NULL;
+    e->length = 0;
 }

@@ -46,21 +46,34 @@ int ph_lua_sandbox_run(ph_lua_sandbox *sandbox, const char *buffer, size_t lengt
 /// The limit that stopped the last run, if any.
 ph_lua_limit ph_lua_sandbox_tripped(const ph_lua_sandbox *sandbox);
 
-/// Pushes the list of declared profiles: { { name, line, stages-or-nil }, ... }.
-/// Each stage descriptor is { stage_name, line, params_table, marker }.
-void ph_lua_push_profiles(ph_lua_sandbox *sandbox);
+/// Bounds for reading the declared values back: nesting depth, entries per table, and values
+/// in all (so a table shared many times costs its size each time, up to this).
+#define PH_LUA_EXPORT_DEPTH 8
+#define PH_LUA_EXPORT_ENTRIES 10000
+#define PH_LUA_EXPORT_VALUES 200000
 
-/// The light userdata stored at index 4 of every stage descriptor.
-const void *ph_lua_descriptor_marker(void);
+/// The declared profiles ({ { name, line, stages-or-nil }, ... }, each stage descriptor
+/// { stage_name, line, params_table, marker }) as plain data, so the caller never walks the
+/// Lua state. Each value is a tag byte and its payload, in host byte order:
+///   'n' nil; 'b' u8; 'i' int64; 'd' double; 's' u32 length + bytes; 'f' a function;
+///   'm' the stage-descriptor marker; 'o' u32 length + type name (anything else, or a table
+///   nested too deeply or containing itself); 't' u32 n, n values, u32 m, m times
+///   (u32 length + key bytes, value), u32 count of other keys.
+/// `data` is malloc'd (release with ph_lua_export_free); on failure it is NULL and `error`
+/// says which bound was passed.
+typedef struct {
+    unsigned char *data;
+    size_t length;
+    char error[160];
+} ph_lua_export;
+ph_lua_export ph_lua_export_profiles(ph_lua_sandbox *sandbox);
+void ph_lua_export_free(ph_lua_export *e);
 
 /// The error on top of the stack as a string, without converting non-strings (which could
 /// allocate and raise). Returns NULL when the error object is not a string.
 const char *ph_lua_error_string(lua_State *L, size_t *length);
 
-// Macros Swift cannot call.
+// A macro Swift cannot call.
 static inline void ph_lua_pop(lua_State *L, int n) { lua_pop(L, n); }
-static inline int ph_lua_isinteger(lua_State *L, int index) { return lua_isinteger(L, index); }
-static inline lua_Number ph_lua_tonumber(lua_State *L, int index) { return lua_tonumberx(L, index, NULL); }
-static inline lua_Integer ph_lua_tointeger(lua_State *L, int index) { return lua_tointegerx(L, index, NULL); }
 
 #endif
