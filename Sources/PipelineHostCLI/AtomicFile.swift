@@ -29,23 +29,10 @@ enum AtomicFile {
         let temporary = path + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         pending.withLock { _ = $0.insert(temporary) }
         defer { pending.withLock { _ = $0.remove(temporary) } }
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw WriteError(description: String(cString: strerror(errno))) }
-        var written = 0
-        var failure: Int32 = 0
-        while written < bytes.count {
-            let n = Glibc.write(fd, bytes.baseAddress! + written, bytes.count - written)
-            if n < 0 {
-                if errno == EINTR { continue }
-                failure = errno
-                break
-            }
-            written += n
+        do {
+            try AtomicWrite.write([bytes.buffer], via: .init(temporary), to: .init(path), sync: false)
+        } catch {
+            throw WriteError(description: error.reason)
         }
-        close(fd)
-        if failure == 0, rename(temporary, path) == 0 { return }
-        let reason = String(cString: strerror(failure != 0 ? failure : errno))
-        unlink(temporary)
-        throw WriteError(description: reason)
     }
 }

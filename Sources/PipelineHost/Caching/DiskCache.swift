@@ -94,21 +94,16 @@ public struct DiskCache: Sendable {
         let temporaries = try root.makeSubdirectory("tmp")
         let shard = try root.makeSubdirectory("entries").makeSubdirectory(String(name.prefix(2)))
         let temporary = "\(name).\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
-        let fd = temporaries.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
-        guard fd >= 0 else { throw Self.failure("create \(temporaryDirectory)/\(temporary)") }
         let bytes = entry.image.bytes
-        let written = header.withUnsafeBytes { Self.writeAll(fd, $0) } && Self.writeAll(fd, bytes.buffer)
-        let synced = written && fsync(fd) == 0
-        let error = synced ? nil : Self.failure("write \(temporaryDirectory)/\(temporary)")
-        close(fd)
-        if let error {
-            unlinkat(temporaries.fd, temporary, 0)
-            throw error
+        let written = header.withUnsafeBytes { head in
+            Result { () throws(AtomicWrite.Failure) in
+                try AtomicWrite.write([head, bytes.buffer], via: .init(directory: temporaries.fd, temporary),
+                                      to: .init(directory: shard.fd, name), sync: true)
+            }
         }
-        guard renameat(temporaries.fd, temporary, shard.fd, name) == 0 else {
-            let error = Self.failure("rename into \(path(forName: name))")
-            unlinkat(temporaries.fd, temporary, 0)
-            throw error
+        if case .failure(let error) = written {
+            let place = error.step == "rename" ? "rename into \(path(forName: name))" : "\(error.step) \(temporaryDirectory)/\(temporary)"
+            throw WriteError(description: "cannot \(place): \(error.reason)")
         }
         return header.count + bytes.count
     }
@@ -215,17 +210,6 @@ public struct DiskCache: Sendable {
 
     static func failure(_ what: String) -> WriteError {
         WriteError(description: "cannot \(what): \(String(cString: strerror(errno)))")
-    }
-
-    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Bool {
-        var offset = 0
-        while offset < buffer.count {
-            let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { return false }
-            offset += n
-        }
-        return true
     }
 
     /// The whole file in one malloc'd buffer, or nil when it cannot be read.
