@@ -27,34 +27,13 @@ public enum MeasuredProcess {
         sys.exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
         """
 
-    /// `directory` holds the output log while it runs; pass absolute paths in `arguments`.
+    /// `directory` holds the figure while it runs; pass absolute paths in `arguments`.
     public static func run(_ arguments: [String], in directory: String, timeout: Double = 60) throws -> Outcome {
-        let id = UUID().uuidString
-        let log = directory + "/measured-\(id).log", peak = directory + "/measured-\(id).peak"
-        defer {
-            try? FileManager.default.removeItem(atPath: log)
-            try? FileManager.default.removeItem(atPath: peak)
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", measure, peak, CLIProcess.executable] + arguments
-        guard FileManager.default.createFile(atPath: log, contents: nil) else { throw ServerError("cannot create \(log)") }
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        process.standardOutput = handle
-        process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning {
-            if Date() > deadline {
-                process.terminate()
-                throw ServerError("pipelinehost \(arguments.joined(separator: " ")) did not finish in \(timeout) s")
-            }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        try handle.close()
-        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        let peak = directory + "/measured-\(UUID().uuidString).peak"
+        defer { try? FileManager.default.removeItem(atPath: peak) }
+        let run = try CLIProcess.start(["python3", "-c", measure, peak, CLIProcess.executable] + arguments,
+                                       executable: "/usr/bin/env").wait(timeout: timeout)
         let kilobytes = (try? String(contentsOfFile: peak, encoding: .utf8)).flatMap { Int($0) } ?? Int.max
-        return Outcome(status: process.terminationStatus, output: output, peakKilobytes: kilobytes)
+        return Outcome(status: run.status, output: run.output, peakKilobytes: kilobytes)
     }
 }
