@@ -27,13 +27,21 @@ struct AwaitingCommitTests {
                         configuration: TestPipeline.configuration(cacheIn: directory))
     }
 
-    @Test("a late second profile joins the original the first one fetched")
-    func lateJoin() async throws {
-        let gate = "late-\(UUID())"
+    /// A pipeline whose first request has fetched the original and now waits at its gate, so
+    /// the original's store waits for that request.
+    func heldAfterFetch() async throws -> (Pipeline, Task<PipelineResult, any Error>, String) {
+        let gate = "held-\(UUID())"
         let pipeline = try pipeline(gate: gate)
         let url = server.url("/cover.jpg")
         let first = Task { try await pipeline.image(for: ImageRequest(source: url, profile: "held")) }
         #expect(await eventually { HoldPlugin.enteredCount(gate) == 1 })
+        return (pipeline, first, gate)
+    }
+
+    @Test("a late second profile joins the original the first one fetched")
+    func lateJoin() async throws {
+        let (pipeline, first, gate) = try await heldAfterFetch()
+        let url = server.url("/cover.jpg")
         let second = try await pipeline.image(for: ImageRequest(source: url, profile: "plain"))
         #expect(second.coalesced)
         HoldPlugin.open(gate)
@@ -45,11 +53,8 @@ struct AwaitingCommitTests {
 
     @Test("when the first request is cancelled instead, the held original is dropped")
     func dropped() async throws {
-        let gate = "dropped-\(UUID())"
-        let pipeline = try pipeline(gate: gate)
+        let (pipeline, first, gate) = try await heldAfterFetch()
         let url = server.url("/cover.jpg")
-        let first = Task { try await pipeline.image(for: ImageRequest(source: url, profile: "held")) }
-        #expect(await eventually { HoldPlugin.enteredCount(gate) == 1 })
         first.cancel()
         await #expect(throws: PipelineError.self) { try await first.value }
         _ = try await pipeline.image(for: ImageRequest(source: url, profile: "plain"))

@@ -3,15 +3,23 @@ import Testing
 import TestSupport
 import VipsPlugin
 
-@Suite("decode: sniffing and limits")
-struct DecodeTests {
-    let directory: TemporaryDirectory
-    init() throws { directory = try TemporaryDirectory() }
+/// A suite that writes bytes to a file of its own and runs them through a decode profile.
+protocol DecodesFiles {
+    var directory: TemporaryDirectory { get }
+}
 
+extension DecodesFiles {
+    /// The error `bytes` give through fetch, `decode` and encode, or nil when they decode.
     func failure(_ bytes: [UInt8], _ decode: String = "decode {}") async throws -> PipelineError? {
         let path = try directory.write("input", bytes)
         return try await TestPipeline.failure(#"profile "d" { fetch {}, \#(decode), encode {} }"#, source: path)
     }
+}
+
+@Suite("decode: sniffing and limits")
+struct DecodeTests: DecodesFiles {
+    let directory: TemporaryDirectory
+    init() throws { directory = try TemporaryDirectory() }
 
     @Test("text served as an image is 'not an image', named by its sniffed type", arguments: [
         ("<!DOCTYPE html><html><head><title>Login</title></head></html>", "text/html"),
@@ -97,14 +105,9 @@ struct DecodeTests {
 }
 
 @Suite("decode: frame limits for any page count, and the format allowlist")
-struct DecodeHardeningTests {
+struct DecodeHardeningTests: DecodesFiles {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }
-
-    func failure(_ bytes: [UInt8], _ decode: String = "decode {}") async throws -> PipelineError? {
-        let path = try directory.write("input", bytes)
-        return try await TestPipeline.failure(#"profile "d" { fetch {}, \#(decode), encode {} }"#, source: path)
-    }
 
     @Test("a TIFF over max_frames is refused from its directory chain, at any page count", arguments: [1001, 10_000, 50_000])
     func manyPages(_ pages: Int) async throws {
