@@ -1,4 +1,5 @@
 import Foundation
+import PipelineHost
 
 /// Runs the built `pipelinehost` executable as a subprocess, as a user would.
 public enum CLIProcess {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PipelineHost
 
 /// An HTTP/1.1 server on 127.0.0.1 that tests start themselves. It counts requests per path and
 /// connections, and can delay, fail with a status, truncate a body, drip it, or redirect.

@@ -27,26 +27,35 @@ public struct CacheSettings: Sendable {
     public var diskLimit: Int
     /// Limits of the in-memory cache of display-ready variants.
     public var memory: MemoryCache<StageKey>.Limits
+    /// Tiers looked in after memory and disk, in order, such as one shared between machines.
+    /// A hit there is copied into the tiers before it that keep the entry.
+    public var additionalTiers: [any CacheTier]
 
     /// Settings for every cache stage of a pipeline; a profile's `dir` is overridden by `directory`.
     public init(mode: Mode = .normal, directory: String? = nil, diskLimit: Int = 1 << 30,
-                memory: MemoryCache<StageKey>.Limits = .init()) {
+                memory: MemoryCache<StageKey>.Limits = .init(), additionalTiers: [any CacheTier] = []) {
         self.mode = mode
         self.directory = directory
         self.diskLimit = max(0, diskLimit)
         self.memory = memory
+        self.additionalTiers = additionalTiers
     }
 }
 
 /// A `cache` stage in a request's chain, resolved: what it stores and where.
-struct CachePoint: Sendable {
-    let layer: CacheLayer
-    let memory: Bool
-    let disk: Bool
-    /// The directory, when `disk`.
-    let directory: String?
-    let ttl: Double
-    let onError: CachePolicy.OnError
+public struct CachePoint: Sendable {
+    /// Originals (right after the fetch) or display-ready variants.
+    public let layer: CacheLayer
+    /// Whether entries go to the memory tier.
+    public let memory: Bool
+    /// Whether entries go to the disk tier.
+    public let disk: Bool
+    /// The disk cache directory, when `disk`.
+    public let directory: String?
+    /// Seconds an entry stays fresh when the origin says nothing.
+    public let ttl: Double
+    /// Whether the last good entry stands in when the work behind the stage fails.
+    public let onError: CachePolicy.OnError
 
     /// `profileFile` anchors a relative `dir`.
     init(_ policy: CachePolicy, layer: CacheLayer, settings: CacheSettings, profileFile: String) {

@@ -48,16 +48,9 @@ public struct DiskCache: Sendable {
         CacheDirectory.root(directory)?.subdirectory("entries")?.subdirectory(String(name.prefix(2)))
     }
 
-    /// What `read(key:)` found.
-    public enum ReadResult: Sendable {
-        case hit(CacheEntry)
-        case miss
-        /// The file was there but unsound; it has been removed.
-        case corrupt
-    }
-
-    /// The entry for `key`, checked against its checksum; marks it recently used.
-    public func read(key: String) -> ReadResult {
+    /// The entry for `key`, checked against its checksum; marks it recently used. A file that
+    /// fails its checksum is removed and reported `corrupt`.
+    public func read(key: String) -> CacheRead {
         let name = Self.name(for: key)
         guard let shard = shard(of: name) else { return .miss }
         let fd = shard.openFile(name, O_RDONLY)

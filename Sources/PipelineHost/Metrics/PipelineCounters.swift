@@ -4,15 +4,21 @@ import CoreMetrics
 /// swift-metrics, so an app that bootstraps a backend (Prometheus, StatsD, OpenTelemetry) sees
 /// the same figures. One place updates both, so they cannot drift apart.
 ///
-/// Owned by the `Pipeline` actor. Metric objects are made once here: making one per event
-/// would ask the backend's factory each time.
-struct PipelineCounters {
-    private(set) var stats = PipelineStats()
+/// Shared by the `Pipeline` actor, its cache tiers and the disk writer, which count from pool
+/// threads; the figures sit behind one lock. Metric objects are made once here: making one per
+/// event would ask the backend's factory each time.
+final class PipelineCounters: Sendable {
+    private struct State {
+        var stats = PipelineStats()
+        var stageTimers: [String: Timer] = [:]
+        /// Key paths are not Sendable, so the map from field to metric sits behind the lock too.
+        let counters: [WritableKeyPath<PipelineStats, Int>: Counter]
+    }
+
+    private let state: Locked<State>
     private let factory: any MetricsFactory
-    private let counters: [WritableKeyPath<PipelineStats, Int>: Counter]
     private let inFlight: Gauge
     private let requestTimer: Timer
-    private var stageTimers: [String: Timer] = [:]
 
     init(factory: any MetricsFactory) {
         self.factory = factory
@@ -20,36 +26,42 @@ struct PipelineCounters {
         for (name, field) in PipelineStats.counters {
             counters[field] = Counter(label: "pipelinehost_\(name)_total", factory: factory)
         }
-        self.counters = counters
+        state = Locked(State(counters: counters))
         inFlight = Gauge(label: "pipelinehost_in_flight", factory: factory)
         requestTimer = Timer(label: "pipelinehost_request_duration", factory: factory)
     }
 
-    mutating func add(_ field: WritableKeyPath<PipelineStats, Int>, _ amount: Int = 1) {
-        stats[keyPath: field] += amount
-        counters[field]?.increment(by: amount)
+    /// The figures so far.
+    var stats: PipelineStats { state.withLock { $0.stats } }
+
+    func add(_ field: WritableKeyPath<PipelineStats, Int>, _ amount: Int = 1) {
+        let counter = state.withLock { state in
+            state.stats[keyPath: field] += amount
+            return state.counters[field]
+        }
+        counter?.increment(by: amount)
     }
 
     /// A stage ran: its time goes to `pipelinehost_stage_duration{stage=...}`, and decode-role
     /// time to the stats' decode time too.
-    mutating func stageRan(_ name: String, role: StageRole, time: Duration) {
-        if role == .decode { stats.decodeTime += time }
-        let timer: Timer
-        if let existing = stageTimers[name] {
-            timer = existing
-        } else {
-            timer = Timer(label: "pipelinehost_stage_duration", dimensions: [("stage", name)], factory: factory)
-            stageTimers[name] = timer
+    func stageRan(_ name: String, role: StageRole, time: Duration) {
+        let factory = factory
+        let timer = state.withLock { state in
+            if role == .decode { state.stats.decodeTime += time }
+            if let existing = state.stageTimers[name] { return existing }
+            let made = Timer(label: "pipelinehost_stage_duration", dimensions: [("stage", name)], factory: factory)
+            state.stageTimers[name] = made
+            return made
         }
         timer.recordNanoseconds(time.nanoseconds)
     }
 
-    mutating func requestFinished(in time: Duration) {
+    func requestFinished(in time: Duration) {
         requestTimer.recordNanoseconds(time.nanoseconds)
     }
 
-    mutating func inFlightChanged(to count: Int) {
-        stats.inFlightPeak = max(stats.inFlightPeak, count)
+    func inFlightChanged(to count: Int) {
+        state.withLock { $0.stats.inFlightPeak = max($0.stats.inFlightPeak, count) }
         inFlight.record(count)
     }
 }

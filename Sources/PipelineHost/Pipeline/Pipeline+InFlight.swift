@@ -132,7 +132,7 @@ extension Pipeline {
     /// a request arriving in between would find it neither in flight nor stored.
     private func finish(_ work: WorkRef, with outcome: StepOutcome) {
         var hold: StepValue?
-        if case .success(let value) = outcome, value.pending.contains(where: { $0.key == work.key && !$0.committed }) {
+        if case .success(let value) = outcome, value.pending.contains(where: { $0.key == work.key && !$0.isCommitted }) {
             hold = value
         }
         guard let waiters = inFlight.finish(work.key, work: work.id, hold: hold) else { return }

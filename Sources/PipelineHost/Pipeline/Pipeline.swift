@@ -22,15 +22,9 @@ public actor Pipeline {
     var inFlight = InFlightTable<StageKey, CheckedContinuation<StepOutcome, Never>, StepValue, WorkHandle>()
     var transferLane: Lane
     var cpuLane: Lane
-    var counters: PipelineCounters
-    /// Display-ready variants (and originals, where a profile asks) by step key.
-    let memory: MemoryCache<StageKey>
-    /// The last disk write queued per cache directory; writes to one directory run in order.
-    var diskWrites: [String: Task<Void, Never>] = [:]
-    /// Entries queued for a disk write and not written yet.
-    var writingToDisk: [DiskKey: CacheEntry] = [:]
-    /// Bytes each cache directory takes, as far as this process knows; nil until measured.
-    var diskUsage: [String: Int] = [:]
+    let counters: PipelineCounters
+    /// Memory, disk and any additional tiers, and what a lookup behind a cache point means.
+    let cache: TieredCache
     /// Requests waiting for their final step right now.
     var waitingRequests = 0
     private var lastID = 0
@@ -44,8 +38,8 @@ public actor Pipeline {
         self.blocking = blocking
         transferLane = Lane(limit: configuration.transfers, perHostLimit: configuration.transfersPerHost)
         cpuLane = Lane(limit: configuration.cpuStages)
-        memory = MemoryCache(limits: configuration.cache.memory)
         counters = PipelineCounters(factory: configuration.metrics ?? MetricsSystem.factory)
+        cache = TieredCache(settings: configuration.cache, blocking: blocking, counters: counters, logger: logger)
     }
 
     /// Runs one request. Cancelling the calling task cancels this request only; shared work
@@ -122,7 +116,7 @@ public actor Pipeline {
                 // The loader's chain check makes this unreachable for loaded profiles.
                 return .failure(PipelineError(.profile, "profile \"\(request.profile)\" did not end in encoded bytes", source: source.redacted))
             }
-            commit(prefix.pending)
+            cache.commit(prefix.pending)
             return .success(PipelineResult(
                 request: request, origin: source, stageKey: chain.keys.last!,
                 bytes: encoded.bytes, format: encoded.format, size: encoded.size, sourceSize: encoded.sourceSize,

@@ -26,29 +26,19 @@ struct StepValue: Sendable {
         self.shared = shared
     }
 
+    /// A stored entry as a step's value, found in `lookup` time; `stale` when past its freshness.
+    init(stored entry: CacheEntry, lookup: Duration, stale: Bool) {
+        self.init(value: .encoded(entry.image), timings: [.init(stage: "cache", duration: lookup)], shared: false)
+        self.stale = stale
+        expiresAt = entry.expiresAt
+    }
+
     /// This value as the input to the next step: everything but the value and timings carries on.
     func carrying(_ value: StageValue, timings: [PipelineResult.StageTiming]) -> StepValue {
         var next = self
         next.value = value
         next.timings = timings
         return next
-    }
-}
-
-/// One entry to store once a request that used it has succeeded. Committed at most once.
-///
-/// Created, read and changed only on the `Pipeline` actor; it crosses tasks inside values that
-/// the actor hands to itself, which is why it is `@unchecked Sendable`.
-final class CacheWrite: @unchecked Sendable {
-    let key: StageKey
-    let point: CachePoint
-    let entry: CacheEntry
-    var committed = false
-
-    init(key: StageKey, point: CachePoint, entry: CacheEntry) {
-        self.key = key
-        self.point = point
-        self.entry = entry
     }
 }
 

@@ -1,0 +1,161 @@
+import Logging
+
+/// A pipeline's cache tiers and what they mean for a request: the order they are asked in
+/// (memory, disk, then `CacheSettings.additionalTiers`), when a stored entry answers, what a
+/// stale original is revalidated with, what a 304 or a failure makes of it, and what is stored
+/// once a request succeeds. The tiers themselves only read and store.
+final class TieredCache: Sendable {
+    let mode: CacheSettings.Mode
+    let memory: MemoryTier
+    let disk: DiskTier
+    /// Every tier after memory, in lookup order.
+    private let lower: [any CacheTier]
+    private let counters: PipelineCounters
+    private let logger: Logger
+    private let clock = ContinuousClock()
+
+    init(settings: CacheSettings, blocking: BlockingExecutor, counters: PipelineCounters, logger: Logger) {
+        mode = settings.mode
+        memory = MemoryTier(limits: settings.memory)
+        disk = DiskTier(writer: DiskWriter(limit: settings.diskLimit, blocking: blocking, counters: counters, logger: logger),
+                        blocking: blocking)
+        lower = [disk] + settings.additionalTiers
+        self.counters = counters
+        self.logger = logger
+    }
+
+    /// A fresh memory entry for `key`, answered at once with no work and no task. Offline, a
+    /// stale one does too, flagged.
+    func memoryHit(_ key: StageKey, at point: CachePoint) -> StepValue? {
+        guard point.memory, mode != .refresh else { return nil }
+        let started = clock.now
+        counters.add(\.memoryLookups)
+        guard let entry = memory.entry(for: key) else { return nil }
+        let fresh = entry.isFresh(at: wallClock())
+        guard fresh || mode == .offline else { return nil }
+        counters.add(\.memoryHits)
+        var value = StepValue(stored: entry, lookup: clock.now - started, stale: !fresh)
+        value.memoryHit = true
+        return value
+    }
+
+    /// What a lookup behind a cache point found.
+    enum Lookup {
+        /// A stored entry answers; the work behind the point does not run.
+        case hit(StepValue)
+        /// The work must run: conditionally, with `validators`, when a stale original has them.
+        case miss(Miss)
+    }
+
+    /// A miss, and what it leaves for `settle`.
+    struct Miss {
+        /// The newest stored entry, stale: the last good image.
+        let last: CacheEntry?
+        /// For a conditional fetch of a stale original.
+        let validators: Validators?
+        /// Time the lookup took.
+        let lookup: Duration
+    }
+
+    /// Asks the tiers after memory in order. A fresh entry answers and is copied into the tiers
+    /// before the one that had it; the newest stale one is kept as the last good image.
+    func lookup(_ key: StageKey, at point: CachePoint) async -> Lookup {
+        let started = clock.now
+        // Memory was looked up when this work started; an expired entry still serves as the
+        // last good one.
+        var last = point.memory ? memory.entry(for: key) : nil
+        for (index, tier) in lower.enumerated() where tier.keeps(point) {
+            let isDisk = tier === disk
+            if isDisk { counters.add(\.diskLookups) }
+            switch await tier.read(key, at: point) {
+            case .hit(let entry):
+                if entry.isFresh(at: wallClock()), mode != .refresh {
+                    if isDisk { counters.add(\.diskHits) }
+                    for earlier in [memory] + lower[..<index] where earlier.keeps(point) {
+                        earlier.store(entry, for: key, at: point)
+                    }
+                    var value = StepValue(stored: entry, lookup: clock.now - started, stale: false)
+                    value.diskHit = isDisk
+                    return .hit(value)
+                }
+                if entry.storedAt > last?.storedAt ?? -.infinity { last = entry }
+            case .corrupt:
+                counters.add(\.corruptEntries)
+            case .miss:
+                break
+            }
+        }
+        if mode == .offline, let last {
+            counters.add(\.staleServed)
+            return .hit(StepValue(stored: last, lookup: clock.now - started, stale: true))
+        }
+        let validators = point.layer == .original ? last?.image.cacheHints?.validators : nil
+        return .miss(Miss(last: last, validators: validators?.isEmpty == false ? validators : nil,
+                          lookup: clock.now - started))
+    }
+
+    /// What the work behind a cache point gave, as the point answers it: a 304 becomes the
+    /// stored bytes with the new freshness, a success gets a pending store, and a failure
+    /// becomes the last good entry where the profile asks for that.
+    func settle(_ outcome: StepOutcome, after miss: Miss, key: StageKey, at point: CachePoint,
+                step: String, source: String) -> StepOutcome {
+        switch outcome {
+        case .success(var value):
+            value.timings.append(.init(stage: "cache", duration: miss.lookup))
+            guard case .encoded(var image) = value.value else { return .success(value) }
+            if image.notModified {
+                guard let last = miss.last else {
+                    return .failure(PipelineError(.stageFailed, "\(step) answered \"not modified\" but nothing is stored"))
+                }
+                counters.add(\.revalidated)
+                image = Self.refreshed(last.image, with: image.cacheHints)
+                value.value = .encoded(image)
+            }
+            return .success(pendingStore(value, image: image, key: key, point: point))
+        case .failure(let error):
+            guard error.kind != .cancelled, point.onError == .stale, let last = miss.last else { return .failure(error) }
+            counters.add(\.staleServed)
+            logger.warning("serving the last good image", metadata: ["source": "\(source)", "error": "\(error.reason)"])
+            return .success(StepValue(stored: last, lookup: miss.lookup, stale: true))
+        }
+    }
+
+    /// Stores what a successful request used, in every tier that keeps it. Each entry is stored
+    /// once, however many requests shared it.
+    func commit(_ writes: [CacheWrite]) {
+        for write in writes where write.claim() {
+            for tier in [memory] + lower where tier.keeps(write.point) {
+                tier.store(write.entry, for: write.key, at: write.point)
+            }
+        }
+    }
+
+    /// Waits until every tier has finished the stores started so far.
+    func drain() async {
+        for tier in [memory] + lower { await tier.drain() }
+    }
+
+    /// `value` with a pending store of its bytes, unless the origin forbade storing.
+    private func pendingStore(_ value: StepValue, image: EncodedImage, key: StageKey, point: CachePoint) -> StepValue {
+        var value = value
+        let now = wallClock()
+        let lifetime = point.layer == .original ? image.cacheHints?.maxAge ?? point.ttl : point.ttl
+        let expiresAt = min(now + lifetime, value.expiresAt ?? .infinity)
+        value.expiresAt = expiresAt
+        guard !value.noStore else { return value }
+        var kept = image
+        kept.notModified = false
+        value.pending.append(CacheWrite(key: key, point: point, entry: CacheEntry(image: kept, storedAt: now, expiresAt: expiresAt)))
+        return value
+    }
+
+    /// The stored image, with what a 304 said about it (new freshness, maybe new validators).
+    private static func refreshed(_ image: EncodedImage, with hints: CacheHints?) -> EncodedImage {
+        var image = image
+        guard let hints else { return image }
+        var merged = hints
+        if merged.validators.isEmpty { merged.validators = image.cacheHints?.validators ?? Validators() }
+        image.cacheHints = merged
+        return image
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import PipelineHost
+import PipelineProfiles
+import PipelineTesting
+import Testing
+
+/// A tier of a test's own, such as a store shared between machines would be: it keeps
+/// variants in a dictionary shared by every pipeline given it, and counts what it is asked.
+/// With `slow`, stores land only when `land()` is called, as over a network.
+final class SharedTier: CacheTier {
+    struct State {
+        var entries: [String: CacheEntry] = [:]
+        var reads = 0
+        var stores = 0
+        var inTransit: [(String, CacheEntry)] = []
+        var drainers: [CheckedContinuation<Void, Never>] = []
+    }
+
+    let name = "shared"
+    let slow: Bool
+    let state = Locked(State())
+
+    init(slow: Bool = false) { self.slow = slow }
+
+    func keeps(_ point: CachePoint) -> Bool { point.layer == .variant }
+
+    func read(_ key: StageKey, at point: CachePoint) async -> CacheRead {
+        state.withLock { state in
+            state.reads += 1
+            return state.entries[key.description].map(CacheRead.hit) ?? .miss
+        }
+    }
+
+    func store(_ entry: CacheEntry, for key: StageKey, at point: CachePoint) {
+        state.withLock { state in
+            state.stores += 1
+            if slow { state.inTransit.append((key.description, entry)) } else { state.entries[key.description] = entry }
+        }
+    }
+
+    /// Lands every store in transit and answers whoever drains.
+    func land() {
+        let drainers = state.withLock { state in
+            for (key, entry) in state.inTransit { state.entries[key] = entry }
+            state.inTransit = []
+            defer { state.drainers = [] }
+            return state.drainers
+        }
+        for drainer in drainers { drainer.resume() }
+    }
+
+    func drain() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = state.withLock { state in
+                if state.inTransit.isEmpty { return true }
+                state.drainers.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+    }
+
+    var reads: Int { state.withLock { $0.reads } }
+    var stored: Int { state.withLock { $0.entries.count } }
+}
+
+/// A cache tier of the host's own plugs in through `CacheSettings.additionalTiers`: looked in
+/// after memory and disk, filled when a request succeeds, drained by `flushCache()`.
+@Suite("Cache tiers: a third tier plugs in")
+struct CacheTierTests {
+    let origin = FakeOrigin()
+    static let lua = #"profile "p" { fetch {}, decode {}, encode {}, cache { memory = true } }"#
+
+    func pipeline(_ tier: SharedTier) throws -> Pipeline {
+        let profiles = try ProfileLoader(registry: FakeStages.registry(origin: origin)).load(code: Array(Self.lua.utf8), name: "tiers.lua")
+        return Pipeline(profiles: profiles, configuration: PipelineConfiguration(cache: CacheSettings(additionalTiers: [tier])))
+    }
+
+    @Test("a second pipeline is served from the shared tier with no fetch, then from its own memory")
+    func sharedBetweenPipelines() async throws {
+        origin.serve("/a.jpg")
+        let tier = SharedTier()
+        let first = try pipeline(tier)
+        let made = try await first.image(for: ImageRequest(source: "fake://h/a.jpg", profile: "p"))
+        await first.flushCache()
+        #expect(tier.stored == 1)
+        #expect(tier.reads == 1, "the first request looked, and missed")
+
+        let second = try pipeline(tier)
+        let served = try await second.image(for: ImageRequest(source: "fake://h/a.jpg", profile: "p"))
+        #expect(served.bytes.array == made.bytes.array)
+        #expect(!served.memoryHit && !served.diskHit)
+        #expect(origin.started("/a.jpg") == 1, "no second fetch")
+        #expect(tier.reads == 2)
+
+        let again = try await second.image(for: ImageRequest(source: "fake://h/a.jpg", profile: "p"))
+        #expect(again.memoryHit, "the shared hit was copied into memory")
+        #expect(tier.reads == 2, "memory answered before the shared tier was asked")
+        #expect(await second.stats().decodes == 0)
+    }
+
+    @Test("flushCache waits for a slow tier's stores to land")
+    func drainWaitsForTheTier() async throws {
+        origin.serve("/b.jpg")
+        let tier = SharedTier(slow: true)
+        let pipeline = try pipeline(tier)
+        _ = try await pipeline.image(for: ImageRequest(source: "fake://h/b.jpg", profile: "p"))
+        let flushed = Locked(false)
+        let flushing = Task {
+            await pipeline.flushCache()
+            flushed.withLock { $0 = true }
+        }
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(!flushed.withLock { $0 }, "the store is still in transit")
+        #expect(tier.stored == 0)
+        tier.land()
+        await flushing.value
+        #expect(flushed.withLock { $0 } && tier.stored == 1)
+    }
+
+    @Test("a failed request stores nothing in any tier")
+    func failuresAreNotStored() async throws {
+        origin.fail("/c.jpg", with: PipelineError(.httpStatus, "HTTP 404"))
+        let tier = SharedTier()
+        let pipeline = try pipeline(tier)
+        await #expect(throws: PipelineError.self) {
+            try await pipeline.image(for: ImageRequest(source: "fake://h/c.jpg", profile: "p"))
+        }
+        await pipeline.flushCache()
+        #expect(tier.stored == 0 && tier.state.withLock { $0.stores } == 0)
+    }
+}
