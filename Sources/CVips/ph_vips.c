@@ -185,7 +185,7 @@ int ph_vips_darken(VipsImage *in, double factor, VipsImage **out) {
     return vips_linear(in, out, a, b, bands, "uchar", TRUE, NULL);
 }
 
-int ph_vips_save(VipsImage *in, ph_format format, int quality, int strip, void **buffer, size_t *length) {
+static int save_as(VipsImage *in, ph_format format, int quality, int strip, void **buffer, size_t *length) {
     switch (format) {
     case PH_FORMAT_JPEG:
         return vips_jpegsave_buffer(in, buffer, length, "Q", quality, "strip", strip, NULL);
@@ -203,15 +203,44 @@ int ph_vips_save(VipsImage *in, ph_format format, int quality, int strip, void *
     return -1;
 }
 
+// The pass-through between the input and the saver: each region the saver asks for is the
+// input's region itself (no copy), and a failure to produce it is noted in `failed`.
+static int watch_generate(VipsRegion *out, void *sequence, void *a, void *b, gboolean *stop) {
+    VipsRegion *input = (VipsRegion *)sequence;
+    int *failed = (int *)b;
+    (void)a;
+    (void)stop;
+    if (vips_region_prepare(input, &out->valid)) {
+        g_atomic_int_set(failed, 1);
+        return -1;
+    }
+    return vips_region_region(out, input, &out->valid, out->valid.left, out->valid.top);
+}
+
+int ph_vips_save(VipsImage *in, ph_format format, int quality, int strip, void **buffer, size_t *length,
+                 ph_save_failure *failure) {
+    int input_failed = 0;
+    *failure = PH_SAVE_OK;
+    VipsImage *watched = vips_image_new();
+    if (vips_image_pipelinev(watched, VIPS_DEMAND_STYLE_THINSTRIP, in, NULL) ||
+        vips_image_generate(watched, vips_start_one, watch_generate, vips_stop_one, in, &input_failed)) {
+        g_object_unref(watched);
+        *failure = PH_SAVE_FAILED_SAVER;
+        return -1;
+    }
+    // The saver runs its worker threads to the end before it returns, so `input_failed` (on
+    // this stack) outlives every use of it.
+    int result = save_as(watched, format, quality, strip, buffer, length);
+    g_object_unref(watched);
+    if (result) *failure = g_atomic_int_get(&input_failed) ? PH_SAVE_FAILED_INPUT : PH_SAVE_FAILED_SAVER;
+    return result;
+}
+
 int ph_vips_can_save(ph_format format) {
     static const char *const savers[] = {"jpegsave_buffer", "pngsave_buffer", "webpsave_buffer",
                                          "heifsave_buffer", "gifsave_buffer"};
     if ((int)format < 0 || (int)format > 4) return 0;
     return vips_type_find("VipsOperation", savers[format]) != 0;
-}
-
-void *ph_vips_pixels(VipsImage *in, size_t *length) {
-    return vips_image_write_to_memory(in, length);
 }
 
 int ph_vips_circle(VipsImage *in, int flatten, double red, double green, double blue, VipsImage **out) {

@@ -22,7 +22,8 @@ enum ResultJSON {
         /// "memory" or "disk" when a cache answered.
         var cache: String?
         var stale: Bool?
-        var shared: Bool?
+        /// `PipelineResult.coalesced`, written as "shared": the key scripts already read.
+        var coalesced: Bool?
         /// The error's kind: "http_status", "not_an_image", "timeout", ... (PipelineError.Kind).
         var kind: String?
         var reason: String?
@@ -52,7 +53,7 @@ enum ResultJSON {
             try container.encodeIfPresent(ms, forKey: Key("ms"))
             try container.encodeIfPresent(cache, forKey: Key("cache"))
             try container.encodeIfPresent(stale, forKey: Key("stale"))
-            try container.encodeIfPresent(shared, forKey: Key("shared"))
+            try container.encodeIfPresent(coalesced, forKey: Key("shared"))
             try container.encodeIfPresent(kind, forKey: Key("kind"))
             try container.encodeIfPresent(reason, forKey: Key("reason"))
             try container.encodeIfPresent(message, forKey: Key("message"))
@@ -76,7 +77,7 @@ enum ResultJSON {
         line.ms = (result.duration.milliseconds * 10).rounded() / 10
         line.cache = result.memoryHit ? "memory" : result.diskHit ? "disk" : nil
         line.stale = result.stale
-        line.shared = result.coalesced
+        line.coalesced = result.coalesced
         return encode(line)
     }
 

@@ -163,7 +163,7 @@ public enum Fixtures {
             defer { ph_vips_unref(image) }
             let width = Int(ph_vips_width(image)), height = Int(ph_vips_height(image)), bands = Int(ph_vips_bands(image))
             var length = 0
-            guard let memory = ph_vips_pixels(image, &length) else { return nil }
+            guard let memory = vips_image_write_to_memory(image, &length) else { return nil }
             defer { ph_vips_free(memory) }
             let pixels = [UInt8](UnsafeRawBufferPointer(start: memory, count: length))
             let mean = Double(pixels.reduce(0) { $0 + Int($1) }) / Double(pixels.count)
@@ -200,7 +200,8 @@ public enum Fixtures {
     private static func save(_ image: UnsafeMutablePointer<VipsImage>, _ format: ph_format) -> [UInt8] {
         var buffer: UnsafeMutableRawPointer?
         var length = 0
-        guard ph_vips_save(image, format, 90, 0, &buffer, &length) == 0, let buffer else {
+        var failure = PH_SAVE_OK
+        guard ph_vips_save(image, format, 90, 0, &buffer, &length, &failure) == 0, let buffer else {
             fatalError("fixture encode failed")
         }
         defer { ph_vips_free(buffer) }

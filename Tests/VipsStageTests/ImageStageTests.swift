@@ -90,4 +90,19 @@ struct ImageStageTests {
         let high = try await run("downsample { size = 400 }, encode { quality = 95 }", input: Fixtures.sample)
         #expect(low.bytes.count < high.bytes.count / 2)
     }
+
+    @Test("a saver's own failure is encode_failed; a source that breaks while encoding is decode_failed")
+    func encodeFailureByPlace() async throws {
+        // WebP cannot hold a side over 16383 pixels: libvips' saver refuses, the input is fine.
+        let wide = try directory.write("wide.png", Fixtures.quadrants(width: 20000, height: 2, format: .png))
+        let saver = try await TestPipeline.failure(#"profile "p" { fetch {}, decode {}, encode { format = "webp" } }"#, source: wide)
+        #expect(saver?.kind == .encodeFailed)
+        #expect(saver?.reason.hasPrefix("encode failed:") == true)
+        // Decoding is lazy: a truncated JPEG fails only when encode asks for its pixels.
+        let whole = Fixtures.quadrants(width: 400, height: 300)
+        let cut = try directory.write("cut.jpg", Array(whole.prefix(whole.count / 2)))
+        let source = try await TestPipeline.failure(#"profile "p" { fetch {}, decode {}, encode { format = "webp" } }"#, source: cut)
+        #expect(source?.kind == .decodeFailed)
+        #expect(source?.reason.hasPrefix("decode failed:") == true)
+    }
 }

@@ -62,14 +62,18 @@ int ph_vips_darken(VipsImage *in, double factor, VipsImage **out);
 
 typedef enum { PH_FORMAT_JPEG = 0, PH_FORMAT_PNG = 1, PH_FORMAT_WEBP = 2, PH_FORMAT_AVIF = 3, PH_FORMAT_GIF = 4 } ph_format;
 
+/// Where a save failed: computing the input's pixels (a damaged source, found only now because
+/// decoding is lazy), or in the saver itself.
+typedef enum { PH_SAVE_OK = 0, PH_SAVE_FAILED_INPUT = 1, PH_SAVE_FAILED_SAVER = 2 } ph_save_failure;
+
 /// Encodes to a g_malloc'd buffer (free with ph_vips_free). An image of several pages (see
-/// ph_vips_page_height) becomes an animation in webp and gif.
-int ph_vips_save(VipsImage *in, ph_format format, int quality, int strip, void **buffer, size_t *length);
+/// ph_vips_page_height) becomes an animation in webp and gif. On failure, `failure` says where
+/// it happened: the saver reads `in` through a pass-through stage that notes when producing the
+/// input's pixels failed, so no error text needs reading.
+int ph_vips_save(VipsImage *in, ph_format format, int quality, int strip, void **buffer, size_t *length,
+                 ph_save_failure *failure);
 /// Whether this libvips can write the format.
 int ph_vips_can_save(ph_format format);
-
-/// Copies the pixels out as a tightly packed buffer (g_free it). For tests and checks.
-void *ph_vips_pixels(VipsImage *in, size_t *length);
 
 /// What libvips holds right now, for leak checks: live VipsObjects (images, operations,
 /// sources), bytes and blocks it allocated through its tracker, and files it has open.

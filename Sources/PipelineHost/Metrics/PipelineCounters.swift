@@ -42,9 +42,24 @@ final class PipelineCounters: Sendable {
         counter?.increment(by: amount)
     }
 
-    /// A stage ran: its time goes to `pipelinehost_stage_duration{stage=...}`, and decode-role
-    /// time to the stats' decode time too.
-    func stageRan(_ name: String, role: StageRole, time: Duration) {
+    /// A stage ran and gave `output`: fetches count their bytes, a decode from bytes counts as
+    /// one, and the time goes to the stage's timer.
+    func stageRan(_ name: String, role: StageRole, input: StageValue, output: StageValue, time: Duration) {
+        recordTime(of: name, role: role, time: time)
+        switch role {
+        case .fetch:
+            add(\.fetchesSucceeded)
+            if case .encoded(let encoded) = output { add(\.bytesFetched, encoded.bytes.count) }
+        case .decode:
+            if input.kind == .encoded { add(\.decodes) }
+        case .key, .process, .encode, .cache:
+            break
+        }
+    }
+
+    /// A stage's time goes to `pipelinehost_stage_duration{stage=...}`, and decode-role time to
+    /// the stats' decode time too.
+    private func recordTime(of name: String, role: StageRole, time: Duration) {
         let factory = factory
         let timer = state.withLock { state in
             if role == .decode { state.stats.decodeTime += time }

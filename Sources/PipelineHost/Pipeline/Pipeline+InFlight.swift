@@ -14,7 +14,7 @@ extension Pipeline {
         switch inFlight.claim(key, priority: priority) {
         case .held:
             guard var held = inFlight.heldValue(key) else { return .failure(.cancelled()) }
-            held.shared = true
+            held.coalesced = true
             return .success(held)
         case .join(let work, let raised):
             (id, joined) = (work, true)
@@ -42,7 +42,7 @@ extension Pipeline {
         }
         if asRequest { waitingRequests -= 1 }
         guard joined, case .success(var value) = outcome else { return outcome }
-        value.shared = true
+        value.coalesced = true
         return .success(value)
     }
 
@@ -66,7 +66,7 @@ extension Pipeline {
         if step == 0 {
             var source = chain.source
             source.validators = validators
-            input = .success(StepValue(value: .source(source), timings: [], shared: false))
+            input = .success(StepValue(value: .source(source), timings: [], coalesced: false))
         } else {
             guard let priority = inFlight.priority(work.key, work: work.id) else { return .failure(.cancelled()) }
             inFlight.setParent(work.key, work: work.id, chain.keys[step - 1])
@@ -101,28 +101,9 @@ extension Pipeline {
         case .failure(let error):
             return .failure(error)
         case .success(let value):
-            record(configured.name, role, input: previous.value, output: value, time: ran)
+            counters.stageRan(configured.name, role: role, input: previous.value, output: value, time: ran)
             let timing = PipelineResult.StageTiming(stage: configured.name, waited: started - queued, duration: ran)
-            var next = previous.carrying(value, timings: previous.timings + [timing])
-            if case .encoded(let encoded) = value, let hints = encoded.cacheHints {
-                // What the origin said about freshness binds everything made from these bytes.
-                next.noStore = next.noStore || hints.noStore
-                if let maxAge = hints.maxAge { next.expiresAt = min(next.expiresAt ?? .infinity, wallClock() + maxAge) }
-            }
-            return .success(next)
-        }
-    }
-
-    private func record(_ stage: String, _ role: StageRole, input: StageValue, output: StageValue, time: Duration) {
-        counters.stageRan(stage, role: role, time: time)
-        switch role {
-        case .fetch:
-            counters.add(\.fetchesSucceeded)
-            if case .encoded(let encoded) = output { counters.add(\.bytesFetched, encoded.bytes.count) }
-        case .decode:
-            if input.kind == .encoded { counters.add(\.decodes) }
-        case .key, .process, .encode, .cache:
-            break
+            return .success(previous.carrying(value, timings: previous.timings + [timing]))
         }
     }
 

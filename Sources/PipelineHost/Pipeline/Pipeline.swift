@@ -120,7 +120,7 @@ public actor Pipeline {
             return .success(PipelineResult(
                 request: request, origin: source, stageKey: chain.keys.last!,
                 bytes: encoded.bytes, format: encoded.format, size: encoded.size, sourceSize: encoded.sourceSize,
-                timings: keyTimings + prefix.timings, coalesced: prefix.shared,
+                timings: keyTimings + prefix.timings, coalesced: prefix.coalesced,
                 memoryHit: prefix.memoryHit, diskHit: prefix.diskHit, stale: prefix.stale))
         }
     }
@@ -167,45 +167,5 @@ public actor Pipeline {
         } catch {
             return .failure(PipelineError(thrown: error, by: configured.name))
         }
-    }
-}
-
-/// A moment's view of a pipeline's queues, for progress displays and tests.
-public struct PipelineActivity: Sendable, Equatable {
-    /// Distinct pieces of work in the in-flight table (running or queued).
-    public let work: Int
-    /// Requests waiting for a result.
-    public let waitingRequests: Int
-    /// Transfers running now.
-    public let runningTransfers: Int
-    /// Transfers waiting for a slot.
-    public let queuedTransfers: Int
-    /// CPU stages running now.
-    public let runningCPU: Int
-    /// CPU stages waiting for a slot.
-    public let queuedCPU: Int
-
-    /// Nothing running, queued or waiting.
-    public var isIdle: Bool {
-        work == 0 && waitingRequests == 0 && runningTransfers == 0 && queuedTransfers == 0 && runningCPU == 0 && queuedCPU == 0
-    }
-}
-
-extension PipelineError {
-    /// What a stage threw, as a PipelineError: its own errors pass through, a cancellation is
-    /// `cancelled`, and anything else is `stage_failed` naming the stage.
-    init(thrown error: any Error, by stage: String) {
-        switch error {
-        case let error as PipelineError: self = error
-        case is CancellationError: self = .cancelled()
-        default: self.init(.stageFailed, "\(stage): \(error)")
-        }
-    }
-
-    /// The same error, naming the source if it did not already.
-    func from(_ source: String) -> PipelineError {
-        var copy = self
-        if copy.source == nil { copy.source = source }
-        return copy
     }
 }

@@ -5,7 +5,7 @@ struct StepValue: Sendable {
     /// Timings of every step so far, cache lookups included.
     var timings: [PipelineResult.StageTiming]
     /// Whether some step on the way joined work started for another request.
-    var shared: Bool
+    var coalesced: Bool
     /// Whether some cache point on the way answered from memory, or from disk.
     var memoryHit = false
     var diskHit = false
@@ -20,24 +20,29 @@ struct StepValue: Sendable {
     /// out not to decode is never kept.
     var pending: [CacheWrite] = []
 
-    init(value: StageValue, timings: [PipelineResult.StageTiming], shared: Bool) {
+    init(value: StageValue, timings: [PipelineResult.StageTiming], coalesced: Bool) {
         self.value = value
         self.timings = timings
-        self.shared = shared
+        self.coalesced = coalesced
     }
 
     /// A stored entry as a step's value, found in `lookup` time; `stale` when past its freshness.
     init(stored entry: CacheEntry, lookup: Duration, stale: Bool) {
-        self.init(value: .encoded(entry.image), timings: [.init(stage: "cache", duration: lookup)], shared: false)
+        self.init(value: .encoded(entry.image), timings: [.init(stage: "cache", duration: lookup)], coalesced: false)
         self.stale = stale
         expiresAt = entry.expiresAt
     }
 
-    /// This value as the input to the next step: everything but the value and timings carries on.
+    /// This value as the input to the next step: everything but the value and timings carries
+    /// on, and what an origin said about freshness binds everything made from its bytes.
     func carrying(_ value: StageValue, timings: [PipelineResult.StageTiming]) -> StepValue {
         var next = self
         next.value = value
         next.timings = timings
+        if case .encoded(let encoded) = value, let hints = encoded.cacheHints {
+            next.noStore = next.noStore || hints.noStore
+            if let maxAge = hints.maxAge { next.expiresAt = min(next.expiresAt ?? .infinity, wallClock() + maxAge) }
+        }
         return next
     }
 }

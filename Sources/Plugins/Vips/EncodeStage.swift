@@ -45,11 +45,12 @@ struct EncodeStage: Stage {
             let ready = try image.prepared()
             var buffer: UnsafeMutableRawPointer?
             var length = 0
-            guard ph_vips_save(ready.pointer, code, quality, strip, &buffer, &length) == 0, let buffer else {
+            var failure = PH_SAVE_OK
+            guard ph_vips_save(ready.pointer, code, quality, strip, &buffer, &length, &failure) == 0, let buffer else {
                 let reason = VipsRuntime.takeError()
-                // Pixels are computed while saving, so a damaged source fails here too; only
-                // messages from the saver itself are encode failures.
-                let kind: PipelineError.Kind = reason.lowercased().contains("save") ? .encodeFailed : .decodeFailed
+                // Pixels are computed while saving, so a damaged source fails here too: the
+                // shim says whether producing them failed, or the saver itself.
+                let kind: PipelineError.Kind = failure == PH_SAVE_FAILED_INPUT ? .decodeFailed : .encodeFailed
                 throw PipelineError(kind, "\(kind == .decodeFailed ? "decode" : "encode") failed: \(reason)")
             }
             let bytes = ImageBytes(adopting: buffer, count: length) { ph_vips_free($0) }

@@ -1,0 +1,20 @@
+/// A moment's view of a pipeline's queues, for progress displays and tests.
+public struct PipelineActivity: Sendable, Equatable {
+    /// Distinct pieces of work in the in-flight table (running or queued).
+    public let work: Int
+    /// Requests waiting for a result.
+    public let waitingRequests: Int
+    /// Transfers running now.
+    public let runningTransfers: Int
+    /// Transfers waiting for a slot.
+    public let queuedTransfers: Int
+    /// CPU stages running now.
+    public let runningCPU: Int
+    /// CPU stages waiting for a slot.
+    public let queuedCPU: Int
+
+    /// Nothing running, queued or waiting.
+    public var isIdle: Bool {
+        work == 0 && waitingRequests == 0 && runningTransfers == 0 && queuedTransfers == 0 && runningCPU == 0 && queuedCPU == 0
+    }
+}
