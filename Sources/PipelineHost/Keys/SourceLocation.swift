@@ -1,11 +1,11 @@
 /// A source string split into the parts of a URL, by one set of rules for every reader:
-/// redaction, the per-host queue, fetch, signers and output names.
+/// redaction, normalize, the per-host queue, fetch, signers and output names.
 ///
 /// The split is lexical and never fails: the fragment starts at the first "#", the query at the
 /// first "?" before it, the authority after the first "://" up to the next "/", and user
-/// information runs to the authority's last "@". Nothing is decoded or normalized (normalize
-/// does that, through Foundation's URLComponents), so `resource`, `query` and `fragment` put
-/// back together with "?" and "#" give `text` again.
+/// information runs to the authority's last "@". Nothing is decoded or normalized (the normalize
+/// stage builds its key from these parts), so `resource`, `query` and `fragment` put back
+/// together with "?" and "#" give `text` again.
 public struct SourceLocation: Sendable, Hashable {
     /// The source string as given.
     public let text: String

@@ -5,37 +5,149 @@ import Foundation
 #endif
 import PipelineHost
 
-/// The normalized form of a source location.
+/// The normalized form of a source location, built from `SourceLocation`'s split: scheme and
+/// host lower-cased, user information, default port and fragment dropped, an empty path made
+/// "/", and the query's items sorted with the listed names left out. Nothing is decoded, so a
+/// key keeps the source's own percent-escapes.
 enum SourceKey {
     static func normalized(_ location: String, dropping dropped: Set<String>) throws(PipelineError) -> String {
-        guard !Source.isPlainPath(location) else {
+        let url = SourceLocation(location)
+        guard !url.isPlainPath else {
             // A plain path: its identity is the absolute path.
-            let absolute = URL(fileURLWithPath: location).standardizedFileURL
-            return absolute.absoluteString
+            return URL(fileURLWithPath: location).standardizedFileURL.absoluteString
         }
-        guard var components = URLComponents(string: location), let scheme = components.scheme else {
-            throw PipelineError(.invalidSource, "not a valid URL")
+        guard let scheme = url.scheme, Self.isScheme(scheme) else { throw PipelineError(.invalidSource, "not a valid URL") }
+        var key = scheme + ":"
+        var path = url.resource.dropFirst(scheme.count + 1)
+        if let authority = url.authority {
+            let hostPort = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
+            guard let (host, port) = Self.hostAndPort(hostPort) else { throw PipelineError(.invalidSource, "not a valid URL") }
+            key += "//" + Self.normalizedHost(host)
+            if let port, port != Self.defaultPort(scheme) { key += ":\(port)" }
+            path = url.resource[authority.endIndex...]
+            if path.isEmpty { path = "/" }
         }
-        components.scheme = scheme.lowercased()
-        components.host = components.host?.lowercased()
-        components.user = nil
-        components.password = nil
-        components.fragment = nil
-        if let port = components.port, port == defaultPort(scheme.lowercased()) { components.port = nil }
-        if components.percentEncodedPath.isEmpty, components.host != nil { components.percentEncodedPath = "/" }
-        if let items = components.percentEncodedQueryItems {
-            let kept = items.filter { !dropped.contains($0.name) }
-                .sorted { ($0.name, $0.value ?? "") < ($1.name, $1.value ?? "") }
-            components.percentEncodedQueryItems = kept.isEmpty ? nil : kept
+        key += Escapes.escapingInvalid(path, allowed: Escapes.path)
+        if let query = url.query, !query.isEmpty {
+            let kept = Escapes.escapingInvalid(query, allowed: Escapes.query)
+                .split(separator: "&", omittingEmptySubsequences: false)
+                .map { item in (name: item.prefix { $0 != "=" }, item: item) }
+                .filter { !dropped.contains(String($0.name)) }
+                .sorted { ($0.name, Self.value($0.item)) < ($1.name, Self.value($1.item)) }
+            if !kept.isEmpty { key += "?" + kept.map(\.item).joined(separator: "&") }
         }
-        guard let key = components.string else { throw PipelineError(.invalidSource, "not a valid URL") }
         return key
+    }
+
+    /// The value of a query item: after its first "=", or "" without one.
+    private static func value(_ item: Substring) -> Substring {
+        item.firstIndex(of: "=").map { item[item.index(after: $0)...] } ?? ""
+    }
+
+    /// Host and port of an authority without user information; nil when the port is not a
+    /// number. An empty port is no port.
+    private static func hostAndPort(_ authority: Substring) -> (host: Substring, port: Int?)? {
+        // An IPv6 literal is bracketed, and its colons are not a port's.
+        let hostEnd = authority.hasPrefix("[")
+            ? authority.firstIndex(of: "]").map(authority.index(after:)) ?? authority.endIndex
+            : authority.firstIndex(of: ":") ?? authority.endIndex
+        let host = authority[hostEnd...].isEmpty ? authority : authority[..<hostEnd]
+        let rest = authority[hostEnd...]
+        guard let colon = rest.first else { return (host, nil) }
+        let digits = rest.dropFirst()
+        guard colon == ":", digits.utf8.allSatisfy(\.isASCIIDigit) else { return nil }
+        if digits.isEmpty { return (host, nil) }
+        guard let port = Int(digits), port <= 65535 else { return nil }
+        return (host, port)
+    }
+
+    /// A host lower-cased, its escapes decoded first so "%41" and "a" are one host.
+    private static func normalizedHost(_ host: Substring) -> String {
+        guard !host.hasPrefix("[") else { return host.lowercased() }
+        return Escapes.escapingInvalid(Escapes.decoded(host).lowercased()[...], allowed: Escapes.host, keepEscapes: false)
+    }
+
+    /// ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), RFC 3986 section 3.1.
+    private static func isScheme(_ scheme: String) -> Bool {
+        guard let first = scheme.utf8.first, first.isASCIILetter else { return false }
+        return scheme.utf8.allSatisfy { $0.isASCIILetter || $0.isASCIIDigit || "+-.".utf8.contains($0) }
     }
 
     private static func defaultPort(_ scheme: String) -> Int? {
         switch scheme {
         case "http": 80
         case "https": 443
+        default: nil
+        }
+    }
+}
+
+/// Percent-escapes, RFC 3986's way: which bytes each part may hold as they are.
+enum Escapes {
+    private static func set(_ extra: String) -> [Bool] {
+        (0..<128).map { code in
+            let byte = UInt8(code)
+            return byte.isASCIILetter || byte.isASCIIDigit || "-._~!$&'()*+,;=".utf8.contains(byte) || extra.utf8.contains(byte)
+        }
+    }
+
+    static let host = set("")
+    static let path = set(":@/")
+    static let query = set(":@/?")
+
+    /// `part` with every byte it may not hold written as %XX. Existing escapes (a "%" and two hex
+    /// digits) stay as written unless `keepEscapes` is false.
+    static func escapingInvalid(_ part: Substring, allowed: [Bool], keepEscapes: Bool = true) -> String {
+        let bytes = Array(part.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if keepEscapes, byte == UInt8(ascii: "%"), index + 2 < bytes.count, bytes[index + 1].isHexDigit, bytes[index + 2].isHexDigit {
+                out += bytes[index...(index + 2)]
+                index += 3
+                continue
+            }
+            if byte < 0x80, allowed[Int(byte)] {
+                out.append(byte)
+            } else {
+                out += [UInt8(ascii: "%"), hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]]
+            }
+            index += 1
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `part` with its %XX escapes turned back into the bytes they stand for.
+    static func decoded(_ part: Substring) -> String {
+        let bytes = Array(part.utf8)
+        var out: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count, let high = bytes[index + 1].hexValue, let low = bytes[index + 2].hexValue {
+                out.append(high << 4 | low)
+                index += 3
+            } else {
+                out.append(bytes[index])
+                index += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+}
+
+extension UInt8 {
+    fileprivate var isASCIILetter: Bool { (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self) }
+    fileprivate var isASCIIDigit: Bool { (0x30...0x39).contains(self) }
+    fileprivate var isHexDigit: Bool { hexValue != nil }
+    fileprivate var hexValue: UInt8? {
+        switch self {
+        case 0x30...0x39: self - 0x30
+        case 0x41...0x46: self - 0x41 + 10
+        case 0x61...0x66: self - 0x61 + 10
         default: nil
         }
     }
