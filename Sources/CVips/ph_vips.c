@@ -166,8 +166,9 @@ int ph_vips_to_srgb(VipsImage *in, VipsImage **out) {
     return vips_colourspace(in, out, VIPS_INTERPRETATION_sRGB, NULL);
 }
 
-int ph_vips_gaussblur(VipsImage *in, double sigma, VipsImage **out) {
-    return vips_gaussblur(in, out, sigma, NULL);
+int ph_vips_gaussblur(VipsImage *in, double sigma, int approximate, VipsImage **out) {
+    return vips_gaussblur(in, out, sigma, "precision",
+                          approximate ? VIPS_PRECISION_APPROXIMATE : VIPS_PRECISION_INTEGER, NULL);
 }
 
 int ph_vips_darken(VipsImage *in, double factor, VipsImage **out) {

@@ -185,6 +185,48 @@ public enum Fixtures {
         }
     }
 
+    /// `bytes` blurred at full resolution with libvips' exact (integer-mask) Gaussian, as PNG:
+    /// the reference the blur stage's look is measured against.
+    public static func exactBlur(_ bytes: [UInt8], sigma: Double) -> [UInt8]? {
+        start()
+        return bytes.withUnsafeBytes { raw -> [UInt8]? in
+            guard let image = ph_vips_open(raw.baseAddress, raw.count, 1) else { return nil }
+            defer { ph_vips_unref(image) }
+            var blurred: UnsafeMutablePointer<VipsImage>?
+            guard ph_vips_gaussblur(image, sigma, 0, &blurred) == 0, let blurred else { return nil }
+            defer { ph_vips_unref(blurred) }
+            return save(blurred, PH_FORMAT_PNG)
+        }
+    }
+
+    /// The mean absolute difference per band between two images of one size, and the largest
+    /// difference of any sample, in 8-bit units.
+    public static func difference(_ a: [UInt8], _ b: [UInt8]) -> (meanPerBand: [Double], max: Int)? {
+        guard let first = pixels(a), let second = pixels(b), first.width == second.width,
+              first.height == second.height, first.bands == second.bands else { return nil }
+        var sums = [Int](repeating: 0, count: first.bands), largest = 0
+        for (index, (x, y)) in zip(first.samples, second.samples).enumerated() {
+            let difference = abs(Int(x) - Int(y))
+            sums[index % first.bands] += difference
+            largest = max(largest, difference)
+        }
+        let count = Double(first.width * first.height)
+        return (sums.map { Double($0) / count }, largest)
+    }
+
+    private static func pixels(_ bytes: [UInt8]) -> (width: Int, height: Int, bands: Int, samples: [UInt8])? {
+        start()
+        return bytes.withUnsafeBytes { raw in
+            guard let image = ph_vips_open(raw.baseAddress, raw.count, 1) else { return nil }
+            defer { ph_vips_unref(image) }
+            var length = 0
+            guard let memory = vips_image_write_to_memory(image, &length) else { return nil }
+            defer { ph_vips_free(memory) }
+            return (Int(ph_vips_width(image)), Int(ph_vips_height(image)), Int(ph_vips_bands(image)),
+                    [UInt8](UnsafeRawBufferPointer(start: memory, count: length)))
+        }
+    }
+
     /// Encodes tightly packed 8-bit sRGB pixels; `tag` sets metadata on the image first.
     private static func encode(rgb pixels: [UInt8], width: Int, height: Int, as format: ph_format,
                                tag: (UnsafeMutablePointer<VipsImage>) -> Void) -> [UInt8] {

@@ -105,4 +105,15 @@ struct ImageStageTests {
         #expect(source?.kind == .decodeFailed)
         #expect(source?.reason.hasPrefix("decode failed:") == true)
     }
+
+    @Test("the blur looks like an exact full-resolution Gaussian: within 2/255 per band on average", arguments: [4.0, 12.0, 30.0])
+    func blurLook(sigma: Double) async throws {
+        let downsampled = try await run(#"downsample { size = 512 }, encode { format = "png" }"#, input: Fixtures.sample)
+        let blurred = try await run(#"downsample { size = 512 }, blur { sigma = \#(sigma) }, encode { format = "png" }"#, input: Fixtures.sample)
+        let exact = try #require(Fixtures.exactBlur(downsampled.bytes.array, sigma: sigma))
+        let difference = try #require(Fixtures.difference(blurred.bytes.array, exact))
+        print("blur sigma \(sigma): mean absolute difference per band \(difference.meanPerBand.map { ($0 * 100).rounded() / 100 }), max \(difference.max)")
+        #expect(difference.meanPerBand.allSatisfy { $0 <= 2 }, "mean per band \(difference.meanPerBand), max \(difference.max)")
+        #expect(difference.max <= 16, "no visible seam or shift")
+    }
 }
