@@ -68,7 +68,7 @@ struct CacheCommand: AsyncParsableCommand {
 
         func run() async throws {
             let cache = location.cache, target = maxSize.bytes
-            let (removed, bytes) = await BlockingExecutor.shared.run { cache.evict(downTo: target) }
+            let (removed, bytes) = await BlockingExecutor.shared.run { cache.prune(downTo: target) }
             printOutput("""
                 cache directory: \(cache.directory)
                 removed: \(removed) entries

@@ -130,3 +130,51 @@ struct CacheTierTests {
         #expect(tier.stored == 0 && tier.state.withLock { $0.stores } == 0)
     }
 }
+
+/// A key stage that counts its runs: `count {}` in a profile.
+enum CountingKeyPlugin: PipelinePlugin {
+    static let runs = Locked(0)
+
+    struct Count: SourceRewriter {
+        func rewrite(_ source: Source) throws -> Source {
+            CountingKeyPlugin.runs.withLock { $0 += 1 }
+            return source
+        }
+    }
+
+    static func register(in registry: inout StageRegistry) throws {
+        try registry.register(StageDefinition(name: "count", summary: "Count key-stage runs.", input: .source, output: .source,
+                                              parameters: [], make: { _ in Count() }))
+    }
+}
+
+/// A memory hit is a memo lookup and a memory lookup: the plan, the key stages and the chain
+/// were worked out the first time, and are not worked out again.
+@Suite("Memory hits skip the key stages")
+struct MemoryHitPathTests {
+    let origin = FakeOrigin()
+
+    @Test("the second request is a memory hit without running its key stages; a miss runs them again")
+    func keyStagesOnce() async throws {
+        origin.serve("/m.jpg")
+        let lua = #"profile "p" { count {}, fetch {}, decode {}, encode {}, cache { memory = true } }"#
+        let profiles = try ProfileLoader(registry: FakeStages.registry(origin: origin, extra: [CountingKeyPlugin.self]))
+            .load(code: Array(lua.utf8), name: "memo.lua")
+        let pipeline = Pipeline(profiles: profiles)
+        let request = ImageRequest(source: "fake://h/m.jpg?token=secret", profile: "p")
+        let before = CountingKeyPlugin.runs.withLock { $0 }
+        let made = try await pipeline.image(for: request)
+        let hit = try await pipeline.image(for: request)
+        #expect(hit.memoryHit && hit.bytes.array == made.bytes.array)
+        #expect(hit.key == made.key && hit.source == made.source)
+        #expect(hit.source.contains("token=REDACTED"))
+        #expect(CountingKeyPlugin.runs.withLock { $0 } - before == 1)
+        let stats = await pipeline.stats()
+        #expect((stats.memoryLookups, stats.memoryHits) == (2, 1), "each lookup counted once")
+
+        // Another request (an override) is not the same memo entry: its key stages run.
+        _ = try await pipeline.image(for: ImageRequest(source: "fake://h/m.jpg?token=secret", profile: "p",
+                                                       overrides: ["encode": [:]]))
+        #expect(CountingKeyPlugin.runs.withLock { $0 } - before == 2)
+    }
+}

@@ -12,12 +12,16 @@ public struct CacheEntry: Sendable {
     public var storedAt: Double
     /// When the entry stops being fresh (seconds since 1970); a stale entry still serves offline and as the last good image.
     public var expiresAt: Double
+    /// For a variant: the version of the original it was made from (its ETag or Last-Modified).
+    /// When the original is confirmed unchanged, the variant is still good and is not made again.
+    public var origin: String?
 
     /// An entry made now or read back from a tier.
-    public init(image: EncodedImage, storedAt: Double, expiresAt: Double) {
+    public init(image: EncodedImage, storedAt: Double, expiresAt: Double, origin: String? = nil) {
         self.image = image
         self.storedAt = storedAt
         self.expiresAt = expiresAt
+        self.origin = origin
     }
 
     /// Whether the entry is still fresh at `now` (seconds since 1970).

@@ -19,11 +19,21 @@ public protocol CacheTier: AnyObject, Sendable {
     /// and a later `read` already finds the entry.
     func store(_ entry: CacheEntry, for key: StageKey, at point: CachePoint)
 
+    /// `entry` is what the tier holds for `key` with new freshness (its original was confirmed
+    /// unchanged). A tier that can update freshness without rewriting the bytes does so. Returns
+    /// at once, as `store` does.
+    func refresh(_ entry: CacheEntry, for key: StageKey, at point: CachePoint)
+
     /// Waits until every store started so far has finished.
     func drain() async
 }
 
 extension CacheTier {
+    /// Stores the entry again, bytes and all.
+    public func refresh(_ entry: CacheEntry, for key: StageKey, at point: CachePoint) {
+        store(entry, for: key, at: point)
+    }
+
     /// Nothing to wait for: the tier stores as it is asked to.
     public func drain() async {}
 }

@@ -5,12 +5,15 @@ final class CacheWrite: Sendable {
     let key: StageKey
     let point: CachePoint
     let entry: CacheEntry
+    /// The tiers hold these bytes already; only their freshness is new (after a 304).
+    let freshnessOnly: Bool
     private let claimed = Locked(false)
 
-    init(key: StageKey, point: CachePoint, entry: CacheEntry) {
+    init(key: StageKey, point: CachePoint, entry: CacheEntry, freshnessOnly: Bool = false) {
         self.key = key
         self.point = point
         self.entry = entry
+        self.freshnessOnly = freshnessOnly
     }
 
     /// Whether a request has stored it already.

@@ -63,11 +63,20 @@ extension DiskCache {
             }
         }
         result.abandonedRemoved = removeTemporaries(abandonedTemporaries(olderThan: 3600))
+        forgetUsage()
         return result
     }
 
     /// The path of every entry file.
     public var entryPaths: [String] { entryFiles().map(\.path) }
+
+    /// `cache prune`: evicts least recently used entries down to `target` bytes, then has the
+    /// next writer measure the directory again.
+    @discardableResult
+    public func prune(downTo target: Int) -> (removed: Int, bytes: Int) {
+        defer { forgetUsage() }
+        return evict(downTo: target)
+    }
 
     /// Removes every entry; returns how many.
     @discardableResult
@@ -75,6 +84,7 @@ extension DiskCache {
         var removed = 0
         for file in entryFiles() where remove(file) { removed += 1 }
         _ = removeTemporaries(abandonedTemporaries(olderThan: 3600))
+        forgetUsage()
         return removed
     }
 
@@ -84,10 +94,11 @@ extension DiskCache {
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var head = [UInt8](repeating: 0, count: DiskEntryFormat.headerLength)
-        guard Glibc.read(fd, &head, head.count) == head.count,
-              let length = DiskEntryFormat.metadataLength(head), length > 0, length < 1 << 20 else { return nil }
+        guard Glibc.read(fd, &head, head.count) == head.count, let layout = DiskEntryFormat.layout(head),
+              layout.metadataLength > 0, layout.metadataLength < 1 << 20 else { return nil }
+        let length = layout.metadataLength
         var json = [UInt8](repeating: 0, count: length)
-        guard Glibc.read(fd, &json, length) == length,
+        guard pread(fd, &json, length, off_t(layout.metadataOffset)) == length,
               let metadata = try? JSONDecoder().decode(DiskEntryFormat.Metadata.self, from: Data(json)) else { return nil }
         return metadata.layer
     }

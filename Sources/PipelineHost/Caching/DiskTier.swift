@@ -25,5 +25,10 @@ final class DiskTier: CacheTier {
         writer.enqueue(.init(place: DiskKey(directory: directory, key: key), entry: entry, layer: point.layer))
     }
 
+    func refresh(_ entry: CacheEntry, for key: StageKey, at point: CachePoint) {
+        guard let directory = point.directory else { return }
+        writer.enqueue(.init(place: DiskKey(directory: directory, key: key), entry: entry, layer: point.layer, freshnessOnly: true))
+    }
+
     func drain() async { await writer.drain() }
 }

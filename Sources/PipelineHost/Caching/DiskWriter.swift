@@ -1,8 +1,8 @@
 import Logging
 
 /// Every disk-cache write of one pipeline, one at a time and in order, off the cooperative pool.
-/// Each write first makes room under the size limit, so the limit holds while a batch runs, not
-/// only at exit. An entry is readable from the moment it is queued, so nobody downloads it again
+/// Each write first makes room under the size limit (shared with other processes through the
+/// directory's usage file), so the limit holds while a batch runs, not only at exit. An entry is readable from the moment it is queued, so nobody downloads it again
 /// meanwhile. `drain()` waits for what was queued: the CLI awaits it before it exits.
 final class DiskWriter: Sendable {
     /// One entry to write.
@@ -10,6 +10,9 @@ final class DiskWriter: Sendable {
         let place: DiskKey
         let entry: CacheEntry
         let layer: CacheLayer
+        /// Only the freshness changed: update it in place, and write the whole entry only when
+        /// the file cannot take that.
+        var freshnessOnly = false
         /// Its place in the queue, so a write ends only its own entry's wait.
         var number = 0
     }
@@ -21,8 +24,6 @@ final class DiskWriter: Sendable {
         /// Entries queued and not yet written, by place: the newest job for each.
         var queued: [DiskKey: Job] = [:]
         var jobsQueued = 0
-        /// Bytes each directory takes, as far as this process knows; absent until measured.
-        var usage: [String: Int] = [:]
         var drainers: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -72,21 +73,24 @@ final class DiskWriter: Sendable {
     }
 
     private func writeQueued() async {
-        while let (next, usage) = take() {
+        while let next = take() {
             let cache = DiskCache(directory: next.place.directory), name = next.place.key.description, limit = limit
-            let result = await blocking.run { () -> Result<Int, DiskCache.WriteError> in
-                Result { () throws(DiskCache.WriteError) in
-                    try cache.store(next.entry, key: name, layer: next.layer, usage: usage, limit: limit)
+            let (refreshed, result) = await blocking.run { () -> (Bool, Result<Int, DiskCache.WriteError>) in
+                if next.freshnessOnly, cache.refresh(key: name, storedAt: next.entry.storedAt, expiresAt: next.entry.expiresAt) {
+                    return (true, .success(0))
                 }
+                return (false, Result { () throws(DiskCache.WriteError) in
+                    try cache.store(next.entry, key: name, layer: next.layer, limit: limit)
+                })
             }
-            finished(next, result: result)
+            finished(next, result: result, refreshed: refreshed)
         }
     }
 
-    /// The next job and its directory's known usage; nil, with the writer marked idle and the
-    /// drainers answered, when the queue is empty.
-    private func take() -> (Job, Int?)? {
-        let (job, drainers): ((Job, Int?)?, [CheckedContinuation<Void, Never>]) = state.withLock { state in
+    /// The next job; nil, with the writer marked idle and the drainers answered, when the queue
+    /// is empty.
+    private func take() -> Job? {
+        let (job, drainers): (Job?, [CheckedContinuation<Void, Never>]) = state.withLock { state in
             guard state.next < state.queue.count else {
                 state.queue = []
                 state.next = 0
@@ -96,24 +100,21 @@ final class DiskWriter: Sendable {
             }
             let job = state.queue[state.next]
             state.next += 1
-            return ((job, state.usage[job.place.directory]), [])
+            return (job, [])
         }
         for drainer in drainers { drainer.resume() }
         return job
     }
 
-    private func finished(_ job: Job, result: Result<Int, DiskCache.WriteError>) {
+    private func finished(_ job: Job, result: Result<Int, DiskCache.WriteError>, refreshed: Bool) {
         state.withLock { state in
-            switch result {
-            case .success(let usage): state.usage[job.place.directory] = usage
-            // Measured afresh next time: the failed write may have left the size unknown.
-            case .failure: state.usage[job.place.directory] = nil
-            }
             if state.queued[job.place]?.number == job.number {
                 state.queued[job.place] = nil
             }
         }
         switch result {
+        case .success where refreshed:
+            counters.add(\.diskRefreshes)
         case .success:
             counters.add(\.diskWrites)
         case .failure(let error):
@@ -128,20 +129,4 @@ final class DiskWriter: Sendable {
 struct DiskKey: Hashable, Sendable {
     let directory: String
     let key: StageKey
-}
-
-extension DiskCache {
-    /// Writes `entry` after evicting least recently used entries as needed so that the
-    /// directory stays within `limit`. `usage` is the directory's size if known (else it is
-    /// measured). Returns the size afterwards. An entry larger than the limit is not stored.
-    func store(_ entry: CacheEntry, key: String, layer: CacheLayer, usage: Int?, limit: Int) throws(WriteError) -> Int {
-        var usage = usage ?? entryFiles().reduce(0) { $0 + $1.bytes }
-        let estimate = entry.image.bytes.count + 1024
-        guard estimate <= limit else { return usage }
-        if usage + estimate > limit {
-            // Down to 90%, so a full cache evicts in batches rather than on every write.
-            usage = evict(downTo: max(0, limit - limit / 10 - estimate)).bytes
-        }
-        return usage + (try write(entry, key: key, layer: layer))
-    }
 }

@@ -53,6 +53,9 @@ final class TieredCache: Sendable {
         let last: CacheEntry?
         /// For a conditional fetch of a stale original.
         let validators: Validators?
+        /// A stale variant that records the original it was made from: if that original is
+        /// confirmed unchanged, this serves again without being made again.
+        let reusable: CacheEntry?
         /// Time the lookup took.
         let lookup: Duration
     }
@@ -90,7 +93,8 @@ final class TieredCache: Sendable {
             return .hit(StepValue(stored: last, lookup: clock.now - started, stale: true))
         }
         let validators = point.layer == .original ? last?.image.cacheHints?.validators : nil
-        return .miss(Miss(last: last, validators: validators?.isEmpty == false ? validators : nil,
+        let reusable = point.layer == .variant && mode != .refresh && last?.origin != nil ? last : nil
+        return .miss(Miss(last: last, validators: validators?.isEmpty == false ? validators : nil, reusable: reusable,
                           lookup: clock.now - started))
     }
 
@@ -103,7 +107,8 @@ final class TieredCache: Sendable {
         case .success(var value):
             value.timings.append(.init(stage: "cache", duration: miss.lookup))
             guard case .encoded(var image) = value.value else { return .success(value) }
-            if image.notModified {
+            let notModified = image.notModified
+            if notModified {
                 guard let last = miss.last else {
                     return .failure(PipelineError(.stageFailed, "\(step) answered \"not modified\" but nothing is stored"))
                 }
@@ -111,7 +116,7 @@ final class TieredCache: Sendable {
                 image = Self.refreshed(last.image, with: image.cacheHints)
                 value.value = .encoded(image)
             }
-            return .success(pendingStore(value, image: image, key: key, point: point))
+            return .success(pendingStore(value, image: image, key: key, point: point, freshnessOnly: notModified))
         case .failure(let error):
             guard error.kind != .cancelled, point.onError == .stale, let last = miss.last else { return .failure(error) }
             counters.add(\.staleServed)
@@ -120,12 +125,35 @@ final class TieredCache: Sendable {
         }
     }
 
+    /// A stale variant served again: `original` is the value of the original it was made
+    /// from, confirmed to be the same version. It gets the original's new freshness (bounded by
+    /// its own ttl) and a freshness-only store; nothing is decoded or encoded.
+    func reuse(_ variant: CacheEntry, after original: StepValue, key: StageKey, at point: CachePoint, miss: Miss) -> StepValue {
+        counters.add(\.revalidatedVariants)
+        var entry = variant
+        let now = wallClock()
+        entry.storedAt = now
+        entry.expiresAt = min(now + point.ttl, original.expiresAt ?? .infinity)
+        var value = original
+        value.value = .encoded(entry.image)
+        value.timings.append(.init(stage: "cache", duration: miss.lookup))
+        value.expiresAt = entry.expiresAt
+        value.memoryHit = false
+        value.diskHit = false
+        if !value.noStore { value.pending.append(CacheWrite(key: key, point: point, entry: entry, freshnessOnly: true)) }
+        return value
+    }
+
     /// Stores what a successful request used, in every tier that keeps it. Each entry is stored
-    /// once, however many requests shared it.
+    /// once, however many requests shared it; an entry with only new freshness is refreshed.
     func commit(_ writes: [CacheWrite]) {
         for write in writes where write.claim() {
             for tier in [memory] + lower where tier.keeps(write.point) {
-                tier.store(write.entry, for: write.key, at: write.point)
+                if write.freshnessOnly {
+                    tier.refresh(write.entry, for: write.key, at: write.point)
+                } else {
+                    tier.store(write.entry, for: write.key, at: write.point)
+                }
             }
         }
     }
@@ -135,8 +163,10 @@ final class TieredCache: Sendable {
         for tier in [memory] + lower { await tier.drain() }
     }
 
-    /// `value` with a pending store of its bytes, unless the origin forbade storing.
-    private func pendingStore(_ value: StepValue, image: EncodedImage, key: StageKey, point: CachePoint) -> StepValue {
+    /// `value` with a pending store of its bytes, unless the origin forbade storing. A variant
+    /// records the version of the original it was made from.
+    private func pendingStore(_ value: StepValue, image: EncodedImage, key: StageKey, point: CachePoint,
+                              freshnessOnly: Bool) -> StepValue {
         var value = value
         let now = wallClock()
         let lifetime = point.layer == .original ? image.cacheHints?.maxAge ?? point.ttl : point.ttl
@@ -145,7 +175,9 @@ final class TieredCache: Sendable {
         guard !value.noStore else { return value }
         var kept = image
         kept.notModified = false
-        value.pending.append(CacheWrite(key: key, point: point, entry: CacheEntry(image: kept, storedAt: now, expiresAt: expiresAt)))
+        let origin = point.layer == .variant ? value.originVersion : nil
+        value.pending.append(CacheWrite(key: key, point: point, entry: CacheEntry(image: kept, storedAt: now, expiresAt: expiresAt, origin: origin),
+                                        freshnessOnly: freshnessOnly))
         return value
     }
 

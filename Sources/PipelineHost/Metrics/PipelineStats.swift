@@ -37,6 +37,11 @@ public struct PipelineStats: Sendable, Equatable {
     public var staleResults = 0
     /// Disk entries that failed their checksum; each was removed and treated as a miss.
     public var corruptEntries = 0
+    /// Variants served again without being made again, because their original was confirmed
+    /// unchanged (a 304, or the same validators).
+    public var revalidatedVariants = 0
+    /// Disk entries given new freshness in place, their bytes not rewritten.
+    public var diskRefreshes = 0
     /// Entries written to disk, and writes that failed (full disk, permissions).
     public var diskWrites = 0
     /// Entries that could not be written to disk.
@@ -62,6 +67,7 @@ public struct PipelineStats: Sendable, Equatable {
         ("disk_lookups", \.diskLookups), ("disk_hits", \.diskHits), ("revalidated", \.revalidated),
         ("stale_served", \.staleServed), ("stale_results", \.staleResults), ("corrupt_entries", \.corruptEntries),
         ("disk_writes", \.diskWrites), ("disk_write_errors", \.diskWriteErrors), ("oversized_sources", \.oversizedSources),
+        ("revalidated_variants", \.revalidatedVariants), ("disk_refreshes", \.diskRefreshes),
     ] }
 
     /// Decode time per image opened, in milliseconds.

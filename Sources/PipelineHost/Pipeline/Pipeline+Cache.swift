@@ -8,16 +8,31 @@ extension Pipeline {
     }
 
     /// Step `step` behind its cache point: a stored entry if one answers, else the work (a
-    /// conditional fetch when a stale original has validators), settled by the cache.
+    /// conditional fetch when a stale original has validators), settled by the cache. A stale
+    /// variant whose original turns out unchanged serves again without decoding anything.
     func throughCache(_ chain: Chain, step: Int, work: WorkRef, point: CachePoint) async -> StepOutcome {
         let key = chain.keys[step]
+        let miss: TieredCache.Miss
         switch await cache.lookup(key, at: point) {
-        case .hit(let value):
-            return .success(value)
-        case .miss(let miss):
-            let outcome = await compute(chain, step: step, work: work, validators: miss.validators)
-            return cache.settle(outcome, after: miss, key: key, at: point, step: chain.steps[step].name, source: chain.source.redacted)
+        case .hit(let value): return .success(value)
+        case .miss(let found): miss = found
         }
+        let settle = { [cache] (outcome: StepOutcome) in
+            cache.settle(outcome, after: miss, key: key, at: point, step: chain.steps[step].name, source: chain.source.redacted)
+        }
+        if let variant = miss.reusable, let originalStep = chain.originalStep(before: step) {
+            // The original first (revalidated through its own cache point). Its value stays
+            // held for this request, so the full work below does not fetch it again.
+            switch await joinAsInput(chain, step: originalStep, for: work) {
+            case .failure(let error):
+                return settle(.failure(error))
+            case .success(let original) where original.originVersion == variant.origin:
+                return .success(cache.reuse(variant, after: original, key: key, at: point, miss: miss))
+            case .success:
+                break
+            }
+        }
+        return settle(await compute(chain, step: step, work: work, validators: miss.validators))
     }
 
     /// Waits until every cache store started so far has finished. The CLI calls it before it

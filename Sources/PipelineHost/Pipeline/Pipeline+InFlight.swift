@@ -6,9 +6,9 @@ extension Pipeline {
     ///
     /// Cancelling the calling task answers this waiter at once with `cancelled`; the work goes
     /// on while anyone else waits for it, and is cancelled when the last waiter leaves.
-    func join(_ chain: Chain, step: Int, priority: Priority, asRequest: Bool) async -> StepOutcome {
+    func join(_ chain: Chain, step: Int, priority: Priority, asRequest: Bool, memoryChecked: Bool = false) async -> StepOutcome {
         // A memory hit answers at once: no work, no task, no disk.
-        if let hit = memoryHit(chain, step: step) { return .success(hit) }
+        if !memoryChecked, let hit = memoryHit(chain, step: step) { return .success(hit) }
         let key = chain.keys[step]
         let id: Int, joined: Bool
         switch inFlight.claim(key, priority: priority) {
@@ -68,15 +68,21 @@ extension Pipeline {
             source.validators = validators
             input = .success(StepValue(value: .source(source), timings: [], coalesced: false))
         } else {
-            guard let priority = inFlight.priority(work.key, work: work.id) else { return .failure(.cancelled()) }
-            inFlight.setParent(work.key, work: work.id, chain.keys[step - 1])
-            input = await join(chain, step: step - 1, priority: priority, asRequest: false)
-            inFlight.setParent(work.key, work: work.id, nil)
+            input = await joinAsInput(chain, step: step - 1, for: work)
         }
         switch input {
         case .failure(let error): return .failure(error)
         case .success(let previous): return await runStep(chain, step: step, work: work, after: previous)
         }
+    }
+
+    /// The value of an earlier step, as an input of `work`: joined at the work's priority, and
+    /// linked to it meanwhile so a priority raise reaches it.
+    func joinAsInput(_ chain: Chain, step: Int, for work: WorkRef) async -> StepOutcome {
+        guard let priority = inFlight.priority(work.key, work: work.id) else { return .failure(.cancelled()) }
+        inFlight.setParent(work.key, work: work.id, chain.keys[step])
+        defer { inFlight.setParent(work.key, work: work.id, nil) }
+        return await join(chain, step: step, priority: priority, asRequest: false)
     }
 
     private func runStep(_ chain: Chain, step: Int, work: WorkRef, after previous: StepValue) async -> StepOutcome {

@@ -25,6 +25,8 @@ public actor Pipeline {
     let counters: PipelineCounters
     /// Memory, disk and any additional tiers, and what a lookup behind a cache point means.
     let cache: TieredCache
+    /// What the key stages made of recent requests, for the memory-hit path.
+    var keyMemo = KeyMemo()
     /// Requests waiting for their final step right now.
     var waitingRequests = 0
     private var lastID = 0
@@ -47,7 +49,13 @@ public actor Pipeline {
     public func image(for request: ImageRequest, priority: Priority = .normal) async throws(PipelineError) -> PipelineResult {
         counters.add(\.requests)
         let started = clock.now
-        let outcome = await outcome(of: request, priority: priority)
+        let remembered = keyMemo[request]
+        let outcome: Result<PipelineResult, PipelineError>
+        if let remembered, let hit = cache.memoryHit(remembered.key, at: remembered.point) {
+            outcome = .success(result(request, origin: remembered.origin, key: remembered.key, keyTimings: [], hit))
+        } else {
+            outcome = await self.outcome(of: request, priority: priority, memoryChecked: remembered != nil)
+        }
         counters.requestFinished(in: clock.now - started)
         switch outcome {
         case .success(let result):
@@ -88,7 +96,9 @@ public actor Pipeline {
         return lastID
     }
 
-    private func outcome(of request: ImageRequest, priority: Priority) async -> Result<PipelineResult, PipelineError> {
+    /// The full path: plan, key stages, chain, then the final step. `memoryChecked`: the memo
+    /// path already asked memory for the final step.
+    private func outcome(of request: ImageRequest, priority: Priority, memoryChecked: Bool) async -> Result<PipelineResult, PipelineError> {
         let plan: RequestPlan
         do {
             plan = try RequestPlan(request, in: profiles)
@@ -104,7 +114,8 @@ public actor Pipeline {
         guard !chain.steps.isEmpty else {
             return .failure(PipelineError(.profile, "profile \"\(request.profile)\" has no stage after its key stages", source: source.redacted))
         }
-        let joined = await join(chain, step: chain.steps.count - 1, priority: priority, asRequest: true)
+        keyMemo.remember(request, chain: chain)
+        let joined = await join(chain, step: chain.steps.count - 1, priority: priority, asRequest: true, memoryChecked: memoryChecked)
         // Committed, or dropped with the request: either way the values this request held for
         // later arrivals are now on their way to the cache, or must not be reused.
         defer { inFlight.release(chain.keys) }
@@ -112,17 +123,24 @@ public actor Pipeline {
         case .failure(let error):
             return .failure(error.from(source.redacted))
         case .success(let prefix):
-            guard case .encoded(let encoded) = prefix.value else {
+            guard case .encoded = prefix.value else {
                 // The loader's chain check makes this unreachable for loaded profiles.
                 return .failure(PipelineError(.profile, "profile \"\(request.profile)\" did not end in encoded bytes", source: source.redacted))
             }
             cache.commit(prefix.pending)
-            return .success(PipelineResult(
-                request: request, origin: source, stageKey: chain.keys.last!,
-                bytes: encoded.bytes, format: encoded.format, size: encoded.size, sourceSize: encoded.sourceSize,
-                timings: keyTimings + prefix.timings, coalesced: prefix.coalesced,
-                memoryHit: prefix.memoryHit, diskHit: prefix.diskHit, stale: prefix.stale))
+            return .success(result(request, origin: source, key: chain.keys.last!, keyTimings: keyTimings, prefix))
         }
+    }
+
+    /// A request's result from its final step's value, which holds encoded bytes.
+    private func result(_ request: ImageRequest, origin: Source, key: StageKey, keyTimings: [PipelineResult.StageTiming],
+                        _ value: StepValue) -> PipelineResult {
+        guard case .encoded(let encoded) = value.value else { preconditionFailure("a final step gives encoded bytes") }
+        return PipelineResult(
+            request: request, origin: origin, stageKey: key,
+            bytes: encoded.bytes, format: encoded.format, size: encoded.size, sourceSize: encoded.sourceSize,
+            timings: keyTimings + value.timings, coalesced: value.coalesced,
+            memoryHit: value.memoryHit, diskHit: value.diskHit, stale: value.stale)
     }
 
     /// Runs the key stages, which only rewrite the source; they are cheap and run inline.

@@ -67,6 +67,11 @@ struct Chain: Sendable {
         host = Chain.host(of: source.key)
     }
 
+    /// The step before `step` whose cache point keeps the original, if any.
+    func originalStep(before step: Int) -> Int? {
+        caches[..<step].lastIndex { $0?.layer == .original }
+    }
+
     /// "http://Example.com:8080/a?b" -> "example.com:8080"; nil for paths and file URLs.
     static func host(of key: String) -> String? {
         SourceLocation(key).hostAndPort

@@ -16,6 +16,8 @@ struct StepValue: Sendable {
     var expiresAt: Double?
     /// The origin said Cache-Control: no-store; nothing made from it is stored.
     var noStore = false
+    /// The version (validators) of the original this value was made from; variants record it.
+    var originVersion: String?
     /// Stores that wait for a request using this value to succeed, so an original that turns
     /// out not to decode is never kept.
     var pending: [CacheWrite] = []
@@ -31,6 +33,7 @@ struct StepValue: Sendable {
         self.init(value: .encoded(entry.image), timings: [.init(stage: "cache", duration: lookup)], coalesced: false)
         self.stale = stale
         expiresAt = entry.expiresAt
+        originVersion = entry.origin ?? entry.image.cacheHints?.validators.version
     }
 
     /// This value as the input to the next step: everything but the value and timings carries
@@ -41,6 +44,7 @@ struct StepValue: Sendable {
         next.timings = timings
         if case .encoded(let encoded) = value, let hints = encoded.cacheHints {
             next.noStore = next.noStore || hints.noStore
+            if let version = hints.validators.version { next.originVersion = version }
             if let maxAge = hints.maxAge { next.expiresAt = min(next.expiresAt ?? .infinity, wallClock() + maxAge) }
         }
         return next

@@ -40,4 +40,11 @@ public struct Validators: Sendable, Hashable, Codable {
 
     /// Whether there is nothing to validate with.
     public var isEmpty: Bool { etag == nil && lastModified == nil }
+
+    /// One string for the entity's version: its ETag, else its Last-Modified date; nil without
+    /// either. Equal versions mean the same bytes, so what was made from one still holds.
+    public var version: String? {
+        if let etag { return "etag " + etag }
+        return lastModified.map { "last-modified " + $0 }
+    }
 }
