@@ -5,7 +5,7 @@
   bench.py --hits REPORT RESULTS          add the microbenchmarks' cache-hit latencies (text report)
   bench.py --write RESULTS BENCHMARKS.md  write the report
 """
-import http.server, json, os, platform, random, shutil, statistics, subprocess, sys, tempfile, threading, time
+import hashlib, http.server, json, os, platform, random, shutil, statistics, subprocess, sys, tempfile, threading, time
 
 IMAGEMAGICK = next(p for p in ["/usr/bin/convert-im6.q16", "/usr/bin/magick", "/usr/bin/convert"] if os.path.exists(p))
 
@@ -38,6 +38,66 @@ def serve(corpus):
     return f"http://127.0.0.1:{server.server_address[1]}"
 
 
+def serve_revalidating(corpus):
+    """A keep-alive HTTP/1.1 server that answers as a Subsonic server does: every response says
+    `Cache-Control: no-cache` with an ETag, and a matching If-None-Match gets 304 with no body."""
+    bodies, counts = {}, {"200": 0, "304": 0}
+
+    class Revalidating(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        def log_message(self, *a): pass
+        def do_GET(self):
+            path = self.path.split("?", 1)[0].lstrip("/")
+            if path not in bodies:
+                with open(os.path.join(corpus, path), "rb") as f:
+                    body = f.read()
+                bodies[path] = (body, '"' + hashlib.sha256(body).hexdigest()[:16] + '"')
+            body, etag = bodies[path]
+            self.send_response(304 if self.headers.get("If-None-Match") == etag else 200)
+            self.send_header("ETag", etag)
+            self.send_header("Cache-Control", "no-cache")
+            if self.headers.get("If-None-Match") == etag:
+                counts["304"] += 1
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            else:
+                counts["200"] += 1
+                self.send_header("Content-Type", "image/jpeg")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Revalidating)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}", counts
+
+
+def shared_limit(binary, corpus, work, files):
+    """Three processes on one cache directory with a 2 MB limit, writing at once; the directory's
+    size is sampled meanwhile. Returns the largest sample, the final size and the largest entry."""
+    cache, limit = f"{work}/shared-cache", 2 << 20
+    shutil.rmtree(cache, ignore_errors=True)
+    sizes = lambda: [os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(f"{cache}/entries") for f in fs]
+    largest, done = [0], threading.Event()
+    def watch():
+        while not done.is_set():
+            try: largest[0] = max(largest[0], sum(sizes()))
+            except FileNotFoundError: pass
+            time.sleep(0.002)
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    runs = [subprocess.Popen([binary, "run", "examples/thumbnail.lua", "--input-list", "-", "--no-progress", "--cache-dir", cache,
+                              "--cache-size", str(limit), "--output-dir", f"{work}/shared-{i}"],
+                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for i in range(3)]
+    for i, run in enumerate(runs):
+        run.stdin.write("\n".join(f"{corpus}/{f}" for f in files[i::3]).encode())
+        run.stdin.close()
+    for run in runs: run.wait()
+    done.set()
+    watcher.join()
+    return {"limit": limit, "largest": largest[0], "final": sum(sizes()), "entry": max(sizes())}
+
+
 def measure(rounds, binary, corpus, results_path):
     corpus = os.path.abspath(corpus)
     base = serve(corpus)
@@ -57,6 +117,9 @@ def measure(rounds, binary, corpus, results_path):
 
     # Dedup: 100 distinct sources (keys differ by id) and the same 100 again with other salts.
     small = [f for f in files if f.startswith(("jpeg-2048/", "jpeg-512/"))]
+    cover_files = sorted(small)[:24]
+    revalidating, answers = serve_revalidating(corpus)
+    os.environ["SUBSONIC_PASSWORD"] = "bench"
     distinct = [f"{base}/{small[i % len(small)]}?id={i}" for i in range(100)]
     doubled = [f"{u}&s=a{i}&t=ta{i}" for i, u in enumerate(distinct)] + [f"{u}&s=b{i}&t=tb{i}" for i, u in enumerate(distinct)]
     random.Random(7).shuffle(doubled)
@@ -74,6 +137,25 @@ def measure(rounds, binary, corpus, results_path):
             magick = {"wall": magick["wall"] + one["wall"], "cpu": magick["cpu"] + one["cpu"], "rss": max(magick["rss"], one["rss"])}
         add("thumbnail batch: ImageMagick", magick)
         add("blurred-background batch: pipelinehost", measured(ph("blurred-background", ["--no-cache", "--output-dir", out("bb")]), urls(f"b{r}")))
+        # Equal work: the same files read locally, the same crop and quality as vipsthumbnail.
+        add("thumbnail batch, local files: pipelinehost", measured(
+            [binary, "run", "examples/thumbnail.lua", "--input-list", "-", "--no-progress", "--no-cache", "--output-dir", out("pl")],
+            "\n".join(f"{corpus}/{f}" for f in files)))
+        add("thumbnail batch, local files: vipsthumbnail", measured(
+            ["vipsthumbnail"] + [f"{corpus}/{f}" for f in files] + ["-s", "300x300", "--smartcrop", "centre", "-o", f"{out('vl')}/%s.jpg[Q=82,strip]"]))
+
+        # A Subsonic-like server (no-cache, ETags): 24 covers through both profiles of
+        # examples/subsonic.lua, then again in a new process, where every answer is a 304.
+        cache = f"{work}/revalidation"
+        shutil.rmtree(cache, ignore_errors=True)
+        covers = "\n".join(f"{revalidating}/{f}?id={i}" for i, f in enumerate(cover_files))
+        for name in ["revalidation: first run", "revalidation: second run, all 304"]:
+            run = measured([binary, "run", "examples/subsonic.lua", "--profile", "thumbnail", "--profile", "blurred-background",
+                            "--input-list", "-", "--no-progress", "--stats", "--cache-dir", cache, "--output-dir", out("rv")], covers)
+            figures = json.loads(run["stdout"])
+            for key in ["fetches", "decodes", "revalidated", "revalidated_variants", "disk_writes", "disk_refreshes"]:
+                run[key] = figures.get(key, 0)
+            add(name, run)
 
         for _ in range(5):
             add("single cold call: pipelinehost", measured([binary, "run", "examples/thumbnail.lua", f"{work}/photo.jpg", "-o", f"{work}/ph.jpg", "--no-cache"]))
@@ -91,6 +173,7 @@ def measure(rounds, binary, corpus, results_path):
             figures = json.loads(run["stdout"])
             run["transfers"], run["disk_hits"] = figures["fetches"], figures["disk_hits"]
             add(name, run)
+    limit_check = shared_limit(binary, corpus, work, files)
     shutil.rmtree(work)
 
     cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], capture_output=True, text=True).stdout.strip()
@@ -102,7 +185,8 @@ def measure(rounds, binary, corpus, results_path):
     with open(results_path, "w") as f:
         json.dump({"date": time.strftime("%Y-%m-%d"), "rounds": rounds, "files": len(files), "sets": sorted({f.split("/")[0] for f in files}),
                    "machine": f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}",
-                   "load": os.getloadavg()[0], "versions": versions, "samples": samples}, f, indent=1)
+                   "load": os.getloadavg()[0], "versions": versions, "samples": samples,
+                   "shared_limit": limit_check, "answers": answers}, f, indent=1)
     summary(results_path)
 
 
@@ -128,7 +212,7 @@ def hits(text_path, results_path):
         elif name and "Time (wall clock)" in line:
             cells = [c.strip() for c in line.split("│") if c.strip()]
             unit = cells[0][cells[0].index("(", cells[0].index(")")) + 1:cells[0].rindex(")")]
-            data.setdefault("hits", {})[name] = {"p50": float(cells[3]), "unit": unit}
+            data.setdefault("hits", {})[name] = {"p50": float(cells[3]), "p99": float(cells[6]), "unit": unit}
     json.dump(data, open(results_path, "w"), indent=1)
 
 
@@ -139,6 +223,14 @@ def write(results_path, report_path):
     row = lambda name, label: "| {} | {:.2f} / {:.2f} / {:.2f} s | {:.2f} s | {:.0f} MB |".format(
         label, *stat([x["wall"] for x in s[name]]), med(name, "cpu"), max(x["rss"] for x in s[name]))
     ph, vt, im = (med(f"thumbnail batch: {t}") for t in ["pipelinehost", "vipsthumbnail", "ImageMagick"])
+    local_wall = med("thumbnail batch, local files: pipelinehost") / med("thumbnail batch, local files: vipsthumbnail")
+    local_cpu = med("thumbnail batch, local files: pipelinehost", "cpu") / med("thumbnail batch, local files: vipsthumbnail", "cpu")
+    blur_wall = med("blurred-background batch: pipelinehost") / ph
+    blur_cpu = med("blurred-background batch: pipelinehost", "cpu") / med("thumbnail batch: pipelinehost", "cpu")
+    first, second = "revalidation: first run", "revalidation: second run, all 304"
+    speedup = med(first) / med(second)
+    second_decodes = max(x["decodes"] for x in s[second])
+    limit = data["shared_limit"]
     lines = [
         "# Benchmarks", "",
         f"Written by `scripts/bench {data['rounds']}` on {data['date']}. Machine: {data['machine']} (shared; 1-minute load "
@@ -146,72 +238,115 @@ def write(results_path, report_path):
         f"{data['versions']['pipelinehost']}. Every figure is min / median / max over {data['rounds']} rounds, the tools "
         "alternating within each round; CPU is user + system time, RSS the peak resident set.", "",
         f"The corpus is {data['files']} files made by `scripts/make-corpus` from Debian's gnome-backgrounds photos: "
-        f"{', '.join(data['sets'])}. pipelinehost fetches them over loopback HTTP (a Python server in the benchmark's own "
-        "process, which competes for the same two cores); the other tools read the files.", "",
-        "## 1. Batch thumbnail, 300 px cover crop, JPEG q82", "",
+        f"{', '.join(data['sets'])}. Sections 1 and 3 fetch them over loopback HTTP (a Python server in the benchmark's own "
+        "process, which competes for the same two cores); section 2 reads them locally, as the other tools do.", "",
+        "## 1. Batch thumbnail over HTTP, 300 px cover crop, JPEG q82", "",
         "| tool | wall (min / median / max) | CPU (median) | peak RSS |", "|---|---|---|---|",
-        row("thumbnail batch: pipelinehost", "pipelinehost (`examples/thumbnail.lua`, `--no-cache`)"),
-        row("thumbnail batch: vipsthumbnail", "vipsthumbnail, all files in one process"),
+        row("thumbnail batch: pipelinehost", "pipelinehost (`examples/thumbnail.lua`, `--no-cache`, over loopback HTTP)"),
+        row("thumbnail batch: vipsthumbnail", "vipsthumbnail, all files in one process, read locally"),
         row("thumbnail batch: ImageMagick", "ImageMagick `convert -thumbnail 300x300^ -extent`, one process per file"),
-        "", f"**Ratios of medians:** pipelinehost / vipsthumbnail = **{ph / vt:.2f}** (target 0.65); "
+        "", f"**Ratios of medians:** pipelinehost / vipsthumbnail = **{ph / vt:.2f}**; "
         f"pipelinehost / ImageMagick = **{ph / im:.3f}** (target 0.2), i.e. {im / ph:.1f}× faster.", "",
-        "## 2. Blurred background against the thumbnail, same batch", "",
+        "## 2. The same batch at equal work: the same files read locally, the same crop and quality", "",
+        "| tool | wall (min / median / max) | CPU (median) | peak RSS |", "|---|---|---|---|",
+        row("thumbnail batch, local files: pipelinehost", "pipelinehost `run examples/thumbnail.lua --no-cache` on the paths"),
+        row("thumbnail batch, local files: vipsthumbnail", "vipsthumbnail `-s 300x300 --smartcrop centre`"),
+        "", f"**Ratios of medians:** wall **{local_wall:.2f}** (target ≤ 0.6), CPU **{local_cpu:.2f}** (target ≤ 1.0).", "",
+        "## 3. Blurred background against the thumbnail, same batch", "",
         "| profile | wall (min / median / max) | CPU (median) | peak RSS |", "|---|---|---|---|",
         row("thumbnail batch: pipelinehost", "thumbnail"),
         row("blurred-background batch: pipelinehost", "blurred-background (512 px, sigma 12, dimmed)"),
-        "", f"**Ratio:** {med('blurred-background batch: pipelinehost') / ph:.2f}× the thumbnail profile's time (target ≤ 1.3).", "",
-        "## 3. Single cold CLI call, 5120×2880 JPEG", "",
+        "", f"**Ratios:** {blur_cpu:.2f}× the thumbnail's CPU time (target ≤ 1.15), {blur_wall:.2f}× its wall time. The blur "
+        "runs at libvips' approximate precision; `VipsStageTests` measures its look against an exact full-resolution "
+        "Gaussian (mean absolute difference about 0.1/255 per band, max 1).", "",
+        "## 4. Single cold CLI call, 5120×2880 JPEG", "",
         "| tool | wall (min / median / max) | CPU (median) | peak RSS |", "|---|---|---|---|",
         row("single cold call: pipelinehost", "pipelinehost `run examples/thumbnail.lua photo.jpg -o … --no-cache`"),
         row("single cold call: vipsthumbnail", "vipsthumbnail `-s 300x300 --smartcrop centre`"),
         "", f"**Ratio of medians:** {med('single cold call: pipelinehost') / med('single cold call: vipsthumbnail'):.2f}.", "",
-        "## 4. Dedup: 200 requests, half of them salted duplicates", "",
+        "## 5. Dedup: 200 requests, half of them salted duplicates", "",
         "| batch | wall (min / median / max) | CPU (median) | peak RSS | transfers |", "|---|---|---|---|---|",
     ]
     for name in ["dedup: 200 requests, 50% salted duplicates", "dedup: the 100 distinct alone"]:
         lines.append(row(name, name.split(": ", 1)[1]) + f" {s[name][0]['transfers']} |")
     lines += ["", f"**Ratio:** the 200 requests take {med('dedup: 200 requests, 50% salted duplicates') / med('dedup: the 100 distinct alone'):.2f}× "
               "the time of the 100 distinct ones.", "",
-              "## 5. Cache: a second run in a new process, every URL with a fresh salt", "",
+              "## 6. Cache: a second run in a new process, every URL with a fresh salt", "",
               "| run | wall (min / median / max) | CPU (median) | peak RSS | transfers |", "|---|---|---|---|---|"]
     for name in ["cache: first run, empty", "cache: second run, fresh salts"]:
         lines.append(row(name, name.split(": ", 1)[1]) + f" {s[name][0]['transfers']} |")
-    lines += ["", f"**Speed-up:** {med('cache: first run, empty') / med('cache: second run, fresh salts'):.1f}× (medians).", ""]
+    lines += ["", f"**Speed-up:** {med('cache: first run, empty') / med('cache: second run, fresh salts'):.1f}× (medians).", "",
+              "## 7. A Subsonic-like server: `Cache-Control: no-cache` with ETags", "",
+              "24 covers through both profiles of `examples/subsonic.lua` (signed transfers, original and variant caches), "
+              "from a keep-alive loopback server that answers a matching `If-None-Match` with 304; then again in a new process.", "",
+              "| run | wall (min / median / max) | CPU (median) | peak RSS | transfers | decodes | 304s | variants reused | disk writes | refreshed in place |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for name in [first, second]:
+        x = s[name][0]
+        lines.append(row(name, name.split(": ", 1)[1]) + f" {x['fetches']} | {x['decodes']} | {x['revalidated']} | "
+                     f"{x['revalidated_variants']} | {x['disk_writes']} | {x['disk_refreshes']} |")
+    lines += ["", f"**Speed-up of the second run:** {speedup:.1f}× (medians; target ≥ 10×), with {second_decodes} decodes.", ""]
     if data.get("hits"):
-        lines += ["In-process latency (`Benchmarks/`, ordo-one/benchmark, p50):", "", "| operation | p50 | target |", "|---|---|---|"]
+        lines += ["In-process latency (`Benchmarks/`, ordo-one/benchmark):", "", "| operation | p50 | p99 | target |", "|---|---|---|---|"]
         for name, hit in data["hits"].items():
-            target = "≤ 20 µs" if "memory" in name else "≤ 1 ms"
-            lines.append(f"| {name} | {hit['p50']:.0f} {hit['unit']} | {target} |")
+            target = "p50 ≤ 10 µs, p99 ≤ 50 µs" if "memory" in name else "p50 ≤ 1 ms"
+            lines.append(f"| {name} | {hit['p50']:.0f} {hit['unit']} | {hit.get('p99', 0):.0f} {hit['unit']} | {target} |")
         lines.append("")
     else:
         lines += ["The in-process hit latencies (`Benchmarks/`) did not run in this measurement.", ""]
     peak = max(x["rss"] for x in s["thumbnail batch: pipelinehost"])
-    lines += ["## 6. Peak RSS over the whole batch (all 4096² images included)", "",
-              f"pipelinehost: **{peak:.0f} MB** (target ≤ 300 MB).", ""]
+    lines += ["## 8. The disk cache's limit across processes", "",
+              f"Three `pipelinehost run` processes on one cache directory with `--cache-size {limit['limit']}` (bytes), writing "
+              f"the corpus at once. Largest size sampled: **{limit['largest']}** bytes; at the end: {limit['final']}; largest "
+              f"entry: {limit['entry']}. So the limit held within {max(0, limit['largest'] - limit['limit'])} bytes "
+              f"({max(0, limit['largest'] - limit['limit']) / limit['entry']:.1f} entries).", "",
+              "## 9. Peak RSS over the whole batch (all 4096² images included)", "",
+              f"pipelinehost: **{peak:.0f} MB** (target ≤ 300 MB).", "",
+              "## 10. liborc: why libvips' run-time SIMD stays off", "",
+              "`scripts/orc-race` builds and runs `scripts/orc-race.c`: threads that each build, run and free libvips "
+              "operations compiling Orc code (an integer Gaussian blur, a resize), with liborc on. On this machine "
+              "(libvips 8.14.1, liborc 0.4.33, Debian 12) 8 threads × 1,500 rounds crashed in 2 of 3 runs with the blur and "
+              "resize, 2 of 3 with the blur alone and 1 of 3 with the resize alone, in `orc_code_free` (from "
+              "`orc_program_free` via `vips_vector_free` as an operation was disposed) or with a corrupted heap; one worker "
+              "ran freed Orc code. One thread building and freeing (with 4 libvips workers) ran 3 × 8,000 rounds clean, and "
+              "with `VIPS_NOVECTOR=1` every run is clean. So the race is in liborc's code allocator, shared by every Orc "
+              "program: no operation is safe with it on while another builds or frees one on another thread, and "
+              "libvips 8.14 has no per-operation switch. liborc 0.4.34 (2023) has thread-safety fixes; Debian 12 ships "
+              "0.4.33. Turning it on would not pay anyway: on the equal-work batch, runs with "
+              "`PIPELINEHOST_VIPS_VECTOR=1` were within the noise of runs without (2.5-2.7 s wall, 4.4-4.9 s CPU, both), "
+              "now that the blur uses the approximate precision.", ""]
 
-    # Where it stands against the targets, and what limits the ones it misses.
-    memory_hit = next((h["p50"] for n, h in data.get("hits", {}).items() if "memory" in n), None)
+    memory_hit = next((h for n, h in data.get("hits", {}).items() if "memory" in n), None)
     disk_hit = next((h["p50"] for n, h in data.get("hits", {}).items() if "disk" in n), None)
     targets = [
-        ("thumbnail batch ≤ 0.65× vipsthumbnail", f"{ph / vt:.2f}×", ph / vt <= 0.65,
-         "The margin is thin, and the figure moves with the machine's load: vipsthumbnail works through the files one "
-         "at a time, while pipelinehost overlaps transfers with decodes on both cores. pipelinehost also runs with "
-         "libvips' run-time SIMD (liborc) off, because it crashed under the soak run; vipsthumbnail keeps it on. The "
-         "last runs with it on measured 0.64-0.65×."),
+        ("equal-work batch: wall ≤ 0.6× vipsthumbnail", f"{local_wall:.2f}×", local_wall <= 0.6,
+         "Two images at once on two cores against vipsthumbnail's one at a time with two libvips threads: most of the "
+         "gain is the overlap, and a batch this size (70 files, a few seconds) leaves little room. The ratio moves with "
+         "the machine's load by about ±0.05 between rounds."),
+        ("equal-work batch: CPU ≤ 1.0× vipsthumbnail", f"{local_cpu:.2f}×", local_cpu <= 1.0,
+         "The same libvips calls do the pixel work; the rest is process start-up (the Swift runtime and the Lua "
+         "profile, about 20 ms), reading each file into memory before decoding it from the buffer, and parsing the "
+         "header twice (decode, then downsample)."),
         ("thumbnail batch ≤ 0.2× ImageMagick (5× faster)", f"{ph / im:.3f}× ({im / ph:.1f}× faster)", ph / im <= 0.2,
-         "What limits it: the batch mixes formats, and PNG has no shrink-on-load in libvips, so a 2048² PNG is decoded "
-         "in full by every tool; ImageMagick loses most on the 4096² JPEGs and WebPs, which pipelinehost shrinks while "
-         "decoding. A per-set breakdown has not been measured yet."),
-        ("blurred background ≤ 1.3× thumbnail", f"{med('blurred-background batch: pipelinehost') / ph:.2f}×",
-         med('blurred-background batch: pipelinehost') / ph <= 1.3,
-         "The blur runs after downsampling, at 512 px. With liborc off (it crashed under the soak run) the Gaussian "
-         "convolution uses libvips' plain C path; with liborc on, the last run measured 1.21×."),
-        ("memory hit p50 ≤ 20 µs", f"{memory_hit:.0f} µs" if memory_hit is not None else "not measured",
-         memory_hit is not None and memory_hit <= 20,
-         "A hit still hops onto the pipeline actor and re-normalizes the URL (a URLComponents parse) to find its key; "
-         "a key memo would skip that, but it would keep sources with their signers (and so a password) in memory."),
+         "The batch mixes formats, and PNG has no shrink-on-load in libvips, so a 2048² PNG is decoded in full by every "
+         "tool; ImageMagick loses most on the 4096² JPEGs and WebPs, which pipelinehost shrinks while decoding."),
+        ("blurred background ≤ 1.15× thumbnail (CPU)", f"{blur_cpu:.2f}×", blur_cpu <= 1.15,
+         "The blur runs at 512 px after downsampling, at libvips' approximate precision; what remains is the blur "
+         "itself, the larger (512 px) intermediate and the dim."),
+        ("revalidated second run ≥ 10× faster, 0 decodes", f"{speedup:.1f}×, {second_decodes} decodes",
+         speedup >= 10 and second_decodes == 0,
+         "Each cover still costs a conditional request and the process start-up; the first run's decodes are fast "
+         "for covers this small."),
+        ("memory hit p50 ≤ 10 µs, p99 ≤ 50 µs",
+         f"{memory_hit['p50']:.0f} / {memory_hit.get('p99', 0):.0f} µs" if memory_hit else "not measured",
+         bool(memory_hit) and memory_hit["p50"] <= 10 and memory_hit.get("p99", 1e9) <= 50,
+         "A hit is a memo lookup and a memory lookup on the pipeline actor, plus the actor hop and the result value."),
         ("disk hit p50 ≤ 1 ms (50 KB)", f"{disk_hit:.0f} µs" if disk_hit is not None else "not measured",
          disk_hit is not None and disk_hit <= 1000, "One open, one read, a SHA-256 over the entry, one futimens."),
+        ("disk limit across 3 processes, within one entry", f"+{max(0, limit['largest'] - limit['limit'])} bytes",
+         limit["largest"] <= limit["limit"] + limit["entry"],
+         "A rescan of the usage file cannot see an entry another process is still writing, so for a moment the "
+         "directory can hold about one entry per writing process more."),
         ("peak RSS ≤ 300 MB", f"{peak:.0f} MB", peak <= 300, ""),
     ]
     lines += ["## Where it stands", "", "| target | measured | met |", "|---|---|---|"]

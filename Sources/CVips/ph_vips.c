@@ -27,11 +27,11 @@ int ph_vips_init(const char *program, int concurrency) {
     vips_cache_set_max(0);
     vips_cache_set_max_mem(0);
     vips_block_untrusted_set(TRUE);
-    // No run-time generated SIMD code (liborc). Under the soak run's load, Orc-generated
-    // convolution code crashed the process (a bad pointer inside liborc, and once a corrupted
-    // heap) about once in two 8000-request runs; with it off, none did. Blur and resize fall
-    // back to libvips' plain C paths. PIPELINEHOST_VIPS_VECTOR=1 keeps it on, to measure or to
-    // reproduce that (PIPELINEHOST_VIPS_VECTOR=1 scripts/soak --requests 8000).
+    // No run-time generated SIMD code (liborc). liborc 0.4.33's code allocator is not thread
+    // safe: operations built or freed on two threads at once crash in orc_code_free or corrupt
+    // the heap (scripts/orc-race reproduces it in seconds; BENCHMARKS.md, section 10). Blur and
+    // resize fall back to libvips' plain C paths. PIPELINEHOST_VIPS_VECTOR=1 keeps it on, to
+    // measure or to reproduce that.
     if (!g_getenv("PIPELINEHOST_VIPS_VECTOR")) vips_vector_set_enabled(FALSE);
     if (concurrency > 0) vips_concurrency_set(concurrency);
     return 0;
