@@ -1,4 +1,5 @@
 import Foundation
+import PipelineHost
 import Testing
 import TestSupport
 
@@ -23,7 +24,7 @@ struct BatchCommandTests {
     }
 
     @Test("--stats: a batch of 50% duplicates with fresh salts fetches each distinct source once")
-    func duplicatesFetchOnce() throws {
+    func duplicatesFetchOnce() async throws {
         // 10 images, each asked for twice with different auth salts, shuffled.
         var urls: [String] = []
         for id in 1...10 {
@@ -33,7 +34,7 @@ struct BatchCommandTests {
         }
         urls.shuffle()
         let list = try directory.write("urls.txt", Array(urls.joined(separator: "\n").utf8))
-        let run = try CLIProcess.run(["run", subsonic, "--profile", "thumbnail", "--input-list", list,
+        let run = try await CLIProcess.run(["run", subsonic, "--profile", "thumbnail", "--input-list", list,
                                       "--output-dir", directory.file("out"), "--stats", "--jobs", "2"])
         #expect(run.status == 0, "\(run.stderr)")
         let figures = try stats(run.stdout)
@@ -50,9 +51,9 @@ struct BatchCommandTests {
     }
 
     @Test("two profiles over a list on standard input: one transfer per source, both outputs written")
-    func twoProfilesFromStdin() throws {
+    func twoProfilesFromStdin() async throws {
         let urls = (1...4).map { server.url("/cover-\($0).jpg?id=\($0)") }
-        let run = try CLIProcess.run(["run", subsonic, "--profile", "thumbnail", "--profile", "blurred-background",
+        let run = try await CLIProcess.run(["run", subsonic, "--profile", "thumbnail", "--profile", "blurred-background",
                                       "--input-list", "-", "--output-dir", directory.path, "--stats"],
                                      input: "# covers\n" + urls.joined(separator: "\n") + "\n\n")
         #expect(run.status == 0, "\(run.stderr)")
@@ -66,7 +67,7 @@ struct BatchCommandTests {
     }
 
     @Test("Ctrl-C mid-batch: exit 130, transfers aborted, a summary, and no temporary or partial files")
-    func interrupt() throws {
+    func interrupt() async throws {
         server.route("/fast.jpg", .ok(Fixtures.sample, contentType: "image/jpeg"))
         // Each slow source would take about a minute.
         for n in 1...4 { server.route("/slow-\(n).jpg", .drip(Fixtures.sample, chunk: 256, pause: 0.08)) }
@@ -77,13 +78,17 @@ struct BatchCommandTests {
         let running = try CLIProcess.start(["run", Fixtures.path("examples/thumbnail.lua")] + sources
                                            + ["--output-dir", out, "--stats", "--per-host", "5"])
         // Interrupt once the fast one is written and the slow ones are downloading.
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, !(running.outputSoFar.contains("ok      \(server.url("/fast.jpg"))")
-                                   && (1...4).allSatisfy({ server.requestCount("/slow-\($0).jpg") == 1 })) {
-            Thread.sleep(forTimeInterval: 0.02)
+        // Polled on a pool thread, so the interrupt comes on time however busy the test threads are.
+        let fast = server.url("/fast.jpg")
+        await BlockingExecutor.shared.run {
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline, !(running.outputSoFar.contains("ok      \(fast)")
+                                       && (1...4).allSatisfy({ server.requestCount("/slow-\($0).jpg") == 1 })) {
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+            running.interrupt()
         }
-        running.interrupt()
-        let run = try running.wait(timeout: 30)
+        let run = try await running.finished(timeout: 30)
         #expect(run.status == 130, "\(run.output)")
         #expect(run.stderr.contains("interrupted: 1 of 5 finished (1 ok, 0 failed), 4 cancelled, 0 not started"))
         let figures = try stats(run.stdout)
@@ -96,21 +101,21 @@ struct BatchCommandTests {
         // The slow transfers were cut off, not left to finish: the server's next write fails.
         let cutOff = { (1...4).allSatisfy { server.abortedCount("/slow-\($0).jpg") == 1 } }
         let wait = Date().addingTimeInterval(20)
-        while !cutOff(), Date() < wait { Thread.sleep(forTimeInterval: 0.02) }
+        while !cutOff(), Date() < wait { try await Task.sleep(for: .seconds(0.02)) }
         #expect(cutOff())
     }
 
     @Test("on a terminal a live progress line shows done, failed, rate and ETA; in a pipe it does not")
-    func progress() throws {
+    func progress() async throws {
         server.route("/missing.jpg", .status(404))
         let sources = (1...3).map { server.url("/cover-\($0).jpg") } + [server.url("/missing.jpg")]
         let arguments = ["run", Fixtures.path("examples/thumbnail.lua")] + sources + ["--output-dir", directory.path, "--jobs", "1"]
-        let terminal = try CLIProcess.runInTerminal(arguments)
+        let terminal = try await CLIProcess.runInTerminal(arguments)
         #expect(terminal.status == 1, "\(terminal.output)")
         #expect(terminal.output.contains("] 1/4  ok 1  failed 0  "))
         #expect(terminal.output.contains("ETA "))
         #expect(terminal.output.contains("[########################] 4/4  ok 3  failed 1  "))
-        let piped = try CLIProcess.run(arguments)
+        let piped = try await CLIProcess.run(arguments)
         #expect(piped.status == 1)
         #expect(!piped.output.contains("\u{1B}[K") && !piped.output.contains("ETA"))
         #expect(piped.stdout.split(separator: "\n").count == 3)

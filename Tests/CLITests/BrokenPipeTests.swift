@@ -5,7 +5,7 @@ import TestSupport
 @Suite("pipelinehost run --json | head: ends by SIGPIPE, leaves no temporary files")
 struct BrokenPipeTests {
     @Test("the reader leaving mid-batch stops the run cleanly")
-    func head() throws {
+    func head() async throws {
         let server = try LoopbackServer()
         let directory = try TemporaryDirectory()
         for id in 1...40 {
@@ -15,7 +15,7 @@ struct BrokenPipeTests {
         let out = directory.file("out"), cache = directory.file("cache")
         let command = "set -o pipefail; '\(CLIProcess.executable)' run '\(Fixtures.path("examples/thumbnail.lua"))' \(sources) "
             + "--json --jobs 4 --output-dir '\(out)' --cache-dir '\(cache)' | head -n 1; echo \"status=$?\" >&2"
-        let run = try CLIProcess.start(["-c", command], executable: "/bin/bash").wait(timeout: 120)
+        let run = try await CLIProcess.start(["-c", command], executable: "/bin/bash").finished(timeout: 120)
         #expect(run.stdout.split(separator: "\n").count == 1)
         #expect(run.stderr.hasSuffix("status=141\n"), "\(run.stderr)")
         let written = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []

@@ -32,10 +32,10 @@ struct CacheCommandTests {
     }
 
     @Test("a second run with fresh salts makes no transfer and writes the same bytes")
-    func secondRun() throws {
-        let first = try CLIProcess.run(["run", thumbnail] + urls(1...6, salt: "a")
+    func secondRun() async throws {
+        let first = try await CLIProcess.run(["run", thumbnail] + urls(1...6, salt: "a")
                                        + ["--output-dir", directory.file("first"), "--cache-dir", cache, "--stats"])
-        let second = try CLIProcess.run(["run", thumbnail] + urls(1...6, salt: "b")
+        let second = try await CLIProcess.run(["run", thumbnail] + urls(1...6, salt: "b")
                                         + ["--output-dir", directory.file("second"), "--cache-dir", cache, "--stats"])
         #expect(first.status == 0 && second.status == 0, "\(first.stderr)\(second.stderr)")
         #expect((1...6).allSatisfy { server.requestCount("/covers/\($0).jpg") == 1 })
@@ -48,10 +48,10 @@ struct CacheCommandTests {
     }
 
     @Test("--offline names every source that is not cached, exits 1, and transfers nothing")
-    func offline() throws {
-        let warm = try CLIProcess.run(["run", thumbnail, urls(1...1, salt: "a")[0], "--output-dir", directory.path, "--cache-dir", cache])
+    func offline() async throws {
+        let warm = try await CLIProcess.run(["run", thumbnail, urls(1...1, salt: "a")[0], "--output-dir", directory.path, "--cache-dir", cache])
         #expect(warm.status == 0, "\(warm.stderr)")
-        let run = try CLIProcess.run(["run", thumbnail] + urls(1...3, salt: "b")
+        let run = try await CLIProcess.run(["run", thumbnail] + urls(1...3, salt: "b")
                                      + ["--output-dir", directory.path, "--cache-dir", cache, "--offline"])
         #expect(run.status == 1)
         for id in 2...3 {
@@ -63,49 +63,49 @@ struct CacheCommandTests {
     }
 
     @Test("two processes filling one cache at once leave no corrupt entry; stats, prune and clear")
-    func twoProcesses() throws {
+    func twoProcesses() async throws {
         let a = try CLIProcess.start(["run", thumbnail] + urls(1...30, salt: "a")
                                      + ["--output-dir", directory.file("a"), "--cache-dir", cache, "--jobs", "4"])
         let b = try CLIProcess.start(["run", thumbnail] + urls(11...40, salt: "b").reversed()
                                      + ["--output-dir", directory.file("b"), "--cache-dir", cache, "--jobs", "4"])
-        let (ranA, ranB) = (try a.wait(), try b.wait())
+        let (ranA, ranB) = (try await a.finished(), try await b.finished())
         #expect(ranA.status == 0 && ranB.status == 0, "\(ranA.stderr)\(ranB.stderr)")
 
-        let verify = try CLIProcess.run(["cache", "verify", "--cache-dir", cache])
+        let verify = try await CLIProcess.run(["cache", "verify", "--cache-dir", cache])
         #expect(verify.status == 0)
         #expect(verify.stdout.contains("checked: 80\ncorrupt: 0 (removed)"), "\(verify.stdout)")
-        let stats = try CLIProcess.run(["cache", "stats", "--cache-dir", cache])
+        let stats = try await CLIProcess.run(["cache", "stats", "--cache-dir", cache])
         #expect(stats.stdout.contains("entries: 80 (40 originals, 40 variants)"), "\(stats.stdout)")
         #expect(stats.stdout.contains("cache directory: \(cache)"))
 
-        let prune = try CLIProcess.run(["cache", "prune", "--cache-dir", cache, "--max-size", "100K"])
+        let prune = try await CLIProcess.run(["cache", "prune", "--cache-dir", cache, "--max-size", "100K"])
         #expect(prune.status == 0, "\(prune.output)")
         let left = DiskCacheFiles(cache)
         #expect(left.bytes <= 100 * 1024 && left.count < 80 && left.count > 0)
         #expect(prune.stdout.contains("removed: \(80 - left.count) entries"), "\(prune.stdout)")
-        let clear = try CLIProcess.run(["cache", "clear", "--cache-dir", cache])
+        let clear = try await CLIProcess.run(["cache", "clear", "--cache-dir", cache])
         #expect(clear.stdout.contains("removed: \(left.count) entries"))
         #expect(DiskCacheFiles(cache).count == 0)
     }
 
     @Test("cache verify removes an entry whose bytes were damaged")
-    func verifyFindsDamage() throws {
-        let run = try CLIProcess.run(["run", thumbnail, urls(1...1, salt: "a")[0], "--output-dir", directory.path, "--cache-dir", cache])
+    func verifyFindsDamage() async throws {
+        let run = try await CLIProcess.run(["run", thumbnail, urls(1...1, salt: "a")[0], "--output-dir", directory.path, "--cache-dir", cache])
         #expect(run.status == 0, "\(run.stderr)")
         let path = try #require(DiskCacheFiles(cache).paths.first)
         var bytes = try Fixtures.read(path)
         bytes[bytes.count / 2] ^= 0x55
         try Fixtures.write(path, bytes)
-        let verify = try CLIProcess.run(["cache", "verify", "--cache-dir", cache])
+        let verify = try await CLIProcess.run(["cache", "verify", "--cache-dir", cache])
         #expect(verify.stdout.contains("checked: 2\ncorrupt: 1 (removed)"), "\(verify.stdout)")
         #expect(DiskCacheFiles(cache).count == 1)
     }
 
     @Test("--no-cache, --refresh and --offline exclude each other; sizes are checked")
-    func flags() throws {
-        let both = try CLIProcess.run(["run", thumbnail, "x.jpg", "--offline", "--refresh"])
+    func flags() async throws {
+        let both = try await CLIProcess.run(["run", thumbnail, "x.jpg", "--offline", "--refresh"])
         #expect(both.status == 2 && both.stderr.contains("use one of --no-cache, --refresh and --offline"))
-        let size = try CLIProcess.run(["run", thumbnail, "x.jpg", "--cache-size", "lots"])
+        let size = try await CLIProcess.run(["run", thumbnail, "x.jpg", "--cache-size", "lots"])
         #expect(size.status == 2 && size.stderr.contains("--cache-size"), "\(size.stderr)")
     }
 }

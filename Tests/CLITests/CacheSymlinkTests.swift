@@ -13,9 +13,9 @@ struct CacheSymlinkTests {
     /// A cache with one real entry, plus a shard, an entry-named file, `tmp` and a temporary-
     /// named file that are symlinks to files and directories outside the cache, each holding
     /// what a careless walk would take for corrupt entries or abandoned temporaries.
-    private func plantedCache() throws -> [String] {
+    private func plantedCache() async throws -> [String] {
         let fm = FileManager.default
-        let run = try CLIProcess.run(["run", Fixtures.path("examples/thumbnail.lua"), Fixtures.path("examples/sample.jpg"),
+        let run = try await CLIProcess.run(["run", Fixtures.path("examples/thumbnail.lua"), Fixtures.path("examples/sample.jpg"),
                                       "--output-dir", directory.file("out"), "--cache-dir", cache])
         #expect(run.status == 0, "\(run.stderr)")
         let entries = cache + "/entries"
@@ -42,15 +42,15 @@ struct CacheSymlinkTests {
     @Test("verify, prune and clear leave symlinks and their targets alone", arguments: [
         ["verify"], ["prune", "--max-size", "1"], ["clear"], ["stats"],
     ])
-    func maintenance(_ command: [String]) throws {
-        let victims = try plantedCache()
-        let run = try CLIProcess.run(["cache"] + command + ["--cache-dir", cache])
+    func maintenance(_ command: [String]) async throws {
+        let victims = try await plantedCache()
+        let run = try await CLIProcess.run(["cache"] + command + ["--cache-dir", cache])
         #expect(run.status == 0, "\(run.stderr)")
         for victim in victims { #expect(FileManager.default.fileExists(atPath: victim), "\(command[0]) removed \(victim)") }
     }
 
     @Test("a symlinked entries directory is not walked, and a run still works")
-    func symlinkedEntries() throws {
+    func symlinkedEntries() async throws {
         let fm = FileManager.default
         let fakeName = "cd" + String(repeating: "0", count: 62)
         try fm.createDirectory(atPath: outside + "/entries/cd", withIntermediateDirectories: true)
@@ -59,10 +59,10 @@ struct CacheSymlinkTests {
         try fm.createDirectory(atPath: cache, withIntermediateDirectories: true)
         try fm.createSymbolicLink(atPath: cache + "/entries", withDestinationPath: outside + "/entries")
         for command in [["verify"], ["clear"]] {
-            let run = try CLIProcess.run(["cache"] + command + ["--cache-dir", cache])
+            let run = try await CLIProcess.run(["cache"] + command + ["--cache-dir", cache])
             #expect(run.status == 0, "\(run.stderr)")
         }
-        let run = try CLIProcess.run(["run", Fixtures.path("examples/thumbnail.lua"), Fixtures.path("examples/sample.jpg"),
+        let run = try await CLIProcess.run(["run", Fixtures.path("examples/thumbnail.lua"), Fixtures.path("examples/sample.jpg"),
                                       "--output-dir", directory.file("out"), "--cache-dir", cache])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(fm.fileExists(atPath: victim))

@@ -27,12 +27,12 @@ struct CredentialTests {
         // A normalize that drops nothing, with the profile's own secret name.
         "profile \"p\" { normalize { redact_query = { \"ticket\" } }, fetch {}, cache { disk = true }, decode {}, encode {}, cache { disk = true } }",
     ])
-    func nowhere(_ lua: String) throws {
+    func nowhere(_ lua: String) async throws {
         let profile = try directory.write("p.lua", Array(lua.utf8))
         let cache = directory.file("cache")
         var everything = ""
         for flags in [["--trace"], ["--json", "--stats"], ["--stats"]] {
-            let run = try CLIProcess.run(["run", profile, url, "--output-dir", directory.file("out"), "--cache-dir", cache] + flags)
+            let run = try await CLIProcess.run(["run", profile, url, "--output-dir", directory.file("out"), "--cache-dir", cache] + flags)
             #expect(run.status == 0, "\(run.stderr)")
             everything += run.stdout + run.stderr
         }
@@ -49,9 +49,9 @@ struct CredentialTests {
     }
 
     @Test("control bytes in a source are escaped on the terminal")
-    func controlBytes() throws {
+    func controlBytes() async throws {
         let source = directory.file("evil\u{1B}]0;owned\u{07}.jpg")
-        let run = try CLIProcess.run(["run", Fixtures.path("examples/thumbnail.lua"), source, "--output-dir", directory.file("out")])
+        let run = try await CLIProcess.run(["run", Fixtures.path("examples/thumbnail.lua"), source, "--output-dir", directory.file("out")])
         #expect(run.status == 1)
         #expect(!run.stderr.contains("\u{1B}") && !run.stderr.contains("\u{07}"), "\(run.stderr.debugDescription)")
         #expect(run.stderr.contains("evil\\x1B]0;owned\\x07.jpg"), "\(run.stderr)")

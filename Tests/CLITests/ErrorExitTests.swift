@@ -17,10 +17,10 @@ struct ErrorExitTests {
         ("loop.lua", "profile \"t\" { fetch {}, decode {}, encode {} }\nwhile true do end\n",
          "loop.lua:2: profile exceeded the instruction limit (20000000 instructions)"),
     ])
-    func brokenProfile(_ name: String, _ lua: String, _ message: String) throws {
+    func brokenProfile(_ name: String, _ lua: String, _ message: String) async throws {
         let path = try directory.write(name, Array(lua.utf8))
         for arguments in [["run", path, "examples/sample.jpg", "--output-dir", directory.path], ["check", path]] {
-            let run = try CLIProcess.run(arguments, in: Fixtures.root.path)
+            let run = try await CLIProcess.run(arguments, in: Fixtures.root.path)
             #expect(run.status == 2)
             #expect(run.stderr == "error: \(directory.path)/\(message)\n")
             #expect(run.stdout.isEmpty)
@@ -29,11 +29,11 @@ struct ErrorExitTests {
     }
 
     @Test("usage errors exit 2 and say what to do")
-    func usage() throws {
-        let noSource = try CLIProcess.run(["run", "examples/thumbnail.lua"], in: Fixtures.root.path)
+    func usage() async throws {
+        let noSource = try await CLIProcess.run(["run", "examples/thumbnail.lua"], in: Fixtures.root.path)
         #expect(noSource.status == 2)
         #expect(noSource.stderr.contains("give at least one SOURCE"))
-        let both = try CLIProcess.run(["run", "examples/thumbnail.lua", "a.jpg", "b.jpg", "-o", "x.jpg"], in: Fixtures.root.path)
+        let both = try await CLIProcess.run(["run", "examples/thumbnail.lua", "a.jpg", "b.jpg", "-o", "x.jpg"], in: Fixtures.root.path)
         #expect(both.status == 2)
         #expect(both.stderr.contains("-o takes one source and one profile"))
     }
@@ -42,8 +42,8 @@ struct ErrorExitTests {
 @Suite("pipelinehost check, stages and help")
 struct InspectionCommandTests {
     @Test("check prints each profile's stages with resolved parameters")
-    func check() throws {
-        let run = try CLIProcess.run(["check", "examples/salted-urls.lua"], in: Fixtures.root.path)
+    func check() async throws {
+        let run = try await CLIProcess.run(["check", "examples/salted-urls.lua"], in: Fixtures.root.path)
         #expect(run.status == 0)
         #expect(run.stdout.hasPrefix("examples/salted-urls.lua: 2 profiles, OK"))
         #expect(run.stdout.contains(#"profile "blurred-background""#))
@@ -52,8 +52,8 @@ struct InspectionCommandTests {
     }
 
     @Test("stages lists every stage with types, defaults and docs")
-    func stages() throws {
-        let run = try CLIProcess.run(["stages"])
+    func stages() async throws {
+        let run = try await CLIProcess.run(["stages"])
         #expect(run.status == 0)
         for name in ["fetch", "normalize", "decode", "downsample", "blur", "encode", "cache"] {
             #expect(run.stdout.contains("\n\(name)  (") || run.stdout.hasPrefix("\(name)  ("), "missing \(name)")
@@ -63,11 +63,11 @@ struct InspectionCommandTests {
     }
 
     @Test("--help teaches with examples and exit codes")
-    func help() throws {
-        let top = try CLIProcess.run(["--help"])
+    func help() async throws {
+        let top = try await CLIProcess.run(["--help"])
         #expect(top.status == 0)
         #expect(top.stdout.contains("Exit codes: 0 all sources succeeded"))
-        let run = try CLIProcess.run(["run", "--help"])
+        let run = try await CLIProcess.run(["run", "--help"])
         #expect(run.stdout.contains("Examples:"))
         #expect(run.stdout.contains("--output-dir"))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import PipelineHost
 import Testing
 import TestSupport
 
@@ -10,7 +11,7 @@ struct HostileProfileCLITests {
     /// The README's promise: stopped within the time limit plus a second (the test's timeout
     /// only keeps a hang from blocking the suite) and under the 32 MB memory limit plus 100 MB.
     @Test("check and run stop each hostile profile", arguments: HostileProfiles.all)
-    func stopped(_ hostile: HostileProfiles.Case) throws {
+    func stopped(_ hostile: HostileProfiles.Case) async throws {
         let path = try directory.write("hostile.lua", Array(hostile.lua.utf8))
         for arguments in [["check", path], ["run", path, Fixtures.path("examples/sample.jpg"), "--output-dir", directory.path]] {
             let run = try MeasuredProcess.run(arguments, in: directory.path, timeout: 30)
@@ -23,15 +24,18 @@ struct HostileProfileCLITests {
     }
 
     @Test("SIGINT while a profile loads exits 130 with a message")
-    func interruptedWhileLoading() throws {
+    func interruptedWhileLoading() async throws {
         // A sort that takes the whole second the time limit allows.
         let slow = "local t = setmetatable({}, {__len = function() return 2^31 - 2 end, __index = type, __newindex = rawequal})\n"
             + "table.sort(t)\nprofile \"x\" { fetch {}, decode {}, encode {} }\n"
         let path = try directory.write("slow.lua", Array(slow.utf8))
         let running = try CLIProcess.start(["check", path])
-        Thread.sleep(forTimeInterval: 0.5)
-        running.interrupt()
-        let outcome = try running.wait(timeout: 30)
+        // Slept and sent from a pool thread: on time however busy the test threads are.
+        await BlockingExecutor.shared.run {
+            Thread.sleep(forTimeInterval: 0.5)
+            running.interrupt()
+        }
+        let outcome = try await running.finished(timeout: 30)
         #expect(outcome.status == 130)
         #expect(outcome.stderr == "interrupted while loading \(path)\n")
     }

@@ -15,10 +15,10 @@ struct JSONOutputTests {
     }
 
     @Test("one JSON object per result and error, each error with its kind; the good source is written; exit 1")
-    func badBatch() throws {
+    func badBatch() async throws {
         let profile = try directory.write("hardened.lua", Array(BadInputs.profile.utf8))
         let sources = (BadInputs.cases.map(\.path) + ["/good.jpg"]).map { server.url($0 + "?t=secret1&s=secret2") }
-        let run = try CLIProcess.run(["run", profile, "--output-dir", directory.file("out"), "--json", "--stats"] + sources)
+        let run = try await CLIProcess.run(["run", profile, "--output-dir", directory.file("out"), "--json", "--stats"] + sources)
         #expect(run.status == 1)
         #expect(run.stderr.isEmpty, "\(run.stderr)")
         #expect(!run.stdout.contains("secret"))

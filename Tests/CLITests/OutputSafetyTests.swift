@@ -26,11 +26,11 @@ struct OutputSafetyTests {
     }
 
     @Test("many covers with one stem get one file each")
-    func oneStem() throws {
+    func oneStem() async throws {
         let server = try LoopbackServer()
         server.route("/rest/getCoverArt", .ok(Fixtures.quadrants(width: 64, height: 48), contentType: "image/jpeg"))
         let sources = (1...20).map { server.url("/rest/getCoverArt?id=\($0)") }
-        let run = try CLIProcess.run(["run", Fixtures.path("examples/thumbnail.lua"), "--output-dir", directory.path] + sources)
+        let run = try await CLIProcess.run(["run", Fixtures.path("examples/thumbnail.lua"), "--output-dir", directory.path] + sources)
         #expect(run.status == 0, "\(run.stderr)")
         let names = directory.contents
         #expect(names.count == 20)
@@ -38,12 +38,12 @@ struct OutputSafetyTests {
     }
 
     @Test("-o onto a device or a directory is refused and leaves it alone", arguments: ["/dev/null", "directory"])
-    func notRegular(_ target: String) throws {
+    func notRegular(_ target: String) async throws {
         let path = target.hasPrefix("/") ? target : directory.file(target)
         if !target.hasPrefix("/") { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
         var before = stat()
         #expect(lstat(path, &before) == 0)
-        let run = try CLIProcess.run(["run", Fixtures.path("examples/thumbnail.lua"), Fixtures.path("examples/sample.jpg"), "-o", path])
+        let run = try await CLIProcess.run(["run", Fixtures.path("examples/thumbnail.lua"), Fixtures.path("examples/sample.jpg"), "-o", path])
         #expect(run.status == 1)
         #expect(run.stderr == "failed  \(Fixtures.path("examples/sample.jpg")): cannot write \(path): it exists and is not a regular file\n")
         var after = stat()
@@ -55,11 +55,11 @@ struct OutputSafetyTests {
     }
 
     @Test("--output-dir that is a file, or under one, is a one-line error")
-    func outputDirectoryIsAFile() throws {
+    func outputDirectoryIsAFile() async throws {
         let file = try directory.write("plain.txt", Array("x".utf8))
         for (argument, message) in [(file, "error: --output-dir \(file) exists and is not a directory\n"),
                                     (file + "/sub", "error: cannot create --output-dir \(file)/sub: Not a directory\n")] {
-            let run = try CLIProcess.run(["run", Fixtures.path("examples/thumbnail.lua"), Fixtures.path("examples/sample.jpg"),
+            let run = try await CLIProcess.run(["run", Fixtures.path("examples/thumbnail.lua"), Fixtures.path("examples/sample.jpg"),
                                           "--output-dir", argument])
             #expect(run.status == 2)
             #expect(run.stderr == message)

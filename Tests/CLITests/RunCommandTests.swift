@@ -15,9 +15,9 @@ struct RunCommandTests {
     }
 
     @Test("a URL becomes a 300x300 JPEG at -o, with one result line")
-    func singleOutput() throws {
+    func singleOutput() async throws {
         let output = directory.file("t.jpg")
-        let run = try CLIProcess.run(["run", thumbnail, server.url("/photo.jpg"), "-o", output])
+        let run = try await CLIProcess.run(["run", thumbnail, server.url("/photo.jpg"), "-o", output])
         #expect(run.status == 0, "\(run.output)")
         let info = try #require(Fixtures.info([UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))))
         #expect((info.format, info.width, info.height) == ("jpeg", 300, 300))
@@ -28,20 +28,20 @@ struct RunCommandTests {
     }
 
     @Test("EXIF orientation is applied")
-    func orientation() throws {
+    func orientation() async throws {
         server.route("/rotated.jpg", .ok(Fixtures.quadrants(width: 600, height: 300, orientation: 6)))
         let output = directory.file("r.jpg")
-        let run = try CLIProcess.run(["run", Fixtures.path("examples/blurred-background.lua"), server.url("/rotated.jpg"), "-o", output])
+        let run = try await CLIProcess.run(["run", Fixtures.path("examples/blurred-background.lua"), server.url("/rotated.jpg"), "-o", output])
         #expect(run.status == 0, "\(run.output)")
         let info = try #require(Fixtures.info([UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))))
         #expect((info.width, info.height) == (256, 512))
     }
 
     @Test("one bad source fails alone: exit 1, the others written, no temporary files")
-    func partialFailure() throws {
+    func partialFailure() async throws {
         server.route("/fine.jpg", .ok(Fixtures.quadrants(width: 640, height: 480)))
         let out = directory.file("out")
-        let run = try CLIProcess.run(["run", thumbnail, server.url("/photo.jpg"), server.url("/missing.jpg?t=tok"),
+        let run = try await CLIProcess.run(["run", thumbnail, server.url("/photo.jpg"), server.url("/missing.jpg?t=tok"),
                                       server.url("/fine.jpg"), "--output-dir", out])
         #expect(run.status == 1, "\(run.output)")
         #expect(run.stderr.contains("failed  \(server.url("/missing.jpg?t=REDACTED")): HTTP 404"))
@@ -52,9 +52,9 @@ struct RunCommandTests {
     }
 
     @Test("credentials never appear in the output")
-    func redaction() throws {
+    func redaction() async throws {
         let secret = "supersecretpassword"
-        let run = try CLIProcess.run(["run", Fixtures.path("examples/salted-urls.lua"), "--profile", "thumbnail",
+        let run = try await CLIProcess.run(["run", Fixtures.path("examples/salted-urls.lua"), "--profile", "thumbnail",
                                       server.url("/photo.jpg?id=1&u=alice&p=\(secret)&t=\(secret)&s=\(secret)"),
                                       server.url("/missing?id=2&p=\(secret)"),
                                       "--output-dir", directory.path])
@@ -66,10 +66,10 @@ struct RunCommandTests {
     }
 
     @Test("salted URLs of one image get one output name")
-    func stableNames() throws {
+    func stableNames() async throws {
         let subsonic = Fixtures.path("examples/salted-urls.lua")
         for salt in ["a1", "b2"] {
-            let run = try CLIProcess.run(["run", subsonic, "--profile", "blurred-background",
+            let run = try await CLIProcess.run(["run", subsonic, "--profile", "blurred-background",
                                           server.url("/photo.jpg?id=7&u=me&t=\(salt)&s=\(salt)"), "--output-dir", directory.path])
             #expect(run.status == 0, "\(run.output)")
         }
@@ -78,19 +78,19 @@ struct RunCommandTests {
     }
 
     @Test("a file with several profiles needs --profile, and names them")
-    func chooseProfile() throws {
+    func chooseProfile() async throws {
         let subsonic = Fixtures.path("examples/salted-urls.lua")
-        let run = try CLIProcess.run(["run", subsonic, server.url("/photo.jpg")])
+        let run = try await CLIProcess.run(["run", subsonic, server.url("/photo.jpg")])
         #expect(run.status == 2)
         #expect(run.stderr.contains(#"defines several profiles ("thumbnail", "blurred-background"); choose one with --profile NAME"#))
-        let wrong = try CLIProcess.run(["run", subsonic, "--profile", "thumb", server.url("/photo.jpg")])
+        let wrong = try await CLIProcess.run(["run", subsonic, "--profile", "thumb", server.url("/photo.jpg")])
         #expect(wrong.status == 2)
         #expect(wrong.stderr.contains(#"has no profile "thumb""#))
     }
 
     @Test("a local path works, and scripts/run's default job writes a thumbnail")
-    func localPath() throws {
-        let run = try CLIProcess.run(["run", "examples/thumbnail.lua", "examples/sample.jpg", "--output-dir", directory.path],
+    func localPath() async throws {
+        let run = try await CLIProcess.run(["run", "examples/thumbnail.lua", "examples/sample.jpg", "--output-dir", directory.path],
                                      in: Fixtures.root.path)
         #expect(run.status == 0, "\(run.output)")
         #expect(directory.contents.count == 1)

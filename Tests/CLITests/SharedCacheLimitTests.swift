@@ -30,7 +30,7 @@ struct SharedCacheLimitTests {
         let watching = Locked((done: false, largest: 0, samples: 0))
         let watcher = Thread {
             while !watching.withLock({ $0.done }) {
-                let bytes = disk.report().bytes
+                let bytes = disk.entryBytes
                 watching.withLock { $0.largest = max($0.largest, bytes); $0.samples += 1 }
                 usleep(2000)
             }
@@ -51,11 +51,13 @@ struct SharedCacheLimitTests {
         let entry = try disk.entryPaths.map { try Fixtures.read($0).count }.max() ?? 0
         #expect(entry > 0 && report.entries > 5)
         #expect(report.bytes <= limit, "\(report.bytes) bytes in \(report.entries) entries")
-        // Each writer reserves its entry's room before writing, but a rescan (when the usage file
-        // is new) cannot see another writer's entry still in tmp/, and a listing is not atomic.
-        // So a sample may show one entry more per writer; a process that kept its own count, as
-        // before, lets each of the three fill the limit on its own.
+        // Each writer reserves its entry's room before writing and counts the others'
+        // reservations, so the directory never holds more than the limit. A listing is not
+        // atomic: one that spans an eviction (a batch, down to 90%) can count the evicted entries
+        // and those written after them, a tenth of the limit and one entry more. (A process that
+        // kept its own count, as before, let each of the three fill the limit on its own:
+        // samples of 50-100 KB.)
         let seen = watching.withLock { $0 }
-        #expect(seen.largest <= limit + 3 * entry, "the directory reached \(seen.largest) bytes in \(seen.samples) samples")
+        #expect(seen.largest <= limit + limit / 10 + entry, "the directory reached \(seen.largest) bytes in \(seen.samples) samples")
     }
 }

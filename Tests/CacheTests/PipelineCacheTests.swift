@@ -131,7 +131,7 @@ struct PipelineCacheTests {
         let watching = Locked((done: false, largest: 0, samples: 0))
         let watcher = Task.detached {
             while !watching.withLock({ $0.done }) {
-                let bytes = cache.report().bytes
+                let bytes = cache.entryBytes
                 watching.withLock { $0.largest = max($0.largest, bytes); $0.samples += 1 }
                 try? await Task.sleep(for: .milliseconds(2))
             }
@@ -145,13 +145,14 @@ struct PipelineCacheTests {
         #expect(stats.diskWrites == 500 && stats.succeeded == 500)
         #expect(report.bytes <= limit && report.entries > 5 && report.entries < 500)
         let seen = watching.withLock { $0 }
-        // A listing is not atomic: one sample can count an entry evicted after it was counted and
-        // the entry written in its place. So the bound a sample can show is one entry more. An
-        // entry is the body plus its metadata, which holds the key (every stage parameter), so
-        // its size is read from the disk rather than guessed.
+        // A listing is not atomic: a sample that spans one eviction (a batch, down to 90%) can count
+        // the evicted entries and those written after them in shards it lists later. So the bound
+        // a sample can show is a tenth of the limit and one entry more. An entry is the body plus
+        // its metadata, which holds the key (every stage parameter), so its size is read from the
+        // disk rather than guessed.
         let entry = try disk.entryPaths.map { try Fixtures.read($0).count }.max() ?? 0
         #expect(entry > small.count)
-        #expect(seen.largest <= limit + entry, "the directory reached \(seen.largest) bytes in \(seen.samples) samples")
+        #expect(seen.largest <= limit + limit / 10 + entry, "the directory reached \(seen.largest) bytes in \(seen.samples) samples")
         #expect(seen.samples > 10)
     }
 

@@ -35,14 +35,14 @@ struct FetchHardeningTests {
     }
 
     @Test("--profile strict --profile loop --jobs 1: every strict request is refused")
-    func poolPerGuardCLI() throws {
+    func poolPerGuardCLI() async throws {
         let directory = try TemporaryDirectory()
         let profile = try directory.write("guards.lua", Array("""
             profile "loop" { fetch { block_private = true, allow_loopback = true }, decode {}, encode {} }
             profile "strict" { fetch { block_private = true }, decode {}, encode {} }
             """.utf8))
         let sources = (0..<4).map { server.url("/photo.jpg?n=\($0)") }
-        let run = try CLIProcess.run(["run", profile, "--profile", "strict", "--profile", "loop", "--jobs", "1",
+        let run = try await CLIProcess.run(["run", profile, "--profile", "strict", "--profile", "loop", "--jobs", "1",
                                       "--no-cache", "--json", "--output-dir", directory.path] + sources)
         let lines = run.stdout.split(separator: "\n")
         #expect(run.status == 1)

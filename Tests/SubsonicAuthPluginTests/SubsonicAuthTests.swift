@@ -31,16 +31,16 @@ struct SubsonicAuthTests {
             """.utf8))
     }
 
-    private func run(_ auth: String, ids: [String], extra: [String] = [], environment: [String: String]? = nil) throws -> CLIProcess.Outcome {
+    private func run(_ auth: String, ids: [String], extra: [String] = [], environment: [String: String]? = nil) async throws -> CLIProcess.Outcome {
         let sources = ids.map { server.url("/rest/getCoverArt?id=\($0)") }
-        return try CLIProcess.run(["run", try profile(auth)] + sources + ["--output-dir", directory.file("out")] + extra,
+        return try await CLIProcess.run(["run", try profile(auth)] + sources + ["--output-dir", directory.file("out")] + extra,
                                   environment: environment ?? self.environment)
     }
 
     @Test("every transfer carries a valid token with a salt of its own")
-    func freshSalts() throws {
-        let first = try run(#"user = "alice""#, ids: ["al-1", "al-2", "al-3"])
-        let second = try run(#"user = "alice""#, ids: ["al-1"])
+    func freshSalts() async throws {
+        let first = try await run(#"user = "alice""#, ids: ["al-1", "al-2", "al-3"])
+        let second = try await run(#"user = "alice""#, ids: ["al-1"])
         #expect(first.status == 0 && second.status == 0, "\(first.output)\(second.output)")
         let queries = server.queries("/rest/getCoverArt")
         #expect(queries.count == 4)
@@ -52,8 +52,8 @@ struct SubsonicAuthTests {
     }
 
     @Test("the plain method sends p=enc:<hex>, which the server accepts")
-    func plainMethod() throws {
-        let outcome = try run(#"user = "alice", method = "plain""#, ids: ["al-1"])
+    func plainMethod() async throws {
+        let outcome = try await run(#"user = "alice", method = "plain""#, ids: ["al-1"])
         #expect(outcome.status == 0, "\(outcome.output)")
         let query = try #require(server.queries("/rest/getCoverArt").first)
         #expect(usesPlainForm(query))
@@ -61,23 +61,23 @@ struct SubsonicAuthTests {
     }
 
     @Test("a wrong password gets Subsonic's XML error, reported as not an image")
-    func wrongPassword() throws {
-        let outcome = try run(#"user = "alice""#, ids: ["al-1"], environment: ["SUBSONIC_PASSWORD": "wrong"])
+    func wrongPassword() async throws {
+        let outcome = try await run(#"user = "alice""#, ids: ["al-1"], environment: ["SUBSONIC_PASSWORD": "wrong"])
         #expect(outcome.status == 1)
         #expect(outcome.stderr.contains("getCoverArt?id=al-1: not an image (text/xml)"))
     }
 
     @Test("a missing password variable is a clear error that names it")
-    func missingVariable() throws {
-        let outcome = try run(#"user = "alice", password_env = "PIPELINEHOST_TEST_NO_SUCH_VARIABLE""#, ids: ["al-1"])
+    func missingVariable() async throws {
+        let outcome = try await run(#"user = "alice", password_env = "PIPELINEHOST_TEST_NO_SUCH_VARIABLE""#, ids: ["al-1"])
         #expect(outcome.status == 1)
         #expect(outcome.stderr.contains("subsonic_auth: the environment variable PIPELINEHOST_TEST_NO_SUCH_VARIABLE is not set"))
         #expect(server.requestCount("/rest/getCoverArt") == 0)
     }
 
     @Test("neither the password nor any token reaches the output, the stats or the files")
-    func nothingLeaks() throws {
-        let outcome = try run(#"user = "alice""#, ids: ["al-1", "al-2"], extra: ["--stats"])
+    func nothingLeaks() async throws {
+        let outcome = try await run(#"user = "alice""#, ids: ["al-1", "al-2"], extra: ["--stats"])
         #expect(outcome.status == 0, "\(outcome.output)")
         let tokens = server.queries("/rest/getCoverArt").compactMap { SubsonicAuthCheck.parameters($0)["t"] }
         #expect(tokens.count == 2)
@@ -88,10 +88,10 @@ struct SubsonicAuthTests {
     }
 
     @Test("examples/subsonic.lua signs one transfer for both profiles of a stable URL")
-    func example() throws {
+    func example() async throws {
         server.route("/music/rest/getCoverArt", .subsonic(user: "me", password: password,
                                                           .ok(Fixtures.sample, contentType: "image/jpeg")))
-        let outcome = try CLIProcess.run(["run", Fixtures.path("examples/subsonic.lua"), "--profile", "thumbnail",
+        let outcome = try await CLIProcess.run(["run", Fixtures.path("examples/subsonic.lua"), "--profile", "thumbnail",
                                           "--profile", "blurred-background", server.url("/music/rest/getCoverArt?id=al-42"),
                                           "--output-dir", directory.path], environment: environment)
         #expect(outcome.status == 0, "\(outcome.output)")
@@ -102,12 +102,12 @@ struct SubsonicAuthTests {
     }
 
     @Test("examples/subsonic.lua: a second run transfers nothing, and the cache holds no password, token or salt")
-    func cacheHoldsNoSecret() throws {
+    func cacheHoldsNoSecret() async throws {
         server.route("/music/rest/getCoverArt", .subsonic(user: "me", password: password,
                                                           .ok(Fixtures.sample, contentType: "image/jpeg")))
         let cache = directory.file("cache")
         for _ in 0..<2 {
-            let outcome = try CLIProcess.run(["run", Fixtures.path("examples/subsonic.lua"), "--profile", "thumbnail",
+            let outcome = try await CLIProcess.run(["run", Fixtures.path("examples/subsonic.lua"), "--profile", "thumbnail",
                                               "--profile", "blurred-background", server.url("/music/rest/getCoverArt?id=al-42"),
                                               "--output-dir", directory.file("out"), "--cache-dir", cache], environment: environment)
             #expect(outcome.status == 0, "\(outcome.output)")
@@ -133,8 +133,8 @@ struct SubsonicAuthTests {
         ("", "subsonic_auth: needs user, like subsonic_auth { user = \"me\" }; the password comes from $SUBSONIC_PASSWORD"),
         (#"user = "alice", method = "md5""#, #"subsonic_auth: 'method' must be one of "token"|"plain", got "md5""#),
     ])
-    func parameters(_ auth: String, _ message: String) throws {
-        let check = try CLIProcess.run(["check", try profile(auth)])
+    func parameters(_ auth: String, _ message: String) async throws {
+        let check = try await CLIProcess.run(["check", try profile(auth)])
         #expect(check.status == 2)
         #expect(check.stderr.contains("subsonic.lua:3: " + message), "\(check.stderr)")
     }

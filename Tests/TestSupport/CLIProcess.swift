@@ -16,16 +16,16 @@ public enum CLIProcess {
     }
 
     public static func run(_ arguments: [String], in directory: String? = nil, input: String? = nil,
-                           environment: [String: String] = [:], timeout: Double = 120) throws -> Outcome {
-        try start(arguments, in: directory, input: input, environment: environment).wait(timeout: timeout)
+                           environment: [String: String] = [:], timeout: Double = 120) async throws -> Outcome {
+        try await start(arguments, in: directory, input: input, environment: environment).finished(timeout: timeout)
     }
 
     /// Runs the executable with a pseudo-terminal as its standard streams, through util-linux's
     /// `script`, as a user at a terminal would. Standard output and error arrive mixed.
-    public static func runInTerminal(_ arguments: [String], timeout: Double = 120) throws -> Outcome {
+    public static func runInTerminal(_ arguments: [String], timeout: Double = 120) async throws -> Outcome {
         let command = ([executable] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
             .joined(separator: " ")
-        return try start(["-qec", command, "/dev/null"], executable: "/usr/bin/script").wait(timeout: timeout)
+        return try await start(["-qec", command, "/dev/null"], executable: "/usr/bin/script").finished(timeout: timeout)
     }
 
     /// Starts the executable and returns at once, for tests that signal it mid-run.
@@ -83,6 +83,14 @@ public enum CLIProcess {
         /// Sends SIGINT, as Ctrl-C in a terminal would.
         public func interrupt() { kill(process.processIdentifier, SIGINT) }
 
+        /// Waits for the process to end, on a pool thread: a test waiting for a subprocess must not
+        /// hold one of the few threads that run every other test's async work (with two cores,
+        /// two sync waits starved the pipeline tests' `eventually` deadlines).
+        public func finished(timeout: Double = 120) async throws -> Outcome {
+            try await BlockingExecutor.shared.run { try self.wait(timeout: timeout) }
+        }
+
+        /// Blocks the calling thread until the process ends; `finished` is the one tests use.
         public func wait(timeout: Double = 120) throws -> Outcome {
             let deadline = Date().addingTimeInterval(timeout)
             while process.isRunning {
