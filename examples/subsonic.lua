@@ -28,8 +28,8 @@ profile "blurred-background" {
   fetch      { timeout = 10, max_bytes = 20e6 },
   original,
   decode     { max_pixels = 50e6 },
-  downsample { size = 512 },
-  blur       { sigma = 12, dim = 0.35 },
+  downsample { size = 128 },
+  blur       { sigma = 12, dim = 0.35, size = 512 },
   encode     { format = "jpeg", quality = 75 },
   variant,
 }

@@ -171,6 +171,10 @@ int ph_vips_gaussblur(VipsImage *in, double sigma, int approximate, VipsImage **
                           approximate ? VIPS_PRECISION_APPROXIMATE : VIPS_PRECISION_INTEGER, NULL);
 }
 
+int ph_vips_rescale(VipsImage *in, double hscale, double vscale, VipsImage **out) {
+    return vips_resize(in, out, hscale, "vscale", vscale, "kernel", VIPS_KERNEL_LINEAR, NULL);
+}
+
 int ph_vips_darken(VipsImage *in, double factor, VipsImage **out) {
     int bands = vips_image_get_bands(in);
     int colour = vips_image_hasalpha(in) ? bands - 1 : bands;

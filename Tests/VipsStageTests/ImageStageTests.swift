@@ -116,4 +116,16 @@ struct ImageStageTests {
         #expect(difference.meanPerBand.allSatisfy { $0 <= 2 }, "mean per band \(difference.meanPerBand), max \(difference.max)")
         #expect(difference.max <= 16, "no visible seam or shift")
     }
+
+    @Test("blurring a quarter-size image and scaling it up (blur's size) looks like the full-size blur")
+    func blurSmallThenScale() async throws {
+        let downsampled = try await run(#"downsample { size = 512 }, encode { format = "png" }"#, input: Fixtures.sample)
+        let small = try await run(#"downsample { size = 128 }, blur { sigma = 12, size = 512 }, encode { format = "png" }"#,
+                                  input: Fixtures.sample)
+        #expect(small.size?.width == 512)
+        let exact = try #require(Fixtures.exactBlur(downsampled.bytes.array, sigma: 12))
+        let difference = try #require(Fixtures.difference(small.bytes.array, exact))
+        print("blur at 128 px scaled to 512: mean absolute difference per band \(difference.meanPerBand.map { ($0 * 100).rounded() / 100 }), max \(difference.max)")
+        #expect(difference.meanPerBand.allSatisfy { $0 <= 2 }, "mean per band \(difference.meanPerBand), max \(difference.max)")
+    }
 }

@@ -60,6 +60,9 @@ int ph_vips_to_srgb(VipsImage *in, VipsImage **out);
 /// the strong sigmas of a background blur it costs a third of the exact integer mask with liborc
 /// off, and differs from it by about 0.1/255 on average (VipsStageTests measures it).
 int ph_vips_gaussblur(VipsImage *in, double sigma, int approximate, VipsImage **out);
+/// Scales by `hscale` and `vscale` with a linear kernel: enough for a blurred image, which has
+/// no detail for a wider kernel to keep.
+int ph_vips_rescale(VipsImage *in, double hscale, double vscale, VipsImage **out);
 /// Multiplies the colour bands by `factor` (alpha untouched), keeping 8-bit pixels.
 int ph_vips_darken(VipsImage *in, double factor, VipsImage **out);
 

@@ -67,6 +67,9 @@ extension DiskCache {
         return result
     }
 
+    /// The bytes the entries take, from one listing (no file is opened).
+    public var entryBytes: Int { entryFiles().reduce(0) { $0 + $1.bytes } }
+
     /// The path of every entry file.
     public var entryPaths: [String] { entryFiles().map(\.path) }
 

@@ -76,12 +76,20 @@ public struct DiskCache: Sendable {
     @discardableResult
     public func write(_ entry: CacheEntry, key: String, layer: CacheLayer) throws(WriteError) -> Int {
         let name = Self.name(for: key)
-        let header: [UInt8]
+        return try write(entry, name: name, header: try Self.header(entry, key: key, name: name, layer: layer))
+    }
+
+    /// Everything in an entry's file before its bytes.
+    static func header(_ entry: CacheEntry, key: String, name: String, layer: CacheLayer) throws(WriteError) -> [UInt8] {
         do {
-            header = try DiskEntryFormat.header(entry, key: key, name: name, layer: layer)
+            return try DiskEntryFormat.header(entry, key: key, name: name, layer: layer)
         } catch {
             throw WriteError(description: "cannot encode cache metadata: \(error)")
         }
+    }
+
+    /// Writes an entry whose header is made; returns the bytes it takes.
+    func write(_ entry: CacheEntry, name: String, header: [UInt8]) throws(WriteError) -> Int {
         try Self.makeDirectory(directory)
         guard let root = CacheDirectory.root(directory) else { throw Self.failure("open \(directory)") }
         let temporaries = try root.makeSubdirectory("tmp")

@@ -32,8 +32,9 @@ struct EncodeStage: Stage {
         code = Self.formats.first { $0.name == format }!.code
         quality = Int32(p.integer("quality")!)
         strip = p.boolean("strip")!
-        try VipsRuntime.start()
-        guard ph_vips_can_save(code) != 0 else {
+        // Debian's libvips always writes JPEG, PNG and WebP. Checking the others starts libvips,
+        // which a profile load otherwise leaves to the first decode.
+        guard ["jpeg", "png", "webp"].contains(format) || ((try? VipsRuntime.start()) != nil && ph_vips_can_save(code) != 0) else {
             throw ParameterError("this libvips cannot write \(format)")
         }
     }

@@ -14,8 +14,7 @@ public enum VipsPlugin: PipelinePlugin {
     /// about one CPU stage per core, so a batch wants 1 here; a single image wants the core
     /// count. Without a call, libvips uses the core count (or VIPS_CONCURRENCY).
     public static func setThreadsPerOperation(_ threads: Int) {
-        guard (try? VipsRuntime.start()) != nil else { return }
-        ph_vips_set_concurrency(Int32(max(1, threads)))
+        VipsRuntime.setThreadsPerOperation(max(1, threads))
     }
 }
 

@@ -2,15 +2,34 @@ import CVips
 import PipelineHost
 
 /// Starts libvips once per process and turns its error buffer into messages.
+///
+/// libvips starts when the first image is decoded, not when a profile loads: starting it loads
+/// its modules (about 50 ms), which a run served wholly from the cache never needs.
 enum VipsRuntime {
+    /// Threads per operation asked for before libvips started, and whether it has.
+    private static let state = Locked((threads: 0, started: false))
+
     /// libvips is started on first use: operation cache off (the pipeline caches results itself),
-    /// untrusted loaders blocked, default concurrency.
+    /// untrusted loaders blocked, the threads per operation asked for (else libvips' default).
     private static let startError: String? = {
-        ph_vips_init("pipelinehost", 0) == 0 ? nil : takeError()
+        let threads = state.withLock { state in
+            state.started = true
+            return state.threads
+        }
+        return ph_vips_init("pipelinehost", Int32(threads)) == 0 ? nil : takeError()
     }()
 
     static func start() throws(PipelineError) {
         if let startError { throw PipelineError(.stageFailed, "libvips failed to start: \(startError)") }
+    }
+
+    /// Threads libvips uses inside one operation: applied now if libvips runs, else when it starts.
+    static func setThreadsPerOperation(_ threads: Int) {
+        let started = state.withLock { state in
+            state.threads = threads
+            return state.started
+        }
+        if started, (try? start()) != nil { ph_vips_set_concurrency(Int32(threads)) }
     }
 
     /// libvips' pending error text on one line, clearing it.
