@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <vips/vips.h>
+#include <vips/vector.h>
 
 static VipsImage *source;
 static int rounds;
