@@ -158,30 +158,22 @@ public enum Fixtures {
 
     public static func stats(_ bytes: [UInt8]) -> Stats? {
         start()
-        return bytes.withUnsafeBytes { raw -> Stats? in
-            guard let image = ph_vips_open(raw.baseAddress, raw.count, 1) else { return nil }
-            defer { ph_vips_unref(image) }
-            let width = Int(ph_vips_width(image)), height = Int(ph_vips_height(image)), bands = Int(ph_vips_bands(image))
-            var length = 0
-            guard let memory = vips_image_write_to_memory(image, &length) else { return nil }
-            defer { ph_vips_free(memory) }
-            let pixels = [UInt8](UnsafeRawBufferPointer(start: memory, count: length))
-            let mean = Double(pixels.reduce(0) { $0 + Int($1) }) / Double(pixels.count)
-            var differences = 0
-            for y in 0..<height {
-                for x in 1..<width {
-                    for b in 0..<bands {
-                        let i = (y * width + x) * bands + b
-                        differences += abs(Int(pixels[i]) - Int(pixels[i - bands]))
-                    }
+        guard let (width, height, bands, pixels) = pixels(bytes) else { return nil }
+        let mean = Double(pixels.reduce(0) { $0 + Int($1) }) / Double(pixels.count)
+        var differences = 0
+        for y in 0..<height {
+            for x in 1..<width {
+                for b in 0..<bands {
+                    let i = (y * width + x) * bands + b
+                    differences += abs(Int(pixels[i]) - Int(pixels[i - bands]))
                 }
             }
-            let sharpness = Double(differences) / Double(max(1, height * (width - 1) * bands))
-            return Stats(mean: mean, sharpness: sharpness) { fx, fy in
-                let x = min(width - 1, Int(fx * Double(width))), y = min(height - 1, Int(fy * Double(height)))
-                let i = (y * width + x) * bands
-                return Array(pixels[i..<i + bands])
-            }
+        }
+        let sharpness = Double(differences) / Double(max(1, height * (width - 1) * bands))
+        return Stats(mean: mean, sharpness: sharpness) { fx, fy in
+            let x = min(width - 1, Int(fx * Double(width))), y = min(height - 1, Int(fy * Double(height)))
+            let i = (y * width + x) * bands
+            return Array(pixels[i..<i + bands])
         }
     }
 

@@ -76,8 +76,9 @@ public enum Redactor {
 }
 
 extension Substring {
-    /// Percent-decoding for comparison only; malformed escapes are left as they are.
-    var removingPercentEncodingLossy: String {
+    /// Percent-decoding for comparison only; malformed escapes are left as they are. Redaction
+    /// and normalize's host both use it.
+    package var removingPercentEncodingLossy: String {
         guard contains("%") else { return String(self) }
         var bytes: [UInt8] = []
         var index = startIndex

@@ -64,7 +64,7 @@ enum SourceKey {
     /// A host lower-cased, its escapes decoded first so "%41" and "a" are one host.
     private static func normalizedHost(_ host: Substring) -> String {
         guard !host.hasPrefix("[") else { return host.lowercased() }
-        return Escapes.escapingInvalid(Escapes.decoded(host).lowercased()[...], allowed: Escapes.host, keepEscapes: false)
+        return Escapes.escapingInvalid(host.removingPercentEncodingLossy.lowercased()[...], allowed: Escapes.host, keepEscapes: false)
     }
 
     /// ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), RFC 3986 section 3.1.
@@ -119,36 +119,11 @@ enum Escapes {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// `part` with its %XX escapes turned back into the bytes they stand for.
-    static func decoded(_ part: Substring) -> String {
-        let bytes = Array(part.utf8)
-        var out: [UInt8] = []
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count, let high = bytes[index + 1].hexValue, let low = bytes[index + 2].hexValue {
-                out.append(high << 4 | low)
-                index += 3
-            } else {
-                out.append(bytes[index])
-                index += 1
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
 }
 
 extension UInt8 {
     fileprivate var isASCIILetter: Bool { (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self) }
     fileprivate var isASCIIDigit: Bool { (0x30...0x39).contains(self) }
-    fileprivate var isHexDigit: Bool { hexValue != nil }
-    fileprivate var hexValue: UInt8? {
-        switch self {
-        case 0x30...0x39: self - 0x30
-        case 0x41...0x46: self - 0x41 + 10
-        case 0x61...0x66: self - 0x61 + 10
-        default: nil
-        }
-    }
+    fileprivate var isHexDigit: Bool { isASCIIDigit || (0x41...0x46).contains(self) || (0x61...0x66).contains(self) }
 }
