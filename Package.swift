@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 // Swift 6 language mode (strict concurrency) is the default for tools-version 6.x; warnings are
@@ -19,6 +19,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        // serve: HTTP, start-up and graceful shutdown, and the Prometheus text format. Hummingbird's
+        // swift-configuration trait is left off: flags and environment are read by the CLI.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
     ],
     targets: [
         // System libraries, found through pkg-config (Debian: liblua5.4-dev, libvips-dev,
@@ -63,8 +70,24 @@ let package = Package(
         .target(name: "CirclePlugin", dependencies: ["PipelineHost", "CVips", "VipsPlugin"], path: "Sources/Plugins/Circle"),
         // new-plugin: targets (scripts/new-plugin adds plugin targets above this line)
 
+        // The long-lived HTTP service (`pipelinehost serve`): signed imgproxy-style URLs onto one
+        // shared Pipeline, backpressure, reload and drain (docs/SERVE.md).
+        .target(name: "PipelineHostServe", dependencies: [
+            "PipelineHost",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+        ]),
+
         .executableTarget(name: "PipelineHostCLI", dependencies: [
-            "PipelineHost", "PipelineProfiles", "FetchPlugin", "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin", "CirclePlugin",
+            "PipelineHost", "PipelineProfiles", "PipelineHostServe",
+            "FetchPlugin", "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin", "CirclePlugin",
             // new-plugin: executable dependencies
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -99,6 +122,10 @@ let package = Package(
         .testTarget(name: "MetricsTests", dependencies: ["TestSupport", .product(name: "MetricsTestKit", package: "swift-metrics")]),
         .testTarget(name: "SubsonicAuthPluginTests", dependencies: ["TestSupport", "SubsonicAuthPlugin"]),
         .testTarget(name: "CirclePluginTests", dependencies: ["TestSupport", "CirclePlugin"]),
+        .testTarget(name: "ServeTests", dependencies: [
+            "TestSupport", "PipelineHostServe", .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+        ]),
         // new-plugin: test targets
     ]
 )

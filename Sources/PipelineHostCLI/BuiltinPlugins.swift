@@ -38,3 +38,10 @@ func loadProfiles(_ path: String) throws -> ProfileSet {
         throw ExitCode.usage
     }
 }
+
+/// Loads a profile file and throws the loader's error (with file:line), for serve's start and
+/// its reloads. No LoadGuard: serve's signals belong to its service group, and the sandbox's
+/// own limits end a runaway script.
+func loadProfileFile(_ path: String) throws -> ProfileSet {
+    try ProfileLoader(registry: try makeRegistry()).load(file: path)
+}

@@ -22,12 +22,13 @@ struct PipelineHostCommand: AsyncParsableCommand {
               pipelinehost check examples/subsonic.lua     # validate, show resolved parameters
               pipelinehost stages                          # every stage and its parameters
               pipelinehost cache stats                     # what the disk cache holds
+              pipelinehost serve examples/thumbnail.lua    # the profiles as an HTTP service
 
             Exit codes: 0 all sources succeeded, 1 some failed (the rest are written),
             2 usage or profile error.
             """,
         version: "0.1.0",
-        subcommands: [Run.self, Check.self, Stages.self, CacheCommand.self])
+        subcommands: [Run.self, Check.self, Stages.self, CacheCommand.self, Serve.self, Sign.self])
 
     /// Parses and runs; argument errors exit with 2, like profile errors, instead of
     /// ArgumentParser's 64.

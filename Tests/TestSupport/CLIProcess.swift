@@ -83,6 +83,12 @@ public enum CLIProcess {
         /// Sends SIGINT, as Ctrl-C in a terminal would.
         public func interrupt() { kill(process.processIdentifier, SIGINT) }
 
+        /// Sends `signal` (SIGTERM, SIGHUP, ...).
+        public func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
+        /// Whether the process is still running.
+        public var isRunning: Bool { process.isRunning }
+
         /// Waits for the process to end, on a pool thread: a test waiting for a subprocess must not
         /// hold one of the few threads that run every other test's async work (with two cores,
         /// two sync waits starved the pipeline tests' `eventually` deadlines).

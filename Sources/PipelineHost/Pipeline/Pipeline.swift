@@ -140,7 +140,8 @@ public actor Pipeline {
             request: request, origin: origin, stageKey: key,
             bytes: encoded.bytes, format: encoded.format, size: encoded.size, sourceSize: encoded.sourceSize,
             timings: keyTimings + value.timings, coalesced: value.coalesced,
-            memoryHit: value.memoryHit, diskHit: value.diskHit, stale: value.stale)
+            memoryHit: value.memoryHit, diskHit: value.diskHit, stale: value.stale,
+            expiresAt: value.expiresAt, noStore: value.noStore)
     }
 
     /// Runs the key stages, which only rewrite the source; they are cheap and run inline.

@@ -47,6 +47,11 @@ public struct PipelineResult: Sendable {
     /// Served from an entry past its freshness: offline, or the last good image after a
     /// failure (`on_error = "stale"`).
     public let stale: Bool
+    /// When the result stops being fresh (seconds since 1970), from the origin's Cache-Control
+    /// and the cache stages' TTLs; nil when nothing said.
+    public let expiresAt: Double?
+    /// The origin said Cache-Control: no-store, so nothing made from it may be kept.
+    public let noStore: Bool
 
     /// Time in stages plus time queued for them.
     public var duration: Duration { timings.reduce(.zero) { $0 + $1.duration + $1.waited } }

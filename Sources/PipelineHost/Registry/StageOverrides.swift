@@ -1,7 +1,7 @@
 extension ConfiguredStage {
     /// The same stage with some parameters replaced for one request, checked against the same
     /// schema as the profile file (ranges, choices, unknown names).
-    func overriding(_ changes: [String: ParameterValue]) throws(ParameterError) -> ConfiguredStage {
+    package func overriding(_ changes: [String: ParameterValue]) throws(ParameterError) -> ConfiguredStage {
         let checker = ParameterChecker(definition: definition)
         var written = WrittenTable()
         for (name, value) in parameters.values where parameters.explicit.contains(name) {

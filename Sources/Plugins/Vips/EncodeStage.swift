@@ -12,10 +12,12 @@ struct EncodeStage: Stage {
     static let definition = StageDefinition(
         name: "encode",
         summary: "Encode to jpeg, png, webp, gif or avif (if this libvips can write it); metadata stripped by default. "
-            + "Several decoded frames (decode { frames = N }) make an animated webp or gif.",
+            + "Several decoded frames (decode { frames = N }) make an animated webp or gif. "
+            + "format = \"auto\": serve picks avif, webp or jpeg from the client's Accept header; elsewhere it writes jpeg.",
         input: .image, output: .encoded,
         parameters: [
-            ParameterSpec("format", .choice(formats.map(\.name)), default: .string("jpeg"), doc: "output format"),
+            ParameterSpec("format", .choice(formats.map(\.name) + ["auto"]), default: .string("jpeg"),
+                          doc: "output format; auto follows serve's Accept header (jpeg elsewhere)"),
             ParameterSpec("quality", .integer(1...100), default: .integer(82), doc: "quality for jpeg, webp and avif"),
             ParameterSpec("strip", .boolean, default: .boolean(true), doc: "drop EXIF, XMP and ICC metadata"),
         ],
@@ -27,7 +29,8 @@ struct EncodeStage: Stage {
     let strip: Bool
 
     init(_ p: StageParameters) throws {
-        let format = p.string("format")!
+        // "auto" is resolved per request by serve, as an override; without one it is JPEG.
+        let format = p.string("format")! == "auto" ? "jpeg" : p.string("format")!
         self.format = format
         code = Self.formats.first { $0.name == format }!.code
         quality = Int32(p.integer("quality")!)

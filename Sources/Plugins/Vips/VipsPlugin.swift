@@ -16,6 +16,12 @@ public enum VipsPlugin: PipelinePlugin {
     public static func setThreadsPerOperation(_ threads: Int) {
         VipsRuntime.setThreadsPerOperation(max(1, threads))
     }
+
+    /// Whether this libvips writes `format` ("avif", "jxl", ...); starts libvips to ask.
+    public static func canWrite(_ format: String) -> Bool {
+        guard let code = EncodeStage.formats.first(where: { $0.name == format })?.code else { return false }
+        return (try? VipsRuntime.start()) != nil && ph_vips_can_save(code) != 0
+    }
 }
 
 /// What libvips holds at one moment. A pipeline that has finished its work should hold no

@@ -1,0 +1,166 @@
+import ArgumentParser
+import Logging
+import PipelineHost
+import PipelineHostServe
+import VipsPlugin
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the file's profiles over HTTP, with signed imgproxy-style URLs.",
+        discussion: """
+            Image URLs name a profile of the file and a source; nothing about processing comes \
+            from the URL:
+
+              GET /{signature}/{profile}/{base64url(source)}
+              GET /{signature}/{profile}/plain/{percent-encoded source}
+
+            The signature is base64url(HMAC-SHA256(key, salt + "/{profile}/...")), with key \
+            and salt in hex from PIPELINEHOST_KEY and PIPELINEHOST_SALT (comma-separated \
+            pairs rotate keys; new paths are signed with the first). `pipelinehost sign` \
+            prints a signed path. With --allow-unsigned, "unsafe" stands in for a signature.
+
+            Every request goes through one shared pipeline: identical requests share one \
+            download and one decode, a client that disconnects cancels only its own request, \
+            and X-Priority: low|normal|high orders the queues. A profile whose encode says \
+            format = "auto" answers AVIF, WebP or JPEG from the Accept header.
+
+            Also: GET /health, GET /ready (503 while draining or over 90% of --max-queue), \
+            GET /metrics (Prometheus), POST /prefetch (a JSON list of signed paths, run at \
+            low priority). SIGHUP reloads the profile file (a broken file keeps the old \
+            profiles); SIGTERM or SIGINT stops accepting, finishes requests for up to \
+            --drain-timeout, writes the disk cache and exits 0.
+
+            Fetch stages refuse private addresses (block_private) and non-http(s) sources \
+            unless the profile sets block_private or schemes itself.
+
+            Example:
+              PIPELINEHOST_KEY=$(openssl rand -hex 32) PIPELINEHOST_SALT=$(openssl rand -hex 16) \\
+                pipelinehost serve examples/thumbnail.lua --port 8080
+            """)
+
+    @Argument(help: "The Lua profile file.")
+    var profileFile: String
+
+    @Option(name: .long, help: "The address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(name: .long, help: "The port to listen on (0 picks a free one; the start-up line names it).")
+    var port = 8080
+
+    @Flag(name: .customLong("allow-unsigned"), help: "Accept /unsafe/... paths without a signature (for local use only).")
+    var allowUnsigned = false
+
+    @Option(name: .customLong("max-queue"), help: "Image requests admitted at once; more get 503 with Retry-After at once.")
+    var maxQueue = 256
+
+    @Option(name: .customLong("drain-timeout"), help: ArgumentHelp("Seconds SIGTERM waits for requests in progress.", valueName: "seconds"))
+    var drainTimeout: Double = 10
+
+    @Option(name: .customLong("allow-source-host"), help: ArgumentHelp("Only fetch sources on this host (repeat for several).", valueName: "host"))
+    var allowSourceHosts: [String] = []
+
+    @Option(name: .long, help: "Transfers at once, over all hosts.")
+    var connections = 16
+
+    @Option(name: .customLong("per-host"), help: "Transfers at once to one host.")
+    var perHost = 8
+
+    @Flag(name: .customLong("no-access-log"), help: "No line per request on standard error.")
+    var noAccessLog = false
+
+    @OptionGroup(title: "Cache")
+    var cache: CacheOptions
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+        guard maxQueue >= 1, connections >= 1, perHost >= 1 else {
+            throw ValidationError("--max-queue, --connections and --per-host must be at least 1")
+        }
+        guard drainTimeout >= 0, drainTimeout.isFinite else { throw ValidationError("--drain-timeout must be 0 or more seconds") }
+    }
+
+    func run() async throws {
+        let accessLevel: Logger.Level = noAccessLog ? .warning : .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = label == "pipelinehost.access" ? accessLevel : .info
+            return handler
+        }
+        let signer: URLSigner
+        do {
+            signer = try Self.signer()
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode.usage
+        }
+        // Many requests run at once, one CPU stage per core: libvips gets one thread each.
+        let cores = PipelineConfiguration.cores
+        VipsPlugin.setThreadsPerOperation(1)
+        let settings = ServeSettings(
+            host: host, port: port, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue,
+            drainTimeout: .milliseconds(Int(drainTimeout * 1000)), allowedSourceHosts: Set(allowSourceHosts),
+            canWriteAVIF: VipsPlugin.canWrite("avif"),
+            pipeline: PipelineConfiguration(transfers: connections, transfersPerHost: perHost, cpuStages: cores, cache: cache.settings))
+        let file = profileFile
+        let service: ServeApplication
+        do {
+            service = try ServeApplication(settings: settings) { try loadProfileFile(file) }
+        } catch let error as ServeStartError {
+            printError("error: \(error)")
+            throw ExitCode.usage
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode.usage
+        }
+        let host = host
+        try await service.run { port in
+            printError("pipelinehost serve: listening on http://\(host):\(port) (\(file); Ctrl-C or SIGTERM drains and stops)")
+        }
+        printError("pipelinehost serve: stopped")
+    }
+
+    /// The signing keys from PIPELINEHOST_KEY and PIPELINEHOST_SALT.
+    static func signer() throws -> URLSigner {
+        try URLSigner(keys: getenv("PIPELINEHOST_KEY").map { String(cString: $0) },
+                      salts: getenv("PIPELINEHOST_SALT").map { String(cString: $0) })
+    }
+}
+
+struct Sign: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the signed serve path of a profile and a source.",
+        discussion: """
+            Signs with the first pair of PIPELINEHOST_KEY and PIPELINEHOST_SALT, as serve \
+            checks it. Append the printed path to the service's address:
+
+              curl -o cover.jpg "http://127.0.0.1:8080$(pipelinehost sign thumbnail https://example.com/a.jpg)"
+            """)
+
+    @Argument(help: "A profile name of the file serve runs.")
+    var profile: String
+
+    @Argument(help: "The source URL.")
+    var source: String
+
+    @Flag(name: .long, help: "Write the source percent-encoded after /plain/ instead of in base64url.")
+    var plain = false
+
+    func run() throws {
+        let signer: URLSigner
+        do {
+            signer = try Serve.signer()
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode.usage
+        }
+        guard let path = ServePath.signed(profile: profile, source: source, plain: plain, signer: signer) else {
+            printError("error: no signing key: set PIPELINEHOST_KEY and PIPELINEHOST_SALT (hex), or use /unsafe/ with serve --allow-unsigned")
+            throw ExitCode.usage
+        }
+        printOutput(path)
+    }
+}

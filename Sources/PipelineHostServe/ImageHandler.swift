@@ -1,0 +1,112 @@
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import PipelineHost
+
+/// GET and HEAD of an image path: signature, profile, source policy, admission, then the shared
+/// pipeline. A client that goes away cancels its own request only; the pipeline stops shared
+/// work when its last waiter leaves.
+struct ImageHandler: Sendable {
+    let state: ServeState
+
+    /// The response, and what the access log says about it: the path with the source redacted
+    /// and the cache result.
+    func respond(to request: Request, connection: any Channel) async -> (Response, logPath: String, cache: String) {
+        let rawPath = Substring(request.uri.path)
+        var logPath = "/-" + (rawPath.dropFirst().firstIndex(of: "/").map { String(rawPath[$0...]) } ?? "")
+        do throws(ServeFailure) {
+            let (image, profiles) = try resolve(request, path: rawPath)
+            logPath = "/-/\(image.profile)/\(Redactor.redact(image.source))"
+            var overrides: [String: [String: ParameterValue]] = [:]
+            let auto = profiles.autoFormat.contains(image.profile)
+            if auto {
+                let format = FormatChoice.choose(accept: request.headers[.accept], canWriteAVIF: state.settings.canWriteAVIF)
+                overrides["encode"] = ["format": .string(format)]
+            }
+            let imageRequest = ImageRequest(source: image.source, profile: image.profile, overrides: overrides)
+            let result = try await run(imageRequest, request: request, connection: connection)
+            let answer = ImageResponse(result: result, variesByAccept: auto, defaultMaxAge: state.settings.defaultMaxAge)
+            return (answer.response(for: request), logPath, answer.cacheResult)
+        } catch {
+            return (ServeResponder.response(for: error, method: request.method), logPath, "-")
+        }
+    }
+
+    /// Checks everything that needs no pipeline work, in an order that tells an unsigned caller
+    /// nothing: the shape, the signature, then the profile and the source.
+    private func resolve(_ request: Request, path: Substring) throws(ServeFailure) -> (ImagePath, ServedProfiles) {
+        guard request.uri.query == nil else {
+            throw .forbidden("a query string is not covered by the signature; percent-encode \"?\" in plain sources")
+        }
+        guard let (signature, signed) = ImagePath.split(path) else {
+            throw .notFound("not an image path: use /{signature}/{profile}/{base64url source} or .../plain/{source}")
+        }
+        if signature == "unsafe" {
+            guard state.settings.allowUnsigned else { throw .forbidden("unsigned paths are refused: the service runs without --allow-unsigned") }
+        } else if !state.settings.signer.accepts(signature, for: signed) {
+            throw .forbidden("bad signature")
+        }
+        let image: ImagePath
+        do {
+            image = try ImagePath(signature: signature, signed: signed)
+        } catch {
+            throw .notFound(error.message)
+        }
+        let profiles = state.slot.now.profiles
+        guard profiles.set[image.profile] != nil else {
+            throw .notFound("no profile named \"\(Redactor.escapingControls(image.profile))\"")
+        }
+        try SourcePolicy.check(image.source, allowedHosts: state.settings.allowedSourceHosts)
+        return (image, profiles)
+    }
+
+    /// Admits the request and runs it through the pipeline, cancelling it if the client closes
+    /// the connection first.
+    private func run(_ imageRequest: ImageRequest, request: Request, connection: any Channel) async throws(ServeFailure) -> PipelineResult {
+        guard state.gate.enter() else {
+            var full = ServeFailure(.serviceUnavailable, "queue_full", "\(state.gate.limit) requests are waiting (--max-queue); try again shortly")
+            full.retryAfter = 1
+            throw full
+        }
+        defer { state.gate.leave() }
+        let pipeline = state.slot.now.pipeline
+        let priority = Self.priority(request.headers[Self.xPriority])
+        // A task of its own, so the connection's close can cancel it; the pipeline counts it as
+        // one waiter and stops shared work only when no other waiter is left.
+        let work = Task { () async -> Result<PipelineResult, PipelineError> in
+            do throws(PipelineError) {
+                return .success(try await pipeline.image(for: imageRequest, priority: priority))
+            } catch {
+                return .failure(error)
+            }
+        }
+        connection.closeFuture.whenComplete { _ in work.cancel() }
+        let outcome = await withTaskCancellationHandler { await work.value } onCancel: { work.cancel() }
+        switch outcome {
+        case .success(let result): return result
+        case .failure(let error) where error.kind == .cancelled && !connection.isActive:
+            throw ServeFailure(ServeResponder.clientClosed, "cancelled", "the client closed the connection")
+        case .failure(let error): throw ServeFailure(error)
+        }
+    }
+
+    static let xPriority = HTTPField.Name("X-Priority")!
+
+    /// X-Priority: low, normal or high; anything else is normal.
+    static func priority(_ header: String?) -> Priority {
+        switch header?.lowercased() {
+        case "low": .low
+        case "high": .high
+        default: .normal
+        }
+    }
+}
+
+extension ImagePath.Problem {
+    var message: String {
+        switch self {
+        case .notAnImagePath: "not an image path: use /{signature}/{profile}/{base64url source} or .../plain/{source}"
+        case .badSource(let why): why
+        }
+    }
+}

@@ -1,0 +1,89 @@
+/// An image URL in imgproxy's shape, taken apart:
+///
+///     /{signature}/{profile}/{base64url(source)}
+///     /{signature}/{profile}/plain/{percent-encoded source}
+///
+/// Nothing about processing comes from the URL: the profile names a preset of the profile file.
+struct ImagePath: Sendable, Equatable {
+    /// The first segment: a signature, or "unsafe".
+    let signature: Substring
+    /// What the signature covers: the path after the signature segment, from its "/".
+    let signed: Substring
+    /// The profile segment, as written.
+    let profile: String
+    /// The source, decoded.
+    let source: String
+
+    /// Why a path is not an image URL.
+    enum Problem: Error, Equatable {
+        /// Not the shape of an image URL at all.
+        case notAnImagePath
+        /// The right shape, but the source segment does not decode.
+        case badSource(String)
+    }
+
+    /// The signature segment and what it signs, from a request's raw path (percent-encoding
+    /// intact, no query); nil when the path has no second segment.
+    static func split(_ path: Substring) -> (signature: Substring, signed: Substring)? {
+        guard path.first == "/", let slash = path.dropFirst().firstIndex(of: "/") else { return nil }
+        let signature = path[path.index(after: path.startIndex)..<slash]
+        return signature.isEmpty ? nil : (signature, path[slash...])
+    }
+
+    /// The profile and the source from the signed part of a path.
+    init(signature: Substring, signed: Substring) throws(Problem) {
+        self.signature = signature
+        self.signed = signed
+        let rest = signed.dropFirst()
+        guard let profileEnd = rest.firstIndex(of: "/") else { throw .notAnImagePath }
+        profile = String(rest[..<profileEnd])
+        let encoded = rest[rest.index(after: profileEnd)...]
+        guard !profile.isEmpty, !encoded.isEmpty else { throw .notAnImagePath }
+        if encoded.hasPrefix("plain/") {
+            let plain = encoded.dropFirst("plain/".count)
+            guard let decoded = Self.percentDecoded(plain), !decoded.isEmpty else {
+                throw .badSource("the plain source is not valid percent-encoded UTF-8")
+            }
+            source = decoded
+        } else {
+            // imgproxy lets a long base64 source be split with "/"; the pieces join back.
+            let joined = encoded.split(separator: "/").joined()
+            guard let bytes = Base64URL.decode(Substring(joined)), !bytes.isEmpty,
+                  let text = String(validating: bytes, as: UTF8.self) else {
+                throw .badSource("the source segment is not base64url of a UTF-8 URL")
+            }
+            source = text
+        }
+    }
+
+    /// Parses a whole raw path.
+    init(parsing path: Substring) throws(Problem) {
+        guard let (signature, signed) = Self.split(path) else { throw .notAnImagePath }
+        try self.init(signature: signature, signed: signed)
+    }
+
+    /// Strict percent-decoding: nil for a stray "%" or bytes that are not UTF-8.
+    static func percentDecoded(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Crypto
+import HTTPTypes
+import Hummingbird
+import PipelineHost
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A finished result as HTTP: the actual format's Content-Type, a strong ETag of the key and
+/// the bytes, Cache-Control from the variant's freshness, and 304 for a matching If-None-Match.
+struct ImageResponse {
+    let result: PipelineResult
+    /// The format followed the client's Accept, so caches must key on it.
+    let variesByAccept: Bool
+    let defaultMaxAge: Int
+
+    /// The strong validator: equal only for the same key and the same bytes.
+    var etag: String {
+        var hasher = SHA256()
+        hasher.update(data: Array(result.key.utf8))
+        hasher.update(bufferPointer: result.bytes.buffer)
+        return "\"" + hasher.finalize().prefix(16).map { String($0, radix: 16).leftPadded }.joined() + "\""
+    }
+
+    /// "cache result" for the access log and X-Cache.
+    var cacheResult: String {
+        result.memoryHit ? "memory" : result.diskHit ? "disk" : result.coalesced ? "shared" : "miss"
+    }
+
+    func response(for request: Request) -> Response {
+        let tag = etag
+        var headers: HTTPFields = [:]
+        headers[.eTag] = tag
+        headers[.cacheControl] = cacheControl
+        headers[Self.xCache] = cacheResult
+        if variesByAccept { headers[.vary] = "Accept" }
+        if Self.matches(request.headers[.ifNoneMatch], tag) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentType] = FormatChoice.mediaType(result.format)
+        headers[.contentLength] = String(result.bytes.count)
+        if request.method == .head { return Response(status: .ok, headers: headers) }
+        let body = ByteBuffer(bytes: result.bytes.buffer)
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: body))
+    }
+
+    /// `public, max-age=` the seconds the result stays fresh: what the origin and the cache
+    /// stages said, else the default. `no-store` when the origin said so.
+    var cacheControl: String {
+        if result.noStore { return "no-store" }
+        guard let expiresAt = result.expiresAt else { return "public, max-age=\(defaultMaxAge)" }
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return "public, max-age=\(max(0, Int(expiresAt - Double(now.tv_sec))))"
+    }
+
+    static let xCache = HTTPField.Name("X-Cache")!
+
+    /// If-None-Match: "*" or a list that holds the tag (weak forms compare equal, RFC 9110 §13.1.2).
+    static func matches(_ header: String?, _ tag: String) -> Bool {
+        guard let header else { return false }
+        return header.split(separator: ",").contains { item in
+            let value = item.filter { $0 != " " }
+            return value == "*" || value == tag || value == "W/" + tag
+        }
+    }
+}
+
+private extension String {
+    var leftPadded: String { count == 1 ? "0" + self : self }
+}

@@ -1,0 +1,94 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Hummingbird
+import PipelineHost
+
+/// POST /prefetch with a JSON list of signed image paths: each one that checks out runs at low
+/// priority, so the next real request is a cache hit. Answers 202 at once with what was taken.
+struct PrefetchHandler: Sendable {
+    let state: ServeState
+    /// A body larger than this is refused: a prefetch list is paths, not images.
+    static let maxBody = 1 << 20
+    static let maxPaths = 1000
+
+    func respond(to request: Request) async -> Response {
+        do throws(ServeFailure) {
+            let paths = try await Self.paths(request)
+            var requests: [ImageRequest] = []
+            var refused: [String] = []
+            for path in paths {
+                switch check(path) {
+                case .success(let imageRequest): requests.append(imageRequest)
+                case .failure(let failure): refused.append("\(Redactor.redact(path)): \(failure.reason)")
+                }
+            }
+            if !requests.isEmpty { try start(requests) }
+            let body = "{\"accepted\":\(requests.count),\"refused\":\(refused.count)}\n"
+            var headers: HTTPFields = [:]
+            headers[.contentType] = "application/json"
+            return Response(status: .accepted, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+        } catch {
+            return ServeResponder.response(for: error, method: request.method)
+        }
+    }
+
+    private static func paths(_ request: Request) async throws(ServeFailure) -> [String] {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: maxBody)
+        } catch {
+            throw ServeFailure(.contentTooLarge, "too_large", "the prefetch list is over \(maxBody) bytes")
+        }
+        guard let paths = try? JSONDecoder().decode([String].self, from: Data(buffer.readableBytesView)) else {
+            throw ServeFailure(.badRequest, "bad_request", "the body must be a JSON list of signed paths")
+        }
+        guard paths.count <= maxPaths else {
+            throw ServeFailure(.contentTooLarge, "too_large", "at most \(maxPaths) paths per prefetch")
+        }
+        return paths
+    }
+
+    /// The same checks as a GET of the path.
+    private func check(_ path: String) -> Result<ImageRequest, ServeFailure> {
+        let raw = Substring(path)
+        guard let (signature, signed) = ImagePath.split(raw) else { return .failure(.notFound("not an image path")) }
+        if signature == "unsafe" ? !state.settings.allowUnsigned : !state.settings.signer.accepts(signature, for: signed) {
+            return .failure(.forbidden("bad signature"))
+        }
+        guard let image = try? ImagePath(signature: signature, signed: signed) else { return .failure(.notFound("bad source segment")) }
+        let profiles = state.slot.now.profiles
+        guard profiles.set[image.profile] != nil else { return .failure(.notFound("no such profile")) }
+        do {
+            try SourcePolicy.check(image.source, allowedHosts: state.settings.allowedSourceHosts)
+        } catch {
+            return .failure(error)
+        }
+        // An auto-format profile is warmed for JPEG, the format every client gets without Accept.
+        let overrides: [String: [String: ParameterValue]] = profiles.autoFormat.contains(image.profile)
+            ? ["encode": ["format": .string("jpeg")]] : [:]
+        return .success(ImageRequest(source: image.source, profile: image.profile, overrides: overrides))
+    }
+
+    /// Runs the batch at low priority; at most a few batches at once.
+    private func start(_ requests: [ImageRequest]) throws(ServeFailure) {
+        let admitted = state.prefetches.withLock { running in
+            guard running < ServeState.prefetchBatches else { return false }
+            running += 1
+            return true
+        }
+        guard admitted else {
+            var busy = ServeFailure(.serviceUnavailable, "queue_full", "\(ServeState.prefetchBatches) prefetch batches are running; try again shortly")
+            busy.retryAfter = 1
+            throw busy
+        }
+        let prefetch = state.slot.now.pipeline.prefetch(requests)
+        let state = state
+        Task {
+            _ = await prefetch.wait()
+            state.prefetches.withLock { $0 -= 1 }
+        }
+    }
+}

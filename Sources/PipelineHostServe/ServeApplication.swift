@@ -1,0 +1,96 @@
+import Hummingbird
+import Logging
+import PipelineHost
+import Prometheus
+import ServiceLifecycle
+import UnixSignals
+
+/// `pipelinehost serve` as a value: the Hummingbird application over one shared pipeline, with
+/// SIGHUP reloading the profiles and SIGTERM/SIGINT draining (stop accepting, finish requests up
+/// to the drain timeout, write the disk cache, return).
+public struct ServeApplication: Sendable {
+    let state: ServeState
+    let logger: Logger
+
+    /// Loads the profiles (`load` is called again on every reload) and builds the service. A
+    /// file that does not load, or settings that cannot serve, throw here.
+    public init(settings: ServeSettings, logger: Logger = Logger(label: "pipelinehost.serve"),
+                load: @escaping @Sendable () throws -> ProfileSet) throws {
+        if let problem = settings.problem { throw ServeStartError(description: problem) }
+        let registry = PrometheusCollectorRegistry()
+        var configuration = settings.pipeline
+        configuration.metrics = PrometheusMetricsFactory(registry: registry)
+        let slot = try PipelineSlot(configuration: configuration, logger: logger, load: load)
+        state = ServeState(settings: settings, slot: slot, registry: registry,
+                           accessLog: Logger(label: "pipelinehost.access"))
+        self.logger = logger
+    }
+
+    /// The Hummingbird application; `onListening` gets the port once the socket is bound.
+    public func application(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+        Application(
+            responder: ServeResponder(state: state),
+            server: .http1(configuration: .init(additionalChannelHandlers: [ClientGoneHandler()])),
+            configuration: ApplicationConfiguration(
+                address: .hostname(state.settings.host, port: state.settings.port), serverName: "pipelinehost"),
+            services: [ReloadOnHangup(slot: state.slot)],
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+            logger: logger)
+    }
+
+    /// Serves until SIGTERM or SIGINT, then drains and returns.
+    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        var configuration = ServiceGroupConfiguration(
+            services: [
+                .init(service: application(onListening: onListening)),
+                // Shut down first (services stop in reverse order): /ready turns 503 at once.
+                .init(service: DrainFlag(state: state), successTerminationBehavior: .ignore),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger)
+        configuration.maximumGracefulShutdownDuration = state.settings.drainTimeout
+        do {
+            try await ServiceGroup(configuration: configuration).run()
+        } catch is CancellationError {
+            logger.warning("drain timeout passed: requests still running were cancelled")
+        }
+        await drainCache()
+    }
+
+    /// Writes what the pipeline still holds for the disk cache.
+    public func drainCache() async {
+        await state.slot.now.pipeline.flushCache()
+    }
+
+    /// Loads the profile file again, as SIGHUP does; returns the error text if it did not load.
+    public func reload() async -> String? { await state.slot.reload() }
+
+    /// The shared pipeline's counters.
+    public func stats() async -> PipelineStats { await state.slot.now.pipeline.stats() }
+}
+
+/// Why serve did not start.
+public struct ServeStartError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+}
+
+/// Reloads the profile file on every SIGHUP.
+struct ReloadOnHangup: Service {
+    let slot: PipelineSlot
+
+    func run() async throws {
+        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
+            await slot.reload()
+        }
+    }
+}
+
+/// Marks the service as draining when graceful shutdown starts.
+struct DrainFlag: Service {
+    let state: ServeState
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        state.startDraining()
+    }
+}

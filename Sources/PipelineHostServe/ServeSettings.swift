@@ -1,0 +1,49 @@
+import PipelineHost
+
+/// How `pipelinehost serve` runs: where it listens, who may ask, and its limits.
+public struct ServeSettings: Sendable {
+    /// The address to listen on; 127.0.0.1 unless the service is meant to be reached from outside.
+    public var host: String
+    /// The port; 0 picks a free one (the start-up line says which).
+    public var port: Int
+    /// Signing keys; with none, `allowUnsigned` must be on.
+    public var signer: URLSigner
+    /// Accept "unsafe" in place of a signature.
+    public var allowUnsigned: Bool
+    /// Image requests admitted at once; one more gets 503 with Retry-After.
+    public var maxQueue: Int
+    /// How long a SIGTERM waits for requests in progress before cancelling them.
+    public var drainTimeout: Duration
+    /// When not empty, the only hosts sources may name (lower-case, no port).
+    public var allowedSourceHosts: Set<String>
+    /// Whether this libvips writes AVIF, for `format = "auto"`.
+    public var canWriteAVIF: Bool
+    /// Cache-Control max-age for results whose freshness nothing set.
+    public var defaultMaxAge: Int
+    /// Slots, cache settings and metrics of the shared pipeline.
+    public var pipeline: PipelineConfiguration
+
+    /// Settings with the documented defaults: 127.0.0.1:8080, a queue of 256, a 10 s drain.
+    public init(host: String = "127.0.0.1", port: Int = 8080, signer: URLSigner, allowUnsigned: Bool = false,
+                maxQueue: Int = 256, drainTimeout: Duration = .seconds(10), allowedSourceHosts: Set<String> = [],
+                canWriteAVIF: Bool = false, defaultMaxAge: Int = 3600, pipeline: PipelineConfiguration = PipelineConfiguration()) {
+        self.host = host
+        self.port = port
+        self.signer = signer
+        self.allowUnsigned = allowUnsigned
+        self.maxQueue = maxQueue
+        self.drainTimeout = drainTimeout
+        self.allowedSourceHosts = Set(allowedSourceHosts.map { $0.lowercased() })
+        self.canWriteAVIF = canWriteAVIF
+        self.defaultMaxAge = defaultMaxAge
+        self.pipeline = pipeline
+    }
+
+    /// Why these settings cannot serve, if they cannot: with no key and no `allowUnsigned`,
+    /// every request would be refused.
+    public var problem: String? {
+        guard !signer.hasKeys, !allowUnsigned else { return nil }
+        return "no signing key: set PIPELINEHOST_KEY and PIPELINEHOST_SALT (hex; comma-separated pairs rotate keys), "
+            + "or pass --allow-unsigned to accept /unsafe/ paths"
+    }
+}

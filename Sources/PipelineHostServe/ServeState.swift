@@ -1,0 +1,28 @@
+import Logging
+import PipelineHost
+import Prometheus
+
+/// What every request handler shares: the pipeline slot, the admission gate, the settings, the
+/// metrics registry, and whether the service is draining.
+final class ServeState: Sendable {
+    let settings: ServeSettings
+    let slot: PipelineSlot
+    let gate: AdmissionGate
+    let registry: PrometheusCollectorRegistry
+    let accessLog: Logger
+    private let draining = Locked(false)
+    /// Prefetch batches running now; more than a few are refused like a full queue.
+    let prefetches = Locked(0)
+    static let prefetchBatches = 4
+
+    init(settings: ServeSettings, slot: PipelineSlot, registry: PrometheusCollectorRegistry, accessLog: Logger) {
+        self.settings = settings
+        self.slot = slot
+        gate = AdmissionGate(limit: settings.maxQueue)
+        self.registry = registry
+        self.accessLog = accessLog
+    }
+
+    var isDraining: Bool { draining.withLock { $0 } }
+    func startDraining() { draining.withLock { $0 = true } }
+}

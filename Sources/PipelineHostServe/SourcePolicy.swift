@@ -1,0 +1,29 @@
+import PipelineHost
+
+/// Which sources serve will fetch at all, before any stage runs: http and https URLs only (a
+/// file path or file:// URL from a stranger must never be read), and, with
+/// `--allow-source-host`, only the listed hosts. Private addresses are refused by fetch's
+/// `block_private`, which serve turns on (`ServedProfiles`), after every redirect too.
+enum SourcePolicy {
+    static func check(_ source: String, allowedHosts: Set<String>) throws(ServeFailure) {
+        let location = SourceLocation(source)
+        guard let scheme = location.scheme, scheme == "http" || scheme == "https" else {
+            throw ServeFailure(.forbidden, "blocked", "serve fetches only http and https sources", source: Redactor.redact(source))
+        }
+        guard !allowedHosts.isEmpty else { return }
+        guard let host = location.hostAndPort.map(Self.host), allowedHosts.contains(host) else {
+            throw ServeFailure(.forbidden, "blocked", "the source's host is not in --allow-source-host", source: Redactor.redact(source))
+        }
+    }
+
+    /// The host of "host:port", "[v6]:port" or "host".
+    static func host(_ hostAndPort: String) -> String {
+        if hostAndPort.hasPrefix("["), let close = hostAndPort.firstIndex(of: "]") {
+            return String(hostAndPort[...close])
+        }
+        if let colon = hostAndPort.lastIndex(of: ":"), hostAndPort[hostAndPort.index(after: colon)...].allSatisfy(\.isNumber) {
+            return String(hostAndPort[..<colon])
+        }
+        return hostAndPort
+    }
+}

@@ -1,0 +1,88 @@
+import Crypto
+
+/// Signs and checks image paths the way imgproxy does: the signature is base64url of
+/// HMAC-SHA256(key, salt + "/" + the path after the signature segment). Several key/salt pairs
+/// may be configured so keys can be rotated: a path signed with any of them is accepted, and
+/// new paths are signed with the first.
+public struct URLSigner: Sendable {
+    /// One key and its salt, both given as hex.
+    public struct KeyPair: Sendable {
+        let key: SymmetricKey
+        let salt: [UInt8]
+    }
+
+    /// Why keys could not be read.
+    public struct KeyError: Error, CustomStringConvertible, Sendable {
+        public let description: String
+    }
+
+    let pairs: [KeyPair]
+
+    /// The signature's length in characters: base64url of 32 bytes, unpadded.
+    static let signatureLength = 43
+
+    /// Key/salt pairs from comma-separated hex lists of equal length, as in PIPELINEHOST_KEY and
+    /// PIPELINEHOST_SALT. An empty or absent key list gives a signer with no keys.
+    public init(keys: String?, salts: String?) throws(KeyError) {
+        let keyList = Self.split(keys), saltList = Self.split(salts)
+        guard keyList.count == saltList.count else {
+            throw KeyError(description: "PIPELINEHOST_KEY has \(keyList.count) key(s) but PIPELINEHOST_SALT has \(saltList.count) salt(s); give one salt per key")
+        }
+        var pairs: [KeyPair] = []
+        for (index, (key, salt)) in zip(keyList, saltList).enumerated() {
+            guard let keyBytes = Self.hex(key), !keyBytes.isEmpty else {
+                throw KeyError(description: "PIPELINEHOST_KEY entry \(index + 1) is not hex")
+            }
+            guard let saltBytes = Self.hex(salt) else {
+                throw KeyError(description: "PIPELINEHOST_SALT entry \(index + 1) is not hex")
+            }
+            pairs.append(KeyPair(key: SymmetricKey(data: keyBytes), salt: saltBytes))
+        }
+        self.pairs = pairs
+    }
+
+    /// Whether any key is configured.
+    public var hasKeys: Bool { !pairs.isEmpty }
+
+    /// The signature for `path` (everything after the signature segment, starting with "/"),
+    /// made with the first key; nil when there is none.
+    public func signature(for path: String) -> String? {
+        guard let pair = pairs.first else { return nil }
+        let code = HMAC<SHA256>.authenticationCode(for: pair.salt + Array(path.utf8), using: pair.key)
+        return Base64URL.encode(code)
+    }
+
+    /// Whether `signature` is right for `path` under any configured key. The comparison is
+    /// swift-crypto's, in constant time; a signature of the wrong length is refused before it.
+    public func accepts(_ signature: Substring, for path: Substring) -> Bool {
+        guard signature.utf8.count == Self.signatureLength, let code = Base64URL.decode(signature) else { return false }
+        let message = Array(path.utf8)
+        return pairs.contains { HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: $0.salt + message, using: $0.key) }
+    }
+
+    private static func split(_ list: String?) -> [Substring] {
+        guard let list, !list.isEmpty else { return [] }
+        return list.split(separator: ",", omittingEmptySubsequences: false).map { $0.drop { $0 == " " } }
+    }
+
+    private static func hex(_ text: Substring) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
+    }
+
+    private static func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

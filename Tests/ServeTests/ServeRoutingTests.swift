@@ -1,0 +1,216 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import PipelineHost
+@testable import PipelineHostServe
+import Testing
+import TestSupport
+
+/// The service in this process, over a real socket (Hummingbird's live test client), in front of
+/// the loopback origin: routing, signing, the status table, 304, HEAD and Vary.
+@Suite struct ServeRoutingTests {
+    static let profiles = """
+        profile "thumb" {
+          fetch      { block_private = true, allow_loopback = true, timeout = 1, retries = 0 },
+          decode     {},
+          downsample { size = 64, fit = "cover" },
+          encode     { format = "jpeg" },
+          cache      { memory = true },
+        }
+        profile "auto" {
+          fetch      { block_private = true, allow_loopback = true, retries = 0 },
+          decode     {},
+          downsample { size = 32 },
+          encode     { format = "auto" },
+        }
+        profile "strict" {
+          fetch      { retries = 0 },
+          decode     {},
+          encode     {},
+        }
+        """
+
+    let origin: LoopbackServer
+    let signer = try! URLSigner(keys: "a1b2c3d4,00112233", salts: "0f0e,1f1e")
+
+    init() throws {
+        origin = try LoopbackServer()
+        origin.route("/cover.jpg", .ok(Fixtures.quadrants(width: 200, height: 120)))
+        origin.route("/gone.jpg", .status(404))
+        origin.route("/broken.jpg", .status(500))
+        origin.route("/page.jpg", .ok(Array("<!doctype html><html>hi</html>".utf8), contentType: "text/html"))
+        origin.route("/slow.jpg", .delayed(seconds: 3, .ok(Fixtures.sample)))
+    }
+
+    func service(allowUnsigned: Bool = false, hosts: Set<String> = []) throws -> ServeApplication {
+        let settings = ServeSettings(port: 0, signer: signer, allowUnsigned: allowUnsigned, allowedSourceHosts: hosts,
+                                     canWriteAVIF: false, pipeline: PipelineConfiguration(cache: CacheSettings(mode: .normal)))
+        return try ServeApplication(settings: settings) { try TestPipeline.load(Self.profiles, name: "serve.lua") }
+    }
+
+    func signed(_ profile: String, _ path: String, plain: Bool = false) -> String {
+        ServePath.signed(profile: profile, source: origin.url(path), plain: plain, signer: signer)!
+    }
+
+    @Test func aSignedPathAnswersTheImageWithItsHeaders() async throws {
+        try await service().application().test(.live) { client in
+            let response = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get)
+            #expect(response.status == .ok)
+            #expect(response.headers[.contentType] == "image/jpeg")
+            #expect(response.headers[.contentLength] == String(response.body.readableBytes))
+            #expect(Fixtures.info(Array(response.body.readableBytesView))?.width == 64)
+            let tag = try #require(response.headers[.eTag])
+            #expect(tag.hasPrefix("\"") && !tag.hasPrefix("W/"))
+            #expect(response.headers[.cacheControl]?.hasPrefix("public, max-age=") == true)
+            #expect(response.headers[.vary] == nil)
+
+            // The same bytes again, from memory, and the same validator; If-None-Match is a 304.
+            let again = try await client.execute(uri: signed("thumb", "/cover.jpg", plain: true), method: .get)
+            #expect(again.headers[.eTag] == tag)
+            #expect(again.headers[HTTPField.Name("X-Cache")!] == "memory")
+            let revalidated = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get,
+                                                       headers: [.ifNoneMatch: tag])
+            #expect(revalidated.status == .notModified)
+            #expect(revalidated.body.readableBytes == 0)
+            #expect(origin.requestCount("/cover.jpg") == 1)
+        }
+    }
+
+    @Test func headAnswersTheHeadersWithoutTheBody() async throws {
+        try await service().application().test(.live) { client in
+            let get = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get)
+            let head = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .head)
+            #expect(head.status == .ok)
+            #expect(head.body.readableBytes == 0)
+            #expect(head.headers[.contentLength] == String(get.body.readableBytes))
+            #expect(head.headers[.eTag] == get.headers[.eTag])
+        }
+    }
+
+    @Test func autoFormatFollowsAcceptAndVaries() async throws {
+        try await service().application().test(.live) { client in
+            let webp = try await client.execute(uri: signed("auto", "/cover.jpg"), method: .get,
+                                                headers: [.accept: "image/webp,*/*;q=0.8"])
+            #expect(webp.headers[.contentType] == "image/webp")
+            #expect(webp.headers[.vary] == "Accept")
+            #expect(Array(webp.body.readableBytesView.prefix(4)) == Array("RIFF".utf8))
+            let jpeg = try await client.execute(uri: signed("auto", "/cover.jpg"), method: .get, headers: [.accept: "*/*"])
+            #expect(jpeg.headers[.contentType] == "image/jpeg")
+            #expect(jpeg.headers[.eTag] != webp.headers[.eTag])
+            #expect(jpeg.headers[.vary] == "Accept")
+        }
+    }
+
+    @Test func signaturesAreChecked() async throws {
+        try await service().application().test(.live) { client in
+            let good = signed("thumb", "/cover.jpg")
+            let (signature, rest) = try #require(ImagePath.split(Substring(good)))
+            // Signed with the second (older) key of the rotation: still accepted.
+            let older = try URLSigner(keys: "00112233", salts: "1f1e")
+            let rotated = try #require(ServePath.signed(profile: "thumb", source: origin.url("/cover.jpg"), signer: older))
+            let accepted = try await client.execute(uri: rotated, method: .get)
+            #expect(accepted.status == .ok)
+
+            for uri in ["/\(signature.dropLast())\(rest)", "/\(signature)A\(rest)", "/\(String(repeating: "A", count: 43))\(rest)",
+                        "/\(String(repeating: "x", count: 5000))\(rest)", "/unsafe\(rest)", "\(good)?width=2000"] {
+                let response = try await client.execute(uri: uri, method: .get)
+                #expect(response.status == .forbidden, "\(uri.prefix(80))")
+                #expect(String(buffer: response.body).contains("\"kind\":\"forbidden\""))
+            }
+        }
+    }
+
+    @Test func unsafeIsAcceptedOnlyWhenAllowed() async throws {
+        try await service(allowUnsigned: true).application().test(.live) { client in
+            let uri = ServePath.unsafe(profile: "thumb", source: origin.url("/cover.jpg"))
+            let response = try await client.execute(uri: uri, method: .get)
+            #expect(response.status == .ok)
+        }
+    }
+
+    @Test(arguments: [
+        ("/gone.jpg", 404, "http_status"), ("/broken.jpg", 502, "http_status"), ("/page.jpg", 422, "not_an_image"),
+        ("/slow.jpg", 504, "timeout"),
+    ])
+    func failuresAnswerTheirStatusAndARedactedJSONBody(path: String, status: Int, kind: String) async throws {
+        try await service().application().test(.live) { client in
+            let source = origin.url(path) + "?u=ann&p=secret"
+            let uri = try #require(ServePath.signed(profile: "thumb", source: source, signer: signer))
+            let response = try await client.execute(uri: uri, method: .get)
+            #expect(response.status.code == status)
+            #expect(response.headers[.contentType] == "application/json")
+            let body = String(buffer: response.body)
+            #expect(body.contains("\"kind\":\"\(kind)\""), "\(body)")
+            #expect(!body.contains("secret"), "\(body)")
+            if path == "/broken.jpg" { #expect(body.contains("\"upstream_status\":500")) }
+        }
+    }
+
+    @Test func unknownProfilesAndTraversalAreNotFound() async throws {
+        try await service().application().test(.live) { client in
+            for profile in ["nothere", "..", "..%2F..%2Fetc", "thumb%00", "%2e%2e"] {
+                let uri = try #require(ServePath.signed(profile: profile, source: origin.url("/cover.jpg"), signer: signer))
+                let response = try await client.execute(uri: uri, method: .get)
+                #expect(response.status == .notFound, "\(profile)")
+            }
+            let nothing = try await client.execute(uri: "/nothing", method: .get)
+            #expect(nothing.status == .notFound)
+        }
+    }
+
+    @Test func hostileSourcesAreBlockedBeforeAnyTransfer() async throws {
+        try await service().application().test(.live) { client in
+            let sources = ["file:///etc/passwd", "/etc/passwd", "FILE:///etc/passwd", "gopher://127.0.0.1/x",
+                           "http://169.254.169.254/latest/meta-data/", "http://10.1.2.3/a.jpg", "http://[::1]:1/a.jpg"]
+            for source in sources {
+                let uri = try #require(ServePath.signed(profile: "strict", source: source, signer: signer))
+                let response = try await client.execute(uri: uri, method: .get)
+                #expect(response.status == .forbidden, "\(source): \(String(buffer: response.body))")
+                #expect(!String(buffer: response.body).contains("root:"))
+            }
+            // The strict profile did not turn block_private off, so loopback is refused too.
+            let loop = try await client.execute(uri: signed("strict", "/cover.jpg"), method: .get)
+            #expect(loop.status == .forbidden)
+            #expect(origin.requestCount("/cover.jpg") == 0)
+        }
+    }
+
+    @Test func allowedSourceHostsRestrictSources() async throws {
+        try await service(hosts: ["images.example.com"]).application().test(.live) { client in
+            let response = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get)
+            #expect(response.status == .forbidden)
+            #expect(String(buffer: response.body).contains("allow-source-host"))
+        }
+    }
+
+    @Test func operationalEndpoints() async throws {
+        try await service().application().test(.live) { client in
+            let health = try await client.execute(uri: "/health", method: .get)
+            let ready = try await client.execute(uri: "/ready", method: .get)
+            #expect(health.status == .ok && ready.status == .ok)
+            _ = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get)
+            let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            #expect(metrics.contains("pipelinehost_requests_total 1"))
+            #expect(metrics.contains("pipelinehost_decodes_total 1"))
+            let delete = try await client.execute(uri: "/health", method: .delete)
+            #expect(delete.status == .methodNotAllowed)
+        }
+    }
+
+    @Test func prefetchWarmsTheCacheAtLowPriority() async throws {
+        try await service().application().test(.live) { client in
+            let paths = [signed("thumb", "/cover.jpg"), "/bad/thumb/aGk", signed("nothere", "/cover.jpg")]
+            let body = "[" + paths.map { "\"\($0)\"" }.joined(separator: ",") + "]"
+            let response = try await client.execute(uri: "/prefetch", method: .post, body: ByteBuffer(string: body))
+            #expect(response.status == .accepted)
+            #expect(String(buffer: response.body) == "{\"accepted\":1,\"refused\":2}\n")
+            #expect(await eventually { origin.requestCount("/cover.jpg") == 1 })
+            #expect(await eventually {
+                let hit = try? await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get)
+                return hit?.headers[HTTPField.Name("X-Cache")!] == "memory"
+            })
+            let notJSON = try await client.execute(uri: "/prefetch", method: .post, body: ByteBuffer(string: "{"))
+            #expect(notJSON.status == .badRequest)
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import Testing
+@testable import PipelineHostServe
+
+/// Signed paths as imgproxy makes them: HMAC-SHA256 over salt + path, base64url, several keys.
+@Suite struct SigningTests {
+    let signer = try! URLSigner(keys: "736563726574", salts: "68656c6c6f")
+
+    @Test func aSignedPathIsAcceptedAndAnyChangeIsNot() throws {
+        let path = try #require(ServePath.signed(profile: "thumbnail", source: "https://example.com/a.jpg", signer: signer))
+        let (signature, signed) = try #require(ImagePath.split(Substring(path)))
+        #expect(signature.count == 43)
+        #expect(signer.accepts(signature, for: signed))
+        #expect(!signer.accepts(signature, for: signed.replacingOccurrences(of: "thumbnail", with: "thumbnaiL")[...]))
+        var flipped = String(signature)
+        flipped.replaceSubrange(flipped.startIndex...flipped.startIndex, with: flipped.first == "A" ? "B" : "A")
+        #expect(!signer.accepts(flipped[...], for: signed))
+    }
+
+    /// The reference value: HMAC-SHA256(key "secret", "hello" + "/thumbnail/plain/x"), computed
+    /// independently with `openssl dgst -sha256 -hmac secret`, then base64url.
+    @Test func theSignatureIsImgproxysHMAC() throws {
+        #expect(signer.signature(for: "/thumbnail/plain/x") == "SViuBxN2kowwjPC7x7y6a_TDppDgJmSU59COrM1cPSU")
+    }
+
+    @Test func signaturesOfTheWrongLengthOrAlphabetAreRefused() {
+        let signed: Substring = "/thumbnail/plain/x"
+        for bad in ["", "a", String(repeating: "A", count: 42), String(repeating: "A", count: 44),
+                    String(repeating: "A", count: 1000), "SViuBxN2kowwjPC7x7y6a/TDppDgJmSU59COrM1cPSU", "unsafe"] {
+            #expect(!signer.accepts(bad[...], for: signed), "\(bad)")
+        }
+    }
+
+    @Test func rotatedKeysAreAllAcceptedAndTheFirstSigns() throws {
+        let old = try URLSigner(keys: "0102", salts: "03")
+        let rotated = try URLSigner(keys: "a1a2,0102", salts: "a3,03")
+        let oldPath = try #require(ServePath.signed(profile: "p", source: "http://h/x.jpg", signer: old))
+        let (signature, signed) = try #require(ImagePath.split(Substring(oldPath)))
+        #expect(rotated.accepts(signature, for: signed))
+        let newPath = try #require(ServePath.signed(profile: "p", source: "http://h/x.jpg", signer: rotated))
+        #expect(newPath != oldPath)
+        let (newSignature, _) = try #require(ImagePath.split(Substring(newPath)))
+        #expect(!old.accepts(newSignature, for: signed))
+    }
+
+    @Test func keysMustBeHexAndPaired() throws {
+        #expect(throws: URLSigner.KeyError.self) { try URLSigner(keys: "zz", salts: "00") }
+        #expect(throws: URLSigner.KeyError.self) { try URLSigner(keys: "0102,0304", salts: "00") }
+        #expect(throws: URLSigner.KeyError.self) { try URLSigner(keys: "010", salts: "00") }
+        #expect(try URLSigner(keys: nil, salts: nil).hasKeys == false)
+    }
+
+    @Test func sourcesComeBackFromBase64AndPlainPaths() throws {
+        let source = "https://example.com/rest/getCoverArt?id=1&u=ann&t=abc&s=xyz"
+        let encoded = try ImagePath(parsing: Substring("/sig" + ServePath.path(profile: "thumbnail", source: source, plain: false)))
+        #expect(encoded.profile == "thumbnail" && encoded.source == source)
+        let plain = try ImagePath(parsing: Substring("/sig" + ServePath.path(profile: "thumbnail", source: source, plain: true)))
+        #expect(plain.source == source)
+        // imgproxy's plain form with slashes left as they are.
+        #expect(try ImagePath(parsing: "/sig/p/plain/http://h/a/b.jpg").source == "http://h/a/b.jpg")
+    }
+
+    @Test func malformedPathsAreRefused() {
+        #expect(throws: ImagePath.Problem.notAnImagePath) { try ImagePath(parsing: "/") }
+        #expect(throws: ImagePath.Problem.notAnImagePath) { try ImagePath(parsing: "/sig/thumbnail") }
+        #expect(throws: ImagePath.Problem.notAnImagePath) { try ImagePath(parsing: "/sig//aGk") }
+        #expect(throws: ImagePath.Problem.self) { try ImagePath(parsing: "/sig/p/plain/%zz") }
+        #expect(throws: ImagePath.Problem.self) { try ImagePath(parsing: "/sig/p/plain/%C3") }
+        #expect(throws: ImagePath.Problem.self) { try ImagePath(parsing: "/sig/p/not*base64") }
+    }
+
+    @Test func acceptPicksTheSmallestFormatTheClientReads() {
+        let chrome = "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"
+        #expect(FormatChoice.choose(accept: chrome, canWriteAVIF: true) == "avif")
+        #expect(FormatChoice.choose(accept: chrome, canWriteAVIF: false) == "webp")
+        #expect(FormatChoice.choose(accept: "image/webp;q=0, image/avif ; q=0.0", canWriteAVIF: true) == "jpeg")
+        #expect(FormatChoice.choose(accept: "image/png,image/*;q=0.8,*/*;q=0.5", canWriteAVIF: true) == "jpeg")
+        #expect(FormatChoice.choose(accept: nil, canWriteAVIF: true) == "jpeg")
+    }
+}

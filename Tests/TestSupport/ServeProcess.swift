@@ -1,0 +1,104 @@
+import Foundation
+import PipelineHost
+
+/// `pipelinehost serve` running as a subprocess on a free loopback port, and curl as its client:
+/// the service as a user runs and calls it.
+public final class ServeProcess: Sendable {
+    public let running: CLIProcess.Running
+    public let port: Int
+
+    /// Starts serve on `profileFile` with `arguments` added (`--port 0` is added) and waits for
+    /// its start-up line.
+    public init(profileFile: String, _ arguments: [String] = [], environment: [String: String] = [:]) async throws {
+        running = try CLIProcess.start(["serve", profileFile, "--port", "0"] + arguments, environment: environment)
+        let started = running
+        var found: Int?
+        _ = await eventually(within: 30) {
+            found = Self.port(in: started.outputSoFar)
+            return found != nil || !started.isRunning
+        }
+        guard let found else {
+            let outcome = try await running.finished(timeout: 5)
+            throw ServerError("serve did not start: \(outcome.output)")
+        }
+        port = found
+    }
+
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Sends SIGTERM and waits for the exit.
+    public func stop() async throws -> CLIProcess.Outcome {
+        running.send(SIGTERM)
+        return try await running.finished(timeout: 30)
+    }
+
+    private static func port(in output: String) -> Int? {
+        guard let range = output.range(of: "listening on http://127.0.0.1:") else { return nil }
+        return Int(output[range.upperBound...].prefix { $0.isNumber })
+    }
+}
+
+/// One HTTP answer, as curl saw it.
+public struct HTTPAnswer: Sendable {
+    public let status: Int
+    public let headers: [String: String]
+    public let body: [UInt8]
+    public var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// curl, run off the cooperative pool.
+public enum Curl {
+    /// One request; headers are "Name: value". A status of 0 means no answer (timeout, refused).
+    public static func get(_ url: String, method: String = "GET", headers: [String] = [], body: String? = nil,
+                           maxTime: Double = 60) async throws -> HTTPAnswer {
+        let directory = NSTemporaryDirectory() + "curl-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var arguments = ["-s", "-o", directory + "/body", "-D", directory + "/head", "-X", method, "-m", String(maxTime)]
+        if method == "HEAD" { arguments = ["-s", "-I", "-o", directory + "/head", "-m", String(maxTime)] }
+        for header in headers { arguments += ["-H", header] }
+        if let body { arguments += ["--data-binary", body] }
+        _ = try await run(arguments + [url])
+        let head = (try? String(contentsOfFile: directory + "/head", encoding: .utf8)) ?? ""
+        var status = 0, fields: [String: String] = [:]
+        for line in head.split(separator: "\r\n") {
+            if line.hasPrefix("HTTP/") {
+                status = Int(line.split(separator: " ")[1]) ?? 0
+            } else if let colon = line.firstIndex(of: ":") {
+                fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        let bytes = FileManager.default.contents(atPath: directory + "/body").map { [UInt8]($0) } ?? []
+        return HTTPAnswer(status: status, headers: fields, body: bytes)
+    }
+
+    /// `count` requests for `url` at once (curl --parallel); returns each status.
+    public static func parallel(_ url: String, count: Int, maxTime: Double = 60) async throws -> [Int] {
+        let arguments = ["-s", "--parallel", "--parallel-immediate", "--parallel-max", String(count), "-m", String(maxTime)]
+            + Array(repeating: ["-o", "/dev/null", "-w", "%{http_code}\\n", url], count: count).flatMap { $0 }
+        return try await run(arguments).split(separator: "\n").compactMap { Int($0) }
+    }
+
+    /// Runs curl and returns its standard output.
+    @discardableResult
+    public static func run(_ arguments: [String]) async throws -> String {
+        try await BlockingExecutor.shared.run {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            process.arguments = arguments
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+}
+
+/// base64url without padding, as serve's paths carry sources.
+public func base64url(_ text: String) -> String {
+    Data(text.utf8).base64EncodedString()
+        .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+}
