@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `pipelinehost serve` as a user runs it: a subprocess on a loopback port, called with curl, in
+/// front of the loopback origin.
+@Suite(.serialized) struct ServeProcessTests {
+    static let profile = """
+        profile "thumb" {
+          fetch      { block_private = true, allow_loopback = true, retries = 0 },
+          cache      { disk = true },
+          decode     {},
+          downsample { size = 64, fit = "cover" },
+          encode     { format = "jpeg" },
+          cache      { memory = true, disk = true },
+        }
+        """
+
+    let origin: LoopbackServer
+    let directory: TemporaryDirectory
+    let profileFile: String
+
+    init() throws {
+        origin = try LoopbackServer()
+        directory = try TemporaryDirectory()
+        profileFile = try directory.write("serve.lua", Array(Self.profile.utf8))
+    }
+
+    func start(_ arguments: [String] = []) async throws -> ServeProcess {
+        try await ServeProcess(profileFile: profileFile, ["--allow-unsigned", "--cache-dir", directory.file("cache")] + arguments)
+    }
+
+    func url(_ service: ServeProcess, _ path: String, profile: String = "thumb") -> String {
+        service.baseURL + "/unsafe/\(profile)/" + base64url(origin.url(path))
+    }
+
+    @Test func aHundredConcurrentRequestsMakeOneTransferAndOneDecode() async throws {
+        origin.route("/popular.jpg", .delayed(seconds: 0.5, .ok(Fixtures.sample)))
+        let service = try await start()
+        let statuses = try await Curl.parallel(url(service, "/popular.jpg"), count: 100)
+        #expect(statuses == Array(repeating: 200, count: 100))
+        #expect(origin.requestCount("/popular.jpg") == 1)
+        let metrics = try await Curl.get(service.baseURL + "/metrics").text
+        #expect(metrics.contains("pipelinehost_decodes_total 1\n"), "\(metrics)")
+        _ = try await service.stop()
+    }
+
+    @Test func aClientThatLeavesAbortsTheTransferWhenNobodyElseWaits() async throws {
+        origin.route("/slow.jpg", .drip(Fixtures.sample, chunk: 2048, pause: 0.05))
+        let service = try await start()
+        let answer = try await Curl.get(url(service, "/slow.jpg"), maxTime: 0.5)
+        #expect(answer.status == 0)
+        #expect(await eventually(within: 10) { origin.abortedCount("/slow.jpg") == 1 })
+        let metrics = try await Curl.get(service.baseURL + "/metrics").text
+        #expect(metrics.contains("pipelinehost_cancelled_total 1\n"))
+        let outcome = try await service.stop()
+        #expect(outcome.stderr.contains(" 499 "), "\(outcome.stderr)")
+    }
+
+    @Test func aFullQueueAnswers503AtOnce() async throws {
+        origin.route("/held1.jpg", .held(gate: "go", .ok(Fixtures.sample)))
+        origin.route("/held2.jpg", .held(gate: "go", .ok(Fixtures.sample)))
+        origin.route("/other.jpg", .ok(Fixtures.sample))
+        let service = try await start(["--max-queue", "2"])
+        async let first = Curl.get(url(service, "/held1.jpg"))
+        async let second = Curl.get(url(service, "/held2.jpg"))
+        #expect(await eventually { origin.requestCount("/held1.jpg") == 1 && origin.requestCount("/held2.jpg") == 1 })
+        let refused = try await Curl.get(url(service, "/other.jpg"))
+        #expect(refused.status == 503)
+        #expect(refused.headers["retry-after"] == "1")
+        #expect(refused.text.contains("\"kind\":\"queue_full\""))
+        let ready = try await Curl.get(service.baseURL + "/ready")
+        #expect(ready.status == 503)
+        origin.open("go")
+        #expect(try await first.status == 200)
+        #expect(try await second.status == 200)
+        #expect(try await Curl.get(url(service, "/other.jpg")).status == 200)
+        _ = try await service.stop()
+    }
+
+    @Test func sigtermFinishesRequestsInProgressThenExits0() async throws {
+        origin.route("/held.jpg", .held(gate: "go", .ok(Fixtures.sample)))
+        let service = try await start()
+        async let pending = Curl.get(url(service, "/held.jpg"))
+        #expect(await eventually { origin.requestCount("/held.jpg") == 1 })
+        service.running.send(SIGTERM)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(service.running.isRunning)
+        origin.open("go")
+        #expect(try await pending.status == 200)
+        let outcome = try await service.running.finished(timeout: 30)
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        // The disk cache writes were drained: a new service answers from disk with no transfer.
+        let again = try await start()
+        let answer = try await Curl.get(url(again, "/held.jpg"))
+        #expect(answer.status == 200 && answer.headers["x-cache"] == "disk")
+        #expect(origin.requestCount("/held.jpg") == 1)
+        _ = try await again.stop()
+    }
+
+    @Test func sighupWithABrokenFileKeepsServingAndAGoodOneReloads() async throws {
+        origin.route("/a.jpg", .ok(Fixtures.sample))
+        let service = try await start()
+        try Fixtures.write(profileFile, Array("profile \"thumb\" {\n  decode { max_pixels = \"lots\" },\n}\n".utf8))
+        service.running.send(SIGHUP)
+        #expect(await eventually { service.running.outputSoFar.contains("reload failed") })
+        #expect(service.running.outputSoFar.contains("serve.lua:2"), "\(service.running.outputSoFar)")
+        #expect(try await Curl.get(url(service, "/a.jpg")).status == 200)
+
+        try Fixtures.write(profileFile, Array((Self.profile + "\nprofile \"small\" {\n  fetch { block_private = false },\n  decode {},\n  downsample { size = 16 },\n  encode {},\n}\n").utf8))
+        service.running.send(SIGHUP)
+        #expect(await eventually { service.running.outputSoFar.contains("reloaded") })
+        let small = try await Curl.get(url(service, "/a.jpg", profile: "small"))
+        #expect(small.status == 200)
+        #expect(Fixtures.info(small.body)?.width == 16)
+        _ = try await service.stop()
+    }
+
+    @Test func signPrintsAPathTheServiceAccepts() async throws {
+        origin.route("/a.jpg", .ok(Fixtures.sample))
+        let keys = ["PIPELINEHOST_KEY": "0a0b0c0d0e0f", "PIPELINEHOST_SALT": "01020304"]
+        let service = try await ServeProcess(profileFile: profileFile, ["--cache-dir", directory.file("cache")], environment: keys)
+        let signed = try await CLIProcess.start(["sign", "thumb", origin.url("/a.jpg")], environment: keys).finished()
+        #expect(signed.status == 0)
+        let path = signed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await Curl.get(service.baseURL + path).status == 200)
+        #expect(try await Curl.get(url(service, "/a.jpg")).status == 403)
+        _ = try await service.stop()
+    }
+
+    @Test func serveRefusesToStartWithoutAKeyOrAllowUnsigned() async throws {
+        let outcome = try await CLIProcess.start(["serve", profileFile, "--port", "0"]).finished()
+        #expect(outcome.status == 2)
+        #expect(outcome.stderr.contains("PIPELINEHOST_KEY"))
+        #expect(outcome.stderr.contains("--allow-unsigned"))
+    }
+}
