@@ -367,6 +367,11 @@ def write(results_path, report_path):
     lines += ["## Where it stands", "", "| target | measured | met |", "|---|---|---|"]
     lines += [f"| {t} | {m} | {'yes' if ok else '**no**'} |" for t, m, ok, _ in targets]
     lines += [""] + [f"- **{t}:** {why}" for t, _, ok, why in targets if why and not ok] + [""]
+    # scripts/bench-serve writes its own section between markers; keep it.
+    serve_mark, serve_end = "<!-- serve: written by scripts/bench-serve -->", "<!-- /serve -->"
+    old = open(report_path).read() if os.path.exists(report_path) else ""
+    if serve_mark in old:
+        lines += [old[old.index(serve_mark):old.index(serve_end) + len(serve_end)], ""]
     open(report_path, "w").write("\n".join(lines))
 
 

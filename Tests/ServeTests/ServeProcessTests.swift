@@ -57,6 +57,21 @@ import TestSupport
         #expect(outcome.stderr.contains(" 499 "), "\(outcome.stderr)")
     }
 
+    @Test func aClientThatLeavesCancelsOnlyItsOwnRequest() async throws {
+        origin.route("/shared.jpg", .drip(Fixtures.sample, chunk: 4096, pause: 0.02))
+        let service = try await start()
+        async let stays = Curl.get(url(service, "/shared.jpg"))
+        #expect(await eventually { origin.requestCount("/shared.jpg") == 1 })
+        let leaves = try await Curl.get(url(service, "/shared.jpg"), maxTime: 0.3)
+        #expect(leaves.status == 0)
+        let answer = try await stays
+        #expect(answer.status == 200)
+        #expect(Fixtures.info(answer.body)?.width == 64)
+        #expect(origin.requestCount("/shared.jpg") == 1)
+        #expect(origin.abortedCount("/shared.jpg") == 0)
+        _ = try await service.stop()
+    }
+
     @Test func aFullQueueAnswers503AtOnce() async throws {
         origin.route("/held1.jpg", .held(gate: "go", .ok(Fixtures.sample)))
         origin.route("/held2.jpg", .held(gate: "go", .ok(Fixtures.sample)))

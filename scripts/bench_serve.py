@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""The measuring half of scripts/bench-serve.
+
+  bench_serve.py SECONDS BINARY THUMBOR PHOTOS RESULTS   measure
+  bench_serve.py --write RESULTS BENCHMARKS.md           write the Serve section (between markers)
+"""
+import http.server, json, os, platform, re, socket, subprocess, sys, tempfile, threading, time
+
+MARK_START, MARK_END = "<!-- serve: written by scripts/bench-serve -->", "<!-- /serve -->"
+
+
+def origin(photos):
+    """A keep-alive HTTP/1.1 origin: /u/<anything>/<name>.jpg serves <name>.jpg, so every
+    <anything> is a distinct source with the same work. Counts requests per path."""
+    bodies = {name: open(os.path.join(photos, name), "rb").read() for name in os.listdir(photos) if name.endswith(".jpg")}
+    counts, lock = {}, threading.Lock()
+
+    class Origin(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        def log_message(self, *a): pass
+        def do_GET(self):
+            with lock:
+                counts[self.path] = counts.get(self.path, 0) + 1
+            body = bodies.get(self.path.rsplit("/", 1)[-1])
+            if body is None:
+                self.send_response(404); self.send_header("Content-Length", "0"); self.end_headers(); return
+            self.send_response(200)
+            self.send_header("Content-Type", "image/jpeg")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Origin)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}", sorted(bodies), counts
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_up(url, seconds=60):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1].split("/")[0])), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.2)
+    sys.exit(f"bench-serve: {url} did not come up")
+
+
+def tree_cpu(pid):
+    """User + system seconds of a process and its children (thumbor forks one per core)."""
+    total, ticks = 0.0, os.sysconf("SC_CLK_TCK")
+    pids = [pid]
+    while pids:
+        p = pids.pop()
+        try:
+            fields = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks
+            for task in os.listdir(f"/proc/{p}/task"):
+                pids += [int(c) for c in open(f"/proc/{p}/task/{task}/children").read().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return total
+
+
+def tree_rss_mb(pid):
+    total, pids = 0, [pid]
+    while pids:
+        p = pids.pop()
+        try:
+            total += int(re.search(r"VmRSS:\s+(\d+)", open(f"/proc/{p}/status").read()).group(1))
+            for task in os.listdir(f"/proc/{p}/task"):
+                pids += [int(c) for c in open(f"/proc/{p}/task/{task}/children").read().split()]
+        except (FileNotFoundError, AttributeError):
+            pass
+    return total / 1024
+
+
+WRK_SCRIPT = """
+-- Paths from a list; "{n}" in a path becomes a number no other request of the run used, so
+-- such a path is a new source every time. hot: the share of requests for the first path.
+local counter, paths, hot = 0, {}, 0
+function setup(thread)
+  counter = counter + 1
+  thread:set("id", counter)
+end
+function init(args)
+  for i = 2, #args do paths[#paths + 1] = args[i] end
+  hot = tonumber(args[1])
+  n = id * 100000000
+end
+function request()
+  n = n + 1
+  local path
+  if math.random() < hot then path = paths[1] else path = paths[2 + (n % (#paths - 1))] end
+  return wrk.format("GET", (path:gsub("{n}", tostring(n))))
+end
+"""
+
+
+def wrk(base, paths, connections, seconds, hot=0.0, pid=None):
+    """Runs wrk; returns req/s, latency percentiles (ms), non-2xx count, errors, server CPU
+    seconds and the peak RSS sampled every 0.2 s."""
+    script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
+    script.write(WRK_SCRIPT)
+    script.close()
+    peak, stop = [0.0], threading.Event()
+    def sample():
+        while not stop.is_set():
+            peak[0] = max(peak[0], tree_rss_mb(pid))
+            time.sleep(0.2)
+    sampler = threading.Thread(target=sample, daemon=True)
+    cpu0 = tree_cpu(pid)
+    sampler.start()
+    out = subprocess.run(["wrk", "-t", "2", "-c", str(connections), "-d", f"{seconds}s", "--latency", "--timeout", "30s",
+                          "-s", script.name, base, "--", str(hot)] + paths, capture_output=True, text=True).stdout
+    stop.set(); sampler.join()
+    cpu = tree_cpu(pid) - cpu0
+    os.unlink(script.name)
+    def latency(p):
+        m = re.search(rf"^\s+{p}%\s+([\d.]+)(us|ms|s)", out, re.M)
+        return float(m.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[m.group(2)] if m else float("nan")
+    total = int(re.search(r"(\d+) requests in", out).group(1))
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), "requests": total,
+            "p50": latency(50), "p99": latency(99), "non2xx": int(non2xx.group(1)) if non2xx else 0,
+            "errors": sum(int(x) for x in errors.groups()) if errors else 0, "cpu": cpu,
+            "cpu_per_request_ms": 1000 * cpu / max(1, total), "peak_rss_mb": peak[0], "raw": out}
+
+
+def measure(seconds, binary, thumbor, photos, results_path):
+    base, names, counts = origin(photos)
+    work = tempfile.mkdtemp(prefix="bench-serve-")
+    profile = os.path.join(work, "serve.lua")
+    open(profile, "w").write("""profile "thumb" {
+  fetch      { block_private = false },  -- the origin is on loopback
+  decode     {},
+  downsample { size = 300, fit = "cover" },
+  encode     { format = "jpeg", quality = 80 },
+  cache      { memory = true },
+}
+""")
+    conf = os.path.join(work, "thumbor.conf")
+    open(conf, "w").write("""LOADER = 'thumbor.loaders.http_loader'
+STORAGE = 'thumbor.storages.no_storage'
+RESULT_STORAGE = None
+ALLOW_UNSAFE_URL = True
+QUALITY = 80
+AUTO_WEBP = False
+HTTP_LOADER_MAX_CLIENTS = 64
+""")
+    results = {"date": time.strftime("%Y-%m-%d"), "seconds": seconds, "machine": f"{os.cpu_count()} cores, {platform.machine()}",
+               "photos": len(names), "versions": {}}
+    ph_port, tb_port = free_port(), free_port()
+    ph = subprocess.Popen([binary, "serve", profile, "--port", str(ph_port), "--allow-unsigned", "--no-access-log"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "MALLOC_ARENA_MAX": "2"})
+    tb = subprocess.Popen([thumbor, "-p", str(tb_port), "-i", "127.0.0.1", "-c", conf, "--processes", str(os.cpu_count()), "-l", "error"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_up(f"http://127.0.0.1:{ph_port}"); wait_up(f"http://127.0.0.1:{tb_port}")
+        time.sleep(2)
+        results["versions"]["thumbor"] = subprocess.run([thumbor, "--version"], capture_output=True, text=True).stdout.strip()
+        ph_path = lambda source: "/unsafe/thumb/plain/" + source
+        tb_path = lambda source: "/unsafe/300x300/" + source
+        distinct = [f"{base}/u/{{n}}/{name}" for name in names]
+        # Warm both (first requests pay for imports and libvips start) before anything is timed.
+        for name in names[:2]:
+            subprocess.run(["curl", "-s", "-o", "/dev/null", f"http://127.0.0.1:{ph_port}{ph_path(f'{base}/warm/{name}')}"])
+            subprocess.run(["curl", "-s", "-o", "/dev/null", f"http://127.0.0.1:{tb_port}{tb_path(f'{base}/warm/{name}')}"])
+        # 1. Uncached processing, 8 clients, every request a new source.
+        for tool, port, path, pid in [("pipelinehost", ph_port, ph_path, ph.pid), ("thumbor", tb_port, tb_path, tb.pid)]:
+            results[f"uncached: {tool}"] = wrk(f"http://127.0.0.1:{port}", ["x"] + [path(d) for d in distinct], 8, seconds, pid=pid)
+            print(f"uncached {tool}: {results[f'uncached: {tool}']['rps']:.1f} req/s", file=sys.stderr)
+        # 2. Memory hits, 64 clients, one warm variant.
+        hot = ph_path(f"{base}/hot/{names[0]}")
+        subprocess.run(["curl", "-s", "-o", "/dev/null", f"http://127.0.0.1:{ph_port}{hot}"])
+        results["hits: pipelinehost"] = wrk(f"http://127.0.0.1:{ph_port}", [hot, hot], 64, seconds, hot=1.0, pid=ph.pid)
+        print(f"hits: {results['hits: pipelinehost']['rps']:.0f} req/s", file=sys.stderr)
+        # 3. Dedup: 100 identical uncached requests at once.
+        source = f"{base}/dedup/{names[1]}"
+        statuses = subprocess.run(["curl", "-s", "--parallel", "--parallel-immediate", "--parallel-max", "100"]
+                                  + ["-o", "/dev/null", "-w", "%{http_code}\\n", f"http://127.0.0.1:{ph_port}{ph_path(source)}"] * 100,
+                                  capture_output=True, text=True).stdout.split()
+        results["dedup"] = {"requests": len(statuses), "ok": statuses.count("200"), "transfers": counts.get(f"/dedup/{names[1]}", 0)}
+        # 4. Mixed: 64 clients for 3x the run length, 80% one hot variant, 20% new sources.
+        results["mixed: pipelinehost"] = wrk(f"http://127.0.0.1:{ph_port}", [hot] + [ph_path(d) for d in distinct], 64,
+                                             3 * seconds, hot=0.8, pid=ph.pid)
+        print(f"mixed: {results['mixed: pipelinehost']['rps']:.0f} req/s, peak RSS {results['mixed: pipelinehost']['peak_rss_mb']:.0f} MB",
+              file=sys.stderr)
+    finally:
+        ph.terminate(); tb.terminate()
+        ph.wait(30); tb.wait(30)
+    results["load"] = os.getloadavg()[0]
+    for sample in results.values():
+        if isinstance(sample, dict): sample.pop("raw", None)
+    json.dump(results, open(results_path, "w"), indent=1)
+
+
+def write(results_path, report_path):
+    r = json.load(open(results_path))
+    ph, tb = r["uncached: pipelinehost"], r["uncached: thumbor"]
+    hits, mixed, dedup = r["hits: pipelinehost"], r["mixed: pipelinehost"], r["dedup"]
+    ok = lambda met: "met" if met else "**missed**"
+    lines = [MARK_START, "## Serve: `pipelinehost serve` against thumbor", "",
+             f"Written by `scripts/bench-serve {r['seconds']}` on {r['date']}. Machine: {r['machine']} (1-minute load "
+             f"{r['load']:.1f} at the end); {r['versions']['thumbor']} with {r['machine'].split()[0]} processes, no result storage. "
+             f"Both fetch the same {r['photos']} 2560×1600 JPEGs from one loopback origin (a Python keep-alive server) and make "
+             "the same 300×300 centre crop at quality 80; wrk, the origin and the server share the two cores. CPU is the "
+             "server's user + system time over the run (thumbor: all its processes).", "",
+             "| run | req/s | p50 | p99 | non-2xx | server CPU per request | peak RSS |", "|---|---|---|---|---|---|---|"]
+    row = lambda label, s: (f"| {label} | {s['rps']:.1f} | {s['p50']:.1f} ms | {s['p99']:.1f} ms | {s['non2xx'] + s['errors']} | "
+                            f"{s['cpu_per_request_ms']:.1f} ms | {s['peak_rss_mb']:.0f} MB |")
+    lines += [row("uncached, 8 clients: pipelinehost", ph), row("uncached, 8 clients: thumbor", tb),
+              row("memory hits, 64 clients: pipelinehost", hits), row(f"mixed {3 * r['seconds']} s, 64 clients (80% hits): pipelinehost", mixed), "",
+              "| target | result | |", "|---|---|---|",
+              f"| uncached ≥ 3× thumbor's req/s | {ph['rps'] / tb['rps']:.1f}× ({ph['rps']:.1f} vs {tb['rps']:.1f} req/s) | {ok(ph['rps'] >= 3 * tb['rps'])} |",
+              f"| memory hits ≥ 5,000 req/s, p99 ≤ 20 ms | {hits['rps']:.0f} req/s, p99 {hits['p99']:.1f} ms | {ok(hits['rps'] >= 5000 and hits['p99'] <= 20)} |",
+              f"| 100 identical uncached requests make 1 transfer | {dedup['transfers']} transfer(s), {dedup['ok']} of {dedup['requests']} answered 200 | {ok(dedup['transfers'] == 1 and dedup['ok'] == 100)} |",
+              f"| mixed run: peak RSS ≤ 400 MB, 0 non-2xx | {mixed['peak_rss_mb']:.0f} MB, {mixed['non2xx'] + mixed['errors']} non-2xx or errors | {ok(mixed['peak_rss_mb'] <= 400 and mixed['non2xx'] + mixed['errors'] == 0)} |",
+              "", MARK_END]
+    text = open(report_path).read() if os.path.exists(report_path) else ""
+    block = "\n".join(lines)
+    if MARK_START in text:
+        text = text[:text.index(MARK_START)] + block + text[text.index(MARK_END) + len(MARK_END):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    open(report_path, "w").write(text)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--write":
+        write(sys.argv[2], sys.argv[3])
+    else:
+        measure(int(sys.argv[1]), *sys.argv[2:6])
