@@ -141,6 +141,34 @@ int ph_vips_thumbnail_buffer(const void *buffer, size_t length, int width, int h
                                  "option_string", options, NULL);
 }
 
+int ph_vips_thumbnail_buffer_draft(const void *buffer, size_t length, int width, int height, ph_fit fit,
+                                   int enlarge, int pages, VipsImage **out) {
+    const char *loader = vips_foreign_find_load_buffer(buffer, length);
+    if (pages > 1 || !loader || strcmp(loader, "VipsForeignLoadJpegBuffer") != 0)
+        return ph_vips_thumbnail_buffer(buffer, length, width, height, fit, enlarge, pages, out);
+    VipsImage *header = vips_image_new_from_buffer((void *)buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+    if (!header) return -1;
+    double source_width = header->Xsize, source_height = header->Ysize;
+    if (vips_image_get_orientation_swap(header)) {
+        double swap = source_width;
+        source_width = source_height;
+        source_height = swap;
+    }
+    g_object_unref(header);
+    double across = source_width / width, down = source_height / height;
+    double factor = fit == PH_FIT_COVER ? (across < down ? across : down) : (across > down ? across : down);
+    int shrink = factor >= 8 ? 8 : factor >= 4 ? 4 : factor >= 2 ? 2 : 1;
+    if (shrink == 1)
+        return ph_vips_thumbnail_buffer(buffer, length, width, height, fit, enlarge, pages, out);
+    VipsImage *loaded;
+    if (vips_jpegload_buffer((void *)buffer, length, &loaded, "shrink", shrink, "fail_on", VIPS_FAIL_ON_TRUNCATED,
+                             "access", VIPS_ACCESS_SEQUENTIAL, NULL))
+        return -1;
+    int result = ph_vips_thumbnail_image(loaded, width, height, fit, enlarge, out);
+    g_object_unref(loaded);
+    return result;
+}
+
 int ph_vips_thumbnail_image(VipsImage *in, int width, int height, ph_fit fit, int enlarge,
                             VipsImage **out) {
     return vips_thumbnail_image(in, out, width, "height", height, "crop", crop_for(fit),

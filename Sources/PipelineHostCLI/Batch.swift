@@ -37,15 +37,13 @@ struct Batch: Sendable {
     /// this task cancels the requests in progress and starts no more.
     func run(_ handle: (ImageRequest, Result<PipelineResult, PipelineError>) async -> Void) async -> Ending {
         var ending = Ending()
-        await withTaskGroup(of: (ImageRequest, Result<PipelineResult, PipelineError>).self) { group in
+        await withTaskGroup(of: Outcome.self) { group in
             var next = 0
             var running = 0
             while true {
                 while next < groups.count, running < window, !Task.isCancelled {
-                    for request in groups[next] {
-                        group.addTask { [pipeline] in (request, await Self.outcome(of: request, in: pipeline)) }
-                        running += 1
-                    }
+                    await start(groups[next], in: &group)
+                    running += groups[next].count
                     next += 1
                 }
                 guard let (request, outcome) = await group.next() else { break }
@@ -58,9 +56,28 @@ struct Batch: Sendable {
         return ending
     }
 
-    private static func outcome(of request: ImageRequest, in pipeline: Pipeline) async -> Result<PipelineResult, PipelineError> {
+    typealias Outcome = (ImageRequest, Result<PipelineResult, PipelineError>)
+
+    /// Starts one group. Its first request starts alone, and its twins once that request's work
+    /// is registered, so they share it however the tasks happen to be scheduled.
+    private func start(_ members: [ImageRequest], in group: inout TaskGroup<Outcome>) async {
+        let (first, twins) = (members[0], members.dropFirst())
+        let (registered, signal) = AsyncStream<Void>.makeStream()
+        let finish: @Sendable () -> Void = { signal.finish() }
+        let joinable = twins.isEmpty ? nil : finish
+        let pipeline = pipeline
+        group.addTask { (first, await Self.outcome(of: first, in: pipeline, joinable: joinable)) }
+        guard !twins.isEmpty else { return }
+        for await _ in registered {}
+        for request in twins {
+            group.addTask { (request, await Self.outcome(of: request, in: pipeline)) }
+        }
+    }
+
+    private static func outcome(of request: ImageRequest, in pipeline: Pipeline,
+                                joinable: (@Sendable () -> Void)? = nil) async -> Result<PipelineResult, PipelineError> {
         do {
-            return .success(try await pipeline.image(for: request))
+            return .success(try await pipeline.image(for: request, joinable: joinable))
         } catch {
             return .failure(error)
         }

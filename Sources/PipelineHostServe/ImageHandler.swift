@@ -80,8 +80,10 @@ struct ImageHandler: Sendable {
                 return .failure(error)
             }
         }
-        connection.closeFuture.whenComplete { _ in work.cancel() }
+        let watch = ConnectionWatch.of(connection)
+        let tracked = watch.track { work.cancel() }
         let outcome = await withTaskCancellationHandler { await work.value } onCancel: { work.cancel() }
+        watch.untrack(tracked)
         switch outcome {
         case .success(let result): return result
         case .failure(let error) where error.kind == .cancelled && !connection.isActive:

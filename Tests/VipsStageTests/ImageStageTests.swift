@@ -49,6 +49,22 @@ struct ImageStageTests {
         #expect(topRight[0] > 200 && topRight[1] < 60 && topRight[2] < 60, "top-right should be red, is \(topRight)")
     }
 
+    @Test("shrink_on_load = \"speed\" gives the same picture as libvips' choice, orientation included",
+          arguments: [("cover", 1), ("inside", 1), ("cover", 6)])
+    func draftShrink(fit: String, orientation: Int) async throws {
+        let photo = orientation == 1 ? Fixtures.sample : Fixtures.quadrants(width: 1600, height: 900, orientation: orientation)
+        let quality = try await run("downsample { size = 120, fit = \"\(fit)\" }, encode { format = \"png\" }", input: photo)
+        let speed = try await run("downsample { size = 120, fit = \"\(fit)\", shrink_on_load = \"speed\" }, encode { format = \"png\" }",
+                                  input: photo)
+        #expect(speed.size == quality.size)
+        let difference = try #require(Fixtures.difference(quality.bytes.array, speed.bytes.array))
+        #expect(difference.meanPerBand.allSatisfy { $0 < 2 }, "\(difference)")
+        // A PNG has no JPEG scales: the same path as libvips' own.
+        let png = Fixtures.quadrants(width: 800, height: 600, format: .png)
+        let fromPNG = try await run("downsample { size = 100, shrink_on_load = \"speed\" }, encode { format = \"png\" }", input: png)
+        #expect(fromPNG.size == PixelSize(width: 100, height: 75))
+    }
+
     @Test("blur softens the image and dim darkens it")
     func blurAndDim() async throws {
         let plain = try await run("downsample { size = 256 }, encode { format = \"png\" }", input: Fixtures.sample)

@@ -43,6 +43,12 @@ typedef enum { PH_FIT_INSIDE = 0, PH_FIT_COVER = 1 } ph_fit;
 /// any embedded ICC profile and exports sRGB.
 int ph_vips_thumbnail_buffer(const void *buffer, size_t length, int width, int height, ph_fit fit,
                              int enlarge, int pages, VipsImage **out);
+/// The same for a JPEG, loaded first at the largest DCT scale (1/2, 1/4, 1/8) that still covers
+/// the box, then resized: less decoding and resizing than libvips' own choice, which leaves a
+/// factor of two for the final resize. What PIL's draft mode (and so thumbor) does. Other
+/// formats, and JPEGs too small to scale, go to ph_vips_thumbnail_buffer.
+int ph_vips_thumbnail_buffer_draft(const void *buffer, size_t length, int width, int height, ph_fit fit,
+                                   int enlarge, int pages, VipsImage **out);
 /// The same for an image already in memory (no shrink-on-load possible).
 int ph_vips_thumbnail_image(VipsImage *in, int width, int height, ph_fit fit, int enlarge,
                             VipsImage **out);

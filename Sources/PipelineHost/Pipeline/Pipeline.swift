@@ -46,15 +46,20 @@ public actor Pipeline {
 
     /// Runs one request. Cancelling the calling task cancels this request only; shared work
     /// goes on for the other requests waiting for it.
-    public func image(for request: ImageRequest, priority: Priority = .normal) async throws(PipelineError) -> PipelineResult {
+    ///
+    /// `joinable` is called once the request's work is registered, before it can finish: a
+    /// request for the same image made after that call shares it (a batch starts twins so).
+    public func image(for request: ImageRequest, priority: Priority = .normal,
+                      joinable: (@Sendable () -> Void)? = nil) async throws(PipelineError) -> PipelineResult {
         counters.add(\.requests)
         let started = clock.now
         let remembered = keyMemo[request]
         let outcome: Result<PipelineResult, PipelineError>
         if let remembered, let hit = cache.memoryHit(remembered.key, at: remembered.point) {
+            joinable?()
             outcome = .success(result(request, origin: remembered.origin, key: remembered.key, keyTimings: [], hit))
         } else {
-            outcome = await self.outcome(of: request, priority: priority, memoryChecked: remembered != nil)
+            outcome = await self.outcome(of: request, priority: priority, memoryChecked: remembered != nil, joinable: joinable)
         }
         counters.requestFinished(in: clock.now - started)
         switch outcome {
@@ -98,7 +103,11 @@ public actor Pipeline {
 
     /// The full path: plan, key stages, chain, then the final step. `memoryChecked`: the memo
     /// path already asked memory for the final step.
-    private func outcome(of request: ImageRequest, priority: Priority, memoryChecked: Bool) async -> Result<PipelineResult, PipelineError> {
+    private func outcome(of request: ImageRequest, priority: Priority, memoryChecked: Bool,
+                         joinable: (@Sendable () -> Void)?) async -> Result<PipelineResult, PipelineError> {
+        // Every way out before the work is registered says so too, so nobody waits forever.
+        var announced = false
+        defer { if !announced { joinable?() } }
         let plan: RequestPlan
         do {
             plan = try RequestPlan(request, in: profiles)
@@ -115,6 +124,10 @@ public actor Pipeline {
             return .failure(PipelineError(.profile, "profile \"\(request.profile)\" has no stage after its key stages", source: source.redacted))
         }
         keyMemo.remember(request, chain: chain)
+        // The claim in `join` happens in this turn of the actor, before its first suspension, so
+        // a request let in by this call finds the work running.
+        announced = true
+        joinable?()
         let joined = await join(chain, step: chain.steps.count - 1, priority: priority, asRequest: true, memoryChecked: memoryChecked)
         // Committed, or dropped with the request: either way the values this request held for
         // later arrivals are now on their way to the cache, or must not be reused.
