@@ -36,12 +36,15 @@ let package = Package(
                        providers: [.apt(["libvips-dev"])]),
         .systemLibrary(name: "CurlSystem", path: "Sources/System/CurlSystem", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "HiredisSystem", path: "Sources/System/HiredisSystem", pkgConfig: "hiredis",
+                       providers: [.apt(["libhiredis-dev"])]),
 
         // Small C shims: fixed-arity wrappers for variadic calls and macros, and the callbacks
         // (Lua hooks and allocator, curl write/progress) that must stay on the C side.
         .target(name: "CLua", dependencies: ["LuaSystem"]),
         .target(name: "CVips", dependencies: ["VipsSystem"]),
         .target(name: "CCurl", dependencies: ["CurlSystem"]),
+        .target(name: "CRedis", dependencies: ["HiredisSystem"]),
 
         // The host: stages, registry, pipeline, caches. No imaging, network or Lua code of its
         // own (docs/ARCHITECTURE.md; scripts/check-imports holds every target to its list).
@@ -70,10 +73,18 @@ let package = Package(
         .target(name: "CirclePlugin", dependencies: ["PipelineHost", "CVips", "VipsPlugin"], path: "Sources/Plugins/Circle"),
         // new-plugin: targets (scripts/new-plugin adds plugin targets above this line)
 
+        // The shared cache tier on Redis (hiredis through CRedis): one tier for many nodes.
+        .target(name: "PipelineHostRedis", dependencies: [
+            "PipelineHost", "CRedis",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "CoreMetrics", package: "swift-metrics"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
         // The long-lived HTTP service (`pipelinehost serve`): signed imgproxy-style URLs onto one
         // shared Pipeline, backpressure, reload and drain (docs/SERVE.md).
         .target(name: "PipelineHostServe", dependencies: [
-            "PipelineHost",
+            "PipelineHost", "PipelineHostRedis",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -86,7 +97,7 @@ let package = Package(
         ]),
 
         .executableTarget(name: "PipelineHostCLI", dependencies: [
-            "PipelineHost", "PipelineProfiles", "PipelineHostServe",
+            "PipelineHost", "PipelineProfiles", "PipelineHostServe", "PipelineHostRedis",
             "FetchPlugin", "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin", "CirclePlugin",
             // new-plugin: executable dependencies
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -122,6 +133,7 @@ let package = Package(
         .testTarget(name: "MetricsTests", dependencies: ["TestSupport", .product(name: "MetricsTestKit", package: "swift-metrics")]),
         .testTarget(name: "SubsonicAuthPluginTests", dependencies: ["TestSupport", "SubsonicAuthPlugin"]),
         .testTarget(name: "CirclePluginTests", dependencies: ["TestSupport", "CirclePlugin"]),
+        .testTarget(name: "SharedCacheTests", dependencies: ["TestSupport", "PipelineHostRedis"]),
         .testTarget(name: "ServeTests", dependencies: [
             "TestSupport", "PipelineHostServe", .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),

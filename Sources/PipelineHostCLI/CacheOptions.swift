@@ -1,5 +1,10 @@
 import ArgumentParser
 import PipelineHost
+import PipelineHostRedis
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The cache flags of `run`, turned into the pipeline's `CacheSettings`.
 struct CacheOptions: ParsableArguments {
@@ -11,6 +16,15 @@ struct CacheOptions: ParsableArguments {
     @Option(name: .customLong("cache-size"), help: ArgumentHelp(
         "Most the disk cache may take, such as 500M or 2G; least recently used entries go first.", valueName: "size"))
     var size: ByteCount = ByteCount(1 << 30)
+
+    @Option(name: .customLong("shared-cache"), help: ArgumentHelp(
+        "A Redis server shared by every node and run that names it, looked in after memory and disk (default: $PIPELINEHOST_REDIS).",
+        valueName: "redis://host:port[/db]"))
+    var sharedCache: String?
+
+    @Option(name: .customLong("shared-max-entry"), help: ArgumentHelp(
+        "The largest original the shared cache keeps (variants are always kept).", valueName: "size"))
+    var sharedMaxEntry: ByteCount = ByteCount(8 << 20)
 
     @Flag(name: .customLong("no-cache"), help: "Neither look in nor store to any cache.")
     var noCache = false
@@ -25,11 +39,36 @@ struct CacheOptions: ParsableArguments {
         if [noCache, refresh, offline].filter({ $0 }).count > 1 {
             throw ValidationError("use one of --no-cache, --refresh and --offline")
         }
+        if let text = sharedCache, RedisAddress(text) == nil {
+            throw ValidationError("--shared-cache takes redis://host:port[/db] (no password), not \(text)")
+        }
     }
 
     var settings: CacheSettings {
         let mode: CacheSettings.Mode = noCache ? .off : refresh ? .refresh : offline ? .offline : .normal
         return CacheSettings(mode: mode, directory: directory, diskLimit: size.bytes)
+    }
+
+    /// The shared tier's address: --shared-cache, else PIPELINEHOST_REDIS; nil for none. A bad
+    /// PIPELINEHOST_REDIS is a usage error too.
+    func sharedAddress() throws -> RedisAddress? {
+        guard !noCache else { return nil }
+        let text = sharedCache ?? getenv("PIPELINEHOST_REDIS").map { String(cString: $0) }
+        guard let text, !text.isEmpty else { return nil }
+        guard let address = RedisAddress(text) else {
+            throw ValidationError("PIPELINEHOST_REDIS must be redis://host:port[/db] (no password)")
+        }
+        return address
+    }
+
+    /// The settings with the shared tier added, when there is one (`run`'s; serve makes its own
+    /// tier, for its metrics).
+    func settingsWithSharedTier() throws -> CacheSettings {
+        var settings = settings
+        if let address = try sharedAddress() {
+            settings.additionalTiers.append(RedisTier(client: RedisClient(address: address), maxEntryBytes: sharedMaxEntry.bytes))
+        }
+        return settings
     }
 }
 

@@ -118,7 +118,7 @@ struct Run: AsyncParsableCommand {
         let cores = PipelineConfiguration.cores
         VipsPlugin.setThreadsPerOperation(cores / min(cores, jobs, requests.count))
         let pipeline = Pipeline(profiles: set, configuration: PipelineConfiguration(
-            transfers: connections, transfersPerHost: perHost, cpuStages: cores, cache: cache.settings))
+            transfers: connections, transfersPerHost: perHost, cpuStages: cores, cache: try cache.settingsWithSharedTier()))
         let batch = await Batch.grouped(requests, in: pipeline, window: jobs)
         let writer = ResultWriter(file: output, directory: directory, linesToError: stats, trace: trace, json: json,
                                   progress: ProgressDisplay(total: requests.count, enabled: !noProgress))

@@ -38,8 +38,10 @@ struct Serve: AsyncParsableCommand {
             unless the profile sets block_private or schemes itself.
 
             Example:
-              PIPELINEHOST_KEY=$(openssl rand -hex 32) PIPELINEHOST_SALT=$(openssl rand -hex 16) \\
-                pipelinehost serve examples/thumbnail.lua --port 8080
+              export PIPELINEHOST_KEY=$(openssl rand -hex 32)
+              export PIPELINEHOST_SALT=$(openssl rand -hex 16)
+              pipelinehost serve examples/thumbnail.lua --port 8080 &
+              curl -O "http://127.0.0.1:8080$(pipelinehost sign thumbnail URL)"
             """)
 
     @Argument(help: "The Lua profile file.")
@@ -103,7 +105,7 @@ struct Serve: AsyncParsableCommand {
         let settings = ServeSettings(
             host: host, port: port, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue,
             drainTimeout: .milliseconds(Int(drainTimeout * 1000)), allowedSourceHosts: Set(allowSourceHosts),
-            canWriteAVIF: VipsPlugin.canWrite("avif"),
+            canWriteAVIF: VipsPlugin.canWrite("avif"), sharedCache: try cache.sharedAddress(), sharedMaxEntry: cache.sharedMaxEntry.bytes,
             pipeline: PipelineConfiguration(transfers: connections, transfersPerHost: perHost, cpuStages: cores, cache: cache.settings))
         let file = profileFile
         let service: ServeApplication
@@ -137,7 +139,8 @@ struct Sign: ParsableCommand {
             Signs with the first pair of PIPELINEHOST_KEY and PIPELINEHOST_SALT, as serve \
             checks it. Append the printed path to the service's address:
 
-              curl -o cover.jpg "http://127.0.0.1:8080$(pipelinehost sign thumbnail https://example.com/a.jpg)"
+              path=$(pipelinehost sign thumbnail https://example.com/a.jpg)
+              curl -o cover.jpg "http://127.0.0.1:8080$path"
             """)
 
     @Argument(help: "A profile name of the file serve runs.")

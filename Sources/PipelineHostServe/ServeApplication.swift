@@ -1,6 +1,7 @@
 import Hummingbird
 import Logging
 import PipelineHost
+import PipelineHostRedis
 import Prometheus
 import ServiceLifecycle
 import UnixSignals
@@ -20,6 +21,11 @@ public struct ServeApplication: Sendable {
         let registry = PrometheusCollectorRegistry()
         var configuration = settings.pipeline
         configuration.metrics = PrometheusMetricsFactory(registry: registry)
+        if let address = settings.sharedCache, configuration.cache.mode != .off {
+            configuration.cache.additionalTiers.append(RedisTier(
+                client: RedisClient(address: address), maxEntryBytes: settings.sharedMaxEntry,
+                metrics: configuration.metrics, logger: logger))
+        }
         let slot = try PipelineSlot(configuration: configuration, logger: logger, load: load)
         state = ServeState(settings: settings, slot: slot, registry: registry,
                            accessLog: Logger(label: "pipelinehost.access"))

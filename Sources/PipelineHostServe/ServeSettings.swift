@@ -1,4 +1,5 @@
 import PipelineHost
+import PipelineHostRedis
 
 /// How `pipelinehost serve` runs: where it listens, who may ask, and its limits.
 public struct ServeSettings: Sendable {
@@ -22,11 +23,16 @@ public struct ServeSettings: Sendable {
     public var defaultMaxAge: Int
     /// Slots, cache settings and metrics of the shared pipeline.
     public var pipeline: PipelineConfiguration
+    /// A Redis server for the shared tier, after memory and disk; nil for none.
+    public var sharedCache: RedisAddress?
+    /// The largest original the shared tier keeps.
+    public var sharedMaxEntry: Int
 
     /// Settings with the documented defaults: 127.0.0.1:8080, a queue of 256, a 10 s drain.
     public init(host: String = "127.0.0.1", port: Int = 8080, signer: URLSigner, allowUnsigned: Bool = false,
                 maxQueue: Int = 256, drainTimeout: Duration = .seconds(10), allowedSourceHosts: Set<String> = [],
-                canWriteAVIF: Bool = false, defaultMaxAge: Int = 3600, pipeline: PipelineConfiguration = PipelineConfiguration()) {
+                canWriteAVIF: Bool = false, sharedCache: RedisAddress? = nil, sharedMaxEntry: Int = 8 << 20,
+                defaultMaxAge: Int = 3600, pipeline: PipelineConfiguration = PipelineConfiguration()) {
         self.host = host
         self.port = port
         self.signer = signer
@@ -35,6 +41,8 @@ public struct ServeSettings: Sendable {
         self.drainTimeout = drainTimeout
         self.allowedSourceHosts = Set(allowedSourceHosts.map { $0.lowercased() })
         self.canWriteAVIF = canWriteAVIF
+        self.sharedCache = sharedCache
+        self.sharedMaxEntry = sharedMaxEntry
         self.defaultMaxAge = defaultMaxAge
         self.pipeline = pipeline
     }

@@ -197,6 +197,17 @@ import TestSupport
         }
     }
 
+    @Test func readyTurns503WhileDraining() async throws {
+        let service = try service()
+        try await service.application().test(.live) { client in
+            service.state.startDraining()
+            let ready = try await client.execute(uri: "/ready", method: .get)
+            #expect(ready.status == .serviceUnavailable)
+            let health = try await client.execute(uri: "/health", method: .get)
+            #expect(health.status == .ok)
+        }
+    }
+
     @Test func prefetchWarmsTheCacheAtLowPriority() async throws {
         try await service().application().test(.live) { client in
             let paths = [signed("thumb", "/cover.jpg"), "/bad/thumb/aGk", signed("nothere", "/cover.jpg")]

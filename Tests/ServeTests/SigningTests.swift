@@ -1,3 +1,4 @@
+import PipelineHost
 import Testing
 @testable import PipelineHostServe
 
@@ -66,6 +67,14 @@ import Testing
         #expect(throws: ImagePath.Problem.self) { try ImagePath(parsing: "/sig/p/plain/%zz") }
         #expect(throws: ImagePath.Problem.self) { try ImagePath(parsing: "/sig/p/plain/%C3") }
         #expect(throws: ImagePath.Problem.self) { try ImagePath(parsing: "/sig/p/not*base64") }
+    }
+
+    @Test func xPriorityNamesAQueuePriority() {
+        #expect(ImageHandler.priority("low") == .low)
+        #expect(ImageHandler.priority("HIGH") == .high)
+        #expect(ImageHandler.priority("normal") == .normal)
+        #expect(ImageHandler.priority("urgent") == .normal)
+        #expect(ImageHandler.priority(nil) == .normal)
     }
 
     @Test func acceptPicksTheSmallestFormatTheClientReads() {

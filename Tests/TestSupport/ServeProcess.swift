@@ -82,19 +82,22 @@ public enum Curl {
     /// Runs curl and returns its standard output.
     @discardableResult
     public static func run(_ arguments: [String]) async throws -> String {
-        try await BlockingExecutor.shared.run {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-            process.arguments = arguments
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
-        }
+        try await BlockingExecutor.shared.run { try output(of: "/usr/bin/curl", arguments) }
     }
+}
+
+/// Runs a program to its end and returns its standard output (standard error is dropped).
+public func output(of executable: String, _ arguments: [String]) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
 }
 
 /// base64url without padding, as serve's paths carry sources.

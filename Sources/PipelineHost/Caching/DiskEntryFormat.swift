@@ -15,7 +15,7 @@ import Crypto
 /// revalidation rewrites 24 bytes instead of the entry; it has a check of its own, and a torn
 /// block falls back to the freshness in the metadata. "PHCACHE1" files (no freshness block)
 /// still read.
-enum DiskEntryFormat {
+package enum DiskEntryFormat {
     static let magic = Array("PHCACHE2".utf8)
     static let previousMagic = Array("PHCACHE1".utf8)
     /// Where the freshness block starts, and its length.
@@ -25,7 +25,7 @@ enum DiskEntryFormat {
 
     /// What is stored about an entry besides its bytes. The key is redacted: no credential is
     /// ever written to disk.
-    struct Metadata: Codable {
+    package struct Metadata: Codable {
         var key: String
         /// The file's own name (a hash of the full key), so a misplaced file is not served.
         var name: String
@@ -45,7 +45,7 @@ enum DiskEntryFormat {
     }
 
     /// Everything before the body; the writer appends `entry.image.bytes` itself, without a copy.
-    static func header(_ entry: CacheEntry, key: String, name: String, layer: CacheLayer) throws -> [UInt8] {
+    package static func header(_ entry: CacheEntry, key: String, name: String, layer: CacheLayer) throws -> [UInt8] {
         let image = entry.image
         let metadata = Metadata(
             key: redactedKey(key), name: name, layer: layer, byteCount: image.bytes.count,
@@ -132,7 +132,7 @@ enum DiskEntryFormat {
     }
 
     /// Parses a whole file, or nil when it is not a sound entry named `name`.
-    static func decode(_ file: ImageBytes, name: String) -> (metadata: Metadata, entry: CacheEntry)? {
+    package static func decode(_ file: ImageBytes, name: String) -> (metadata: Metadata, entry: CacheEntry)? {
         let raw = file.buffer
         guard let layout = layout(raw) else { return nil }
         let metadataLength = layout.metadataLength, headerLength = layout.metadataOffset

@@ -1,0 +1,39 @@
+// One blocking hiredis connection with a timeout on every call, and fixed-arity commands.
+// hiredis' redisCommand is variadic; these take argv arrays, so binary values need no escaping.
+#ifndef PH_REDIS_H
+#define PH_REDIS_H
+
+#include <stddef.h>
+
+/// One connection. Not thread safe: one thread uses it at a time (the Swift pool hands it out).
+typedef struct ph_redis ph_redis;
+
+/// Connects to host:port (and SELECTs db when it is not 0) with `timeout_ms` for the connect
+/// and for every later call. NULL on failure, with the reason in `error`.
+ph_redis *ph_redis_connect(const char *host, int port, int db, int timeout_ms, char *error, size_t error_size);
+void ph_redis_free(ph_redis *redis);
+
+typedef enum {
+    PH_REDIS_STRING = 1,
+    PH_REDIS_ARRAY = 2,
+    PH_REDIS_INTEGER = 3,
+    PH_REDIS_NIL = 4,
+    PH_REDIS_STATUS = 5,
+    PH_REDIS_ERROR = 6,
+} ph_redis_kind;
+
+/// A reply: its kind, an integer, or bytes (a string, status or error text) owned by the reply.
+typedef struct {
+    ph_redis_kind kind;
+    long long integer;
+    unsigned char *data;
+    size_t length;
+} ph_redis_reply;
+
+/// Runs one command. Returns 0 with `out` filled (free it with ph_redis_reply_free), or -1 when
+/// the connection failed or timed out; the connection is then unusable, and `error` says why.
+int ph_redis_command(ph_redis *redis, int argc, const char **argv, const size_t *lengths, ph_redis_reply *out,
+                     char *error, size_t error_size);
+void ph_redis_reply_free(ph_redis_reply *reply);
+
+#endif

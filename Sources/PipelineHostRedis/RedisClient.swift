@@ -1,0 +1,182 @@
+import CRedis
+import PipelineHost
+
+/// A small pool of blocking hiredis connections. Every call has a short timeout and runs on the
+/// blocking pool, never on Swift's cooperative one; a failed connection is dropped and a new one
+/// made on the next call. A circuit breaker stops calling a Redis that keeps failing.
+public final class RedisClient: Sendable {
+    /// What one command answered.
+    public enum Reply: Sendable, Equatable {
+        case string([UInt8])
+        case integer(Int)
+        case null
+        case status(String)
+        case error(String)
+        case array(count: Int)
+    }
+
+    /// A call that did not reach Redis or got no answer in time.
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public let description: String
+        /// The breaker refused the call: nothing was sent.
+        public var breakerOpen = false
+    }
+
+    public let address: RedisAddress
+    let timeoutMilliseconds: Int
+    let maxIdle: Int
+    private let idle = Locked<[Connection]>([])
+    let breaker: CircuitBreaker
+    let blocking: BlockingExecutor
+
+    /// A client for `address`; `timeout` bounds the connect and each call.
+    public init(address: RedisAddress, timeout: Duration = .milliseconds(50), maxIdle: Int = 8,
+                breaker: CircuitBreaker = CircuitBreaker(), blocking: BlockingExecutor = .shared) {
+        self.address = address
+        let parts = timeout.components
+        timeoutMilliseconds = max(1, Int(parts.seconds) * 1000 + Int(parts.attoseconds / 1_000_000_000_000_000))
+        self.maxIdle = maxIdle
+        self.breaker = breaker
+        self.blocking = blocking
+    }
+
+    deinit {
+        for connection in idle.withLock({ $0 }) { ph_redis_free(connection.pointer) }
+    }
+
+    /// Runs one command (binary-safe arguments). Throws `Failure` when Redis cannot be reached in
+    /// time or the breaker is open; a Redis error reply is a `.error` reply, not a throw.
+    public func command(_ arguments: [[UInt8]]) async throws(Failure) -> Reply {
+        guard breaker.allowsCall() else { throw Failure(description: "circuit open: Redis failed repeatedly", breakerOpen: true) }
+        let result: Result<Reply, Failure> = await blocking.run { self.blockingCommand(arguments) }
+        switch result {
+        case .success(let reply):
+            breaker.succeeded()
+            return reply
+        case .failure(let failure):
+            breaker.failed()
+            throw failure
+        }
+    }
+
+    /// A command of text arguments.
+    public func command(_ arguments: String...) async throws(Failure) -> Reply {
+        try await command(arguments.map { Array($0.utf8) })
+    }
+
+    private func blockingCommand(_ arguments: [[UInt8]]) -> Result<Reply, Failure> {
+        var error = [CChar](repeating: 0, count: 256)
+        let connection: Connection
+        if let reused = idle.withLock({ $0.popLast() }) {
+            connection = reused
+        } else {
+            guard let made = ph_redis_connect(address.host, Int32(address.port), Int32(address.database),
+                                              Int32(timeoutMilliseconds), &error, error.count) else {
+                return .failure(Failure(description: "cannot connect to \(address): \(Self.text(error))"))
+            }
+            connection = Connection(pointer: made)
+        }
+        var reply = ph_redis_reply()
+        let status = Self.withArgv(arguments) { argv, lengths in
+            ph_redis_command(connection.pointer, Int32(arguments.count), argv, lengths, &reply, &error, error.count)
+        }
+        guard status == 0 else {
+            ph_redis_free(connection.pointer)
+            return .failure(Failure(description: "\(address): \(Self.text(error))"))
+        }
+        defer { ph_redis_reply_free(&reply) }
+        let kept = idle.withLock { connections in
+            guard connections.count < maxIdle else { return false }
+            connections.append(connection)
+            return true
+        }
+        if !kept { ph_redis_free(connection.pointer) }
+        let bytes = reply.data.map { Array(UnsafeBufferPointer(start: $0, count: reply.length)) } ?? []
+        switch reply.kind {
+        case PH_REDIS_STRING: return .success(.string(bytes))
+        case PH_REDIS_INTEGER: return .success(.integer(Int(reply.integer)))
+        case PH_REDIS_STATUS: return .success(.status(String(decoding: bytes, as: UTF8.self)))
+        case PH_REDIS_ERROR: return .success(.error(String(decoding: bytes, as: UTF8.self)))
+        case PH_REDIS_ARRAY: return .success(.array(count: Int(reply.integer)))
+        default: return .success(.null)
+        }
+    }
+
+    private static func withArgv<T>(_ arguments: [[UInt8]], _ body: (UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> T) -> T {
+        let copies = arguments.map { bytes -> UnsafeMutablePointer<CChar> in
+            let copy = UnsafeMutablePointer<CChar>.allocate(capacity: max(1, bytes.count))
+            bytes.withUnsafeBufferPointer { source in
+                source.withMemoryRebound(to: CChar.self) { copy.update(from: $0.baseAddress!, count: bytes.count) }
+            }
+            return copy
+        }
+        defer { copies.forEach { $0.deallocate() } }
+        var argv = copies.map { UnsafePointer<CChar>?(UnsafePointer($0)) }
+        let lengths = arguments.map(\.count)
+        return argv.withUnsafeMutableBufferPointer { argvBuffer in
+            lengths.withUnsafeBufferPointer { body(argvBuffer.baseAddress!, $0.baseAddress!) }
+        }
+    }
+
+    private static func text(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// A hiredis connection; only one thread holds it at a time (popped from the idle list).
+    struct Connection: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+}
+
+/// Opens after `threshold` failures in a row: calls fail at once for `cooldown`, then one call
+/// is let through, and a success closes it again. So a Redis that is down costs one timeout per
+/// cooldown, not one per request.
+public final class CircuitBreaker: Sendable {
+    private struct State {
+        var failures = 0
+        var openUntil: ContinuousClock.Instant?
+        var probing = false
+        var opened = 0
+    }
+
+    let threshold: Int
+    let cooldown: Duration
+    private let state = Locked(State())
+
+    public init(threshold: Int = 5, cooldown: Duration = .seconds(1)) {
+        self.threshold = threshold
+        self.cooldown = cooldown
+    }
+
+    /// How many times it has opened.
+    public var timesOpened: Int { state.withLock { $0.opened } }
+    public var isOpen: Bool { state.withLock { $0.openUntil != nil } }
+
+    func allowsCall() -> Bool {
+        state.withLock { state in
+            guard let until = state.openUntil else { return true }
+            guard ContinuousClock.now >= until, !state.probing else { return false }
+            state.probing = true
+            return true
+        }
+    }
+
+    func succeeded() {
+        state.withLock { state in
+            state.failures = 0
+            state.openUntil = nil
+            state.probing = false
+        }
+    }
+
+    func failed() {
+        state.withLock { state in
+            state.failures += 1
+            state.probing = false
+            if state.failures >= threshold {
+                if state.openUntil == nil { state.opened += 1 }
+                state.openUntil = ContinuousClock.now + cooldown
+            }
+        }
+    }
+}

@@ -1,0 +1,162 @@
+import CoreMetrics
+import Crypto
+import Logging
+import PipelineHost
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A cache tier in Redis, shared by every node (and every `run`) that names the same server:
+/// looked in after memory and disk, so a variant one node made is served by the others with no
+/// transfer and no decode.
+///
+/// - Keys are `pipelinehost:v1:` + SHA-256 of the step key, so no source (nor a credential in
+///   it) reaches Redis; values are the disk cache's self-checking format, whose metadata holds
+///   the key redacted.
+/// - Each value is written with one `SET key value PX ttl`: atomic, with its expiry.
+/// - Eviction is Redis' own (`maxmemory` with `allkeys-lru`).
+/// - Redis down, slow or full costs nothing but the tier: a failed call is a miss, stores are
+///   dropped, and the circuit breaker stops calling it for a while.
+public final class RedisTier: CacheTier {
+    public let name = "shared"
+    let client: RedisClient
+    /// Originals larger than this stay out (variants are small).
+    let maxEntryBytes: Int
+    /// How long after its freshness an entry stays, so `on_error = "stale"` can still use it.
+    let staleFor: Double
+    private let pending = Locked<(count: Int, waiters: [CheckedContinuation<Void, Never>])>((0, []))
+    private let counters: Counters
+    private let logger: Logger
+
+    /// A tier on `client`; metrics go to `metrics` (swift-metrics' default when nil).
+    public init(client: RedisClient, maxEntryBytes: Int = 8 << 20, staleFor: Double = 86_400,
+                metrics: (any MetricsFactory)? = nil, logger: Logger = Logger(label: "pipelinehost.shared")) {
+        self.client = client
+        self.maxEntryBytes = maxEntryBytes
+        self.staleFor = staleFor
+        counters = Counters(factory: metrics ?? MetricsSystem.factory)
+        self.logger = logger
+    }
+
+    /// Hits, misses and errors so far.
+    public var stats: SharedTierStats { counters.stats(breakerOpened: client.breaker.timesOpened) }
+
+    public func keeps(_ point: CachePoint) -> Bool { point.memory || point.disk }
+
+    public func read(_ key: StageKey, at point: CachePoint) async -> CacheRead {
+        let (redisKey, name) = Self.names(key)
+        let reply: RedisClient.Reply
+        do {
+            reply = try await client.command([Array("GET".utf8), Array(redisKey.utf8)])
+        } catch {
+            counters.error(error)
+            logger.debug("shared tier read failed: \(error)")
+            return .miss
+        }
+        guard case .string(let value) = reply else {
+            if case .error(let text) = reply { counters.error(RedisClient.Failure(description: text)) }
+            counters.add(\.misses)
+            return .miss
+        }
+        guard let decoded = DiskEntryFormat.decode(ImageBytes(copying: value), name: name) else {
+            counters.add(\.misses)
+            return .corrupt
+        }
+        counters.add(\.hits)
+        return .hit(decoded.entry)
+    }
+
+    public func store(_ entry: CacheEntry, for key: StageKey, at point: CachePoint) {
+        guard point.layer == .variant || entry.image.bytes.count <= maxEntryBytes else { return }
+        let (redisKey, name) = Self.names(key)
+        guard let header = try? DiskEntryFormat.header(entry, key: key.description, name: name, layer: point.layer) else { return }
+        let value = header + entry.image.bytes.array
+        let milliseconds = max(1000, Int(((entry.expiresAt - Self.now()) + staleFor) * 1000))
+        pending.withLock { $0.count += 1 }
+        Task {
+            do throws(RedisClient.Failure) {
+                let reply = try await client.command([Array("SET".utf8), Array(redisKey.utf8), value,
+                                                      Array("PX".utf8), Array(String(milliseconds).utf8)])
+                if case .error(let text) = reply { counters.error(RedisClient.Failure(description: text)) }
+            } catch {
+                counters.error(error)
+                logger.debug("shared tier store failed: \(error)")
+            }
+            let waiters = pending.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.count -= 1
+                guard state.count == 0 else { return [] }
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    public func drain() async {
+        await withCheckedContinuation { continuation in
+            let done = pending.withLock { state -> Bool in
+                guard state.count > 0 else { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    /// The Redis key and the entry's name: both from SHA-256 of the step key.
+    static func names(_ key: StageKey) -> (redis: String, name: String) {
+        let digest = SHA256.hash(data: Array(key.description.utf8)).map { String($0, radix: 16).leftPadded }.joined()
+        return ("pipelinehost:v1:" + digest, digest)
+    }
+
+    static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+}
+
+/// What the shared tier has done.
+public struct SharedTierStats: Sendable, Equatable {
+    public var hits = 0
+    public var misses = 0
+    public var errors = 0
+    public var breakerOpened = 0
+}
+
+/// The tier's counters, kept for `stats` and sent to swift-metrics.
+final class Counters: Sendable {
+    private let values = Locked(SharedTierStats())
+    private let hits: Counter, misses: Counter, errors: Counter
+
+    init(factory: any MetricsFactory) {
+        hits = Counter(label: "pipelinehost_shared_hits_total", factory: factory)
+        misses = Counter(label: "pipelinehost_shared_misses_total", factory: factory)
+        errors = Counter(label: "pipelinehost_redis_errors_total", factory: factory)
+    }
+
+    func add(_ field: WritableKeyPath<SharedTierStats, Int>) {
+        values.withLock { $0[keyPath: field] += 1 }
+        switch field {
+        case \.hits: hits.increment()
+        case \.misses: misses.increment()
+        default: errors.increment()
+        }
+    }
+
+    /// A failed call; one the breaker refused sent nothing, and is not an error of Redis'.
+    func error(_ failure: RedisClient.Failure) {
+        if !failure.breakerOpen { add(\.errors) }
+    }
+
+    func stats(breakerOpened: Int) -> SharedTierStats {
+        var stats = values.withLock { $0 }
+        stats.breakerOpened = breakerOpened
+        return stats
+    }
+}
+
+private extension String {
+    var leftPadded: String { count == 1 ? "0" + self : self }
+}

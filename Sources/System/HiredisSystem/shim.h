@@ -1,0 +1,2 @@
+// Headers of the system library, found through pkg-config.
+#include <hiredis/hiredis.h>

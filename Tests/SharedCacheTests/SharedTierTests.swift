@@ -1,0 +1,118 @@
+import Foundation
+import PipelineHost
+import PipelineHostRedis
+import Testing
+import TestSupport
+
+/// The shared tier on a real redis-server (started on loopback for each test): two pipelines,
+/// standing for two nodes, each with its own memory and disk, share what either made.
+@Suite(.serialized) struct SharedTierTests {
+    static let profile = """
+        profile "thumb" {
+          normalize  { drop_query = { "u", "t", "s", "p" } },
+          fetch      { retries = 0 },
+          cache      { disk = true },
+          decode     {},
+          downsample { size = 48, fit = "cover" },
+          encode     { format = "jpeg" },
+          cache      { memory = true, disk = true },
+        }
+        """
+
+    let origin: LoopbackServer
+    let redis: RedisServer
+
+    init() throws {
+        origin = try LoopbackServer()
+        origin.route("/cover.jpg", .ok(Fixtures.quadrants(width: 320, height: 200)))
+        redis = try RedisServer()
+    }
+
+    /// A node: its own pipeline, memory and disk directory, and a tier on `address`.
+    func node(_ address: String, breaker: CircuitBreaker = CircuitBreaker()) throws -> (Pipeline, RedisTier, TemporaryDirectory) {
+        let client = RedisClient(address: try #require(RedisAddress(address)), breaker: breaker)
+        let tier = RedisTier(client: client)
+        let directory = try TemporaryDirectory()
+        let settings = CacheSettings(directory: directory.path, additionalTiers: [tier])
+        let pipeline = Pipeline(profiles: try TestPipeline.load(Self.profile), configuration: PipelineConfiguration(cache: settings))
+        return (pipeline, tier, directory)
+    }
+
+    @Test func aVariantMadeOnOneNodeIsServedByAnotherWithNoTransfer() async throws {
+        let (first, firstTier, firstDirectory) = try node(redis.url)
+        let (second, secondTier, secondDirectory) = try node(redis.url)
+        let request = ImageRequest(source: origin.url("/cover.jpg?u=ann&t=a1&s=s1"), profile: "thumb")
+        let made = try await first.image(for: request)
+        await first.flushCache()
+        #expect(firstTier.stats.misses >= 1)
+
+        let salted = ImageRequest(source: origin.url("/cover.jpg?u=ann&t=b2&s=s2"), profile: "thumb")
+        let served = try await second.image(for: salted)
+        #expect(served.bytes.array == made.bytes.array)
+        #expect(origin.requestCount("/cover.jpg") == 1, "the second node made no transfer")
+        #expect(await second.stats().decodes == 0, "nor a decode")
+        #expect(secondTier.stats.hits == 1)
+        withExtendedLifetime((firstDirectory, secondDirectory)) {}
+    }
+
+    @Test func redisHoldsNoCredential() async throws {
+        let (pipeline, _, directory) = try node(redis.url)
+        let source = origin.url("/cover.jpg?id=7&u=ann&t=tok-secret-1&s=salt-secret-2&p=enc:pass-secret-3&token=bearer-secret-4")
+        _ = try await pipeline.image(for: ImageRequest(source: source, profile: "thumb"))
+        await pipeline.flushCache()
+        let stored = try redis.dump()
+        #expect(stored.count == 2, "the original and the variant: \(stored.map(\.key))")
+        for (key, value) in stored {
+            #expect(key.hasPrefix("pipelinehost:v1:") && key.count == "pipelinehost:v1:".count + 64)
+            for secret in ["secret", "u=ann", "ann&"] {
+                #expect(!key.contains(secret) && !value.contains(secret), "\(secret) in \(key)")
+            }
+        }
+        withExtendedLifetime(directory) {}
+    }
+
+    @Test func redisDownCostsNothingButTheTierAndTheBreakerOpens() async throws {
+        redis.stop()
+        let breaker = CircuitBreaker(threshold: 3, cooldown: .seconds(60))
+        let (pipeline, tier, directory) = try node(redis.url, breaker: breaker)
+        for id in 1...6 {
+            let result = try await pipeline.image(for: ImageRequest(source: origin.url("/cover.jpg?id=\(id)"), profile: "thumb"))
+            #expect(result.size == PixelSize(width: 48, height: 48))
+        }
+        await pipeline.flushCache()
+        #expect(tier.stats.errors >= 3)
+        #expect(breaker.timesOpened == 1 && breaker.isOpen)
+        // Open: no call reaches the (dead) server, so the errors stop growing.
+        let errors = tier.stats.errors
+        _ = try await pipeline.image(for: ImageRequest(source: origin.url("/cover.jpg?id=99"), profile: "thumb"))
+        #expect(tier.stats.errors == errors)
+        withExtendedLifetime(directory) {}
+    }
+
+    @Test func theTierIsUsedAgainWhenRedisComesBack() async throws {
+        let breaker = CircuitBreaker(threshold: 2, cooldown: .milliseconds(200))
+        let (first, _, firstDirectory) = try node(redis.url, breaker: breaker)
+        redis.stop()
+        _ = try await first.image(for: ImageRequest(source: origin.url("/cover.jpg?id=1"), profile: "thumb"))
+        _ = try await first.image(for: ImageRequest(source: origin.url("/cover.jpg?id=2"), profile: "thumb"))
+        await first.flushCache()
+        #expect(breaker.timesOpened >= 1)
+        try redis.start()
+        try await Task.sleep(for: .milliseconds(300))
+        _ = try await first.image(for: ImageRequest(source: origin.url("/cover.jpg?id=3"), profile: "thumb"))
+        await first.flushCache()
+        #expect(!breaker.isOpen)
+        #expect(try redis.cli(["DBSIZE"]).trimmingCharacters(in: .whitespacesAndNewlines) == "2", "id=3's original and variant")
+        withExtendedLifetime(firstDirectory) {}
+    }
+
+    @Test func addressesParse() {
+        #expect(RedisAddress("redis://127.0.0.1:6380/2") == RedisAddress("redis://127.0.0.1:6380/2"))
+        let address = RedisAddress("redis://cache.internal")
+        #expect(address?.host == "cache.internal" && address?.port == 6379 && address?.database == 0)
+        #expect(RedisAddress("redis://[::1]:7000")?.host == "::1")
+        for bad in ["http://h:1", "redis://", "redis://user:pw@h:1", "redis://h:0", "redis://h:1/x", "redis://h:99999"] {
+            #expect(RedisAddress(bad) == nil, "\(bad)")
+        }
+    }
+}

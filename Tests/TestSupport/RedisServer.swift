@@ -1,0 +1,77 @@
+import Foundation
+import Glibc
+import PipelineHost
+
+/// A private redis-server on a free loopback port, with no persistence and LRU eviction as the
+/// docs tell users to run it; stopped (and its port freed) by `stop()`.
+public final class RedisServer: Sendable {
+    public let port: Int
+    private let process: Locked<Process?>
+
+    /// Starts redis-server (Debian's package; scripts/setup installs it) on `port`, or a free one.
+    public init(port: Int? = nil, maxMemory: String = "64mb") throws {
+        self.port = try port ?? Self.freePort()
+        process = Locked(nil)
+        try start(maxMemory: maxMemory)
+    }
+
+    public var url: String { "redis://127.0.0.1:\(port)" }
+
+    /// Starts the server again after `stop()`, on the same port.
+    public func start(maxMemory: String = "64mb") throws {
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
+        server.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                            "--maxmemory", maxMemory, "--maxmemory-policy", "allkeys-lru", "--daemonize", "no"]
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        process.withLock { $0 = server }
+        // Ready once it answers PING.
+        for _ in 0..<200 {
+            if (try? cli(["PING"]))?.contains("PONG") == true { return }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        throw ServerError("redis-server did not start on port \(port)")
+    }
+
+    /// Kills the server (SIGKILL, as a crash would).
+    public func stop() {
+        guard let server = process.withLock({ $0 }) else { return }
+        server.interrupt()
+        kill(server.processIdentifier, SIGKILL)
+        server.waitUntilExit()
+        process.withLock { $0 = nil }
+    }
+
+    deinit { stop() }
+
+    /// Runs redis-cli against the server and returns what it printed.
+    public func cli(_ arguments: [String]) throws -> String {
+        try output(of: "/usr/bin/redis-cli", ["-p", String(port)] + arguments)
+    }
+
+    /// Every key and value the server holds, as text (values decoded leniently).
+    public func dump() throws -> [(key: String, value: String)] {
+        try cli(["--scan"]).split(separator: "\n").map(String.init).map { key in
+            (key, try cli(["--no-raw", "GET", key]))
+        }
+    }
+
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sockaddr in
+                bind(fd, sockaddr, length) == 0 && getsockname(fd, sockaddr, &length) == 0
+            }
+        }
+        guard bound else { throw ServerError("no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
