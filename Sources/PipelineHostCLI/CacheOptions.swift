@@ -26,6 +26,15 @@ struct CacheOptions: ParsableArguments {
         "The largest original the shared cache keeps (variants are always kept).", valueName: "size"))
     var sharedMaxEntry: ByteCount = ByteCount(8 << 20)
 
+    @Option(name: .customLong("shared-wait"), help: ArgumentHelp(
+        "Seconds to wait for another node that is making the same entry before making it here.", valueName: "seconds"))
+    var sharedWait: Double = 15
+
+    @Option(name: .customLong("shared-lease"), help: ArgumentHelp(
+        "Seconds a node's claim on an entry lasts unless renewed; others take over when it lapses (its node died).",
+        valueName: "seconds"))
+    var sharedLease: Double = 10
+
     @Flag(name: .customLong("no-cache"), help: "Neither look in nor store to any cache.")
     var noCache = false
 
@@ -38,6 +47,9 @@ struct CacheOptions: ParsableArguments {
     func validate() throws {
         if [noCache, refresh, offline].filter({ $0 }).count > 1 {
             throw ValidationError("use one of --no-cache, --refresh and --offline")
+        }
+        guard sharedWait >= 0, sharedWait.isFinite, sharedLease >= 0.1, sharedLease.isFinite else {
+            throw ValidationError("--shared-wait must be 0 or more seconds and --shared-lease at least 0.1")
         }
         if let text = sharedCache, RedisAddress(text) == nil {
             throw ValidationError("--shared-cache takes redis://host:port[/db] (no password), not \(text)")
@@ -66,9 +78,15 @@ struct CacheOptions: ParsableArguments {
     func settingsWithSharedTier() throws -> CacheSettings {
         var settings = settings
         if let address = try sharedAddress() {
-            settings.additionalTiers.append(RedisTier(client: RedisClient(address: address), maxEntryBytes: sharedMaxEntry.bytes))
+            settings.additionalTiers.append(RedisTier(client: RedisClient(address: address), maxEntryBytes: sharedMaxEntry.bytes,
+                                                      leases: leaseSettings))
         }
         return settings
+    }
+
+    /// Lease length and wait, from --shared-lease and --shared-wait.
+    var leaseSettings: LeaseSettings {
+        LeaseSettings(lease: .milliseconds(Int(sharedLease * 1000)), wait: .milliseconds(Int(sharedWait * 1000)))
     }
 }
 

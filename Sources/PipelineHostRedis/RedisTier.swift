@@ -26,21 +26,26 @@ public final class RedisTier: CacheTier {
     /// How long after its freshness an entry stays, so `on_error = "stale"` can still use it.
     let staleFor: Double
     private let pending = Locked<(count: Int, waiters: [CheckedContinuation<Void, Never>])>((0, []))
-    private let counters: Counters
+    /// Leases whose work succeeded, by value key, waiting for the entry's store to release them.
+    private let awaitingStore = Locked<[String: String]>([:])
+    let counters: Counters
+    /// Lease length, waits and negative entries for work shared across nodes.
+    public let leases: LeaseSettings
     private let logger: Logger
 
     /// A tier on `client`; metrics go to `metrics` (swift-metrics' default when nil).
-    public init(client: RedisClient, maxEntryBytes: Int = 8 << 20, staleFor: Double = 86_400,
+    public init(client: RedisClient, maxEntryBytes: Int = 8 << 20, staleFor: Double = 86_400, leases: LeaseSettings = LeaseSettings(),
                 metrics: (any MetricsFactory)? = nil, logger: Logger = Logger(label: "pipelinehost.shared")) {
         self.client = client
+        self.leases = leases
         self.maxEntryBytes = maxEntryBytes
         self.staleFor = staleFor
-        counters = Counters(factory: metrics ?? MetricsSystem.factory)
+        counters = Counters(factory: metrics ?? MetricsSystem.factory, breaker: client.breaker)
         self.logger = logger
     }
 
     /// Hits, misses and errors so far.
-    public var stats: SharedTierStats { counters.stats(breakerOpened: client.breaker.timesOpened) }
+    public var stats: SharedTierStats { counters.stats }
 
     public func keeps(_ point: CachePoint) -> Bool { point.memory || point.disk }
 
@@ -68,9 +73,12 @@ public final class RedisTier: CacheTier {
     }
 
     public func store(_ entry: CacheEntry, for key: StageKey, at point: CachePoint) {
-        guard point.layer == .variant || entry.image.bytes.count <= maxEntryBytes else { return }
         let (redisKey, name) = Self.names(key)
-        guard let header = try? DiskEntryFormat.header(entry, key: key.description, name: name, layer: point.layer) else { return }
+        guard point.layer == .variant || entry.image.bytes.count <= maxEntryBytes,
+              let header = try? DiskEntryFormat.header(entry, key: key.description, name: name, layer: point.layer) else {
+            releaseIfAwaited(redisKey)
+            return
+        }
         let value = header + entry.image.bytes.array
         let milliseconds = max(1000, Int(((entry.expiresAt - Self.now()) + staleFor) * 1000))
         pending.withLock { $0.count += 1 }
@@ -83,6 +91,10 @@ public final class RedisTier: CacheTier {
                 counters.error(error)
                 logger.debug("shared tier store failed: \(error)")
             }
+            // Released before the store counts as done, so `drain` also waits for the release.
+            if let token = awaitingStore.withLock({ $0.removeValue(forKey: redisKey) }) {
+                await release(LeaseKeys(redisKey), token: token)
+            }
             let waiters = pending.withLock { state -> [CheckedContinuation<Void, Never>] in
                 state.count -= 1
                 guard state.count == 0 else { return [] }
@@ -91,6 +103,22 @@ public final class RedisTier: CacheTier {
             }
             for waiter in waiters { waiter.resume() }
         }
+    }
+
+    /// Releases a successful lease once its entry is stored, or after a short grace when no
+    /// store comes (the origin said no-store, or a later step of every request failed).
+    func releaseWhenStored(_ keys: LeaseKeys, token: String) {
+        awaitingStore.withLock { $0[keys.value] = token }
+        let grace = min(leases.lease, .seconds(5))
+        Task {
+            try? await Task.sleep(for: grace)
+            releaseIfAwaited(keys.value)
+        }
+    }
+
+    private func releaseIfAwaited(_ valueKey: String) {
+        guard let token = awaitingStore.withLock({ $0.removeValue(forKey: valueKey) }) else { return }
+        Task { await release(LeaseKeys(valueKey), token: token) }
     }
 
     public func drain() async {
@@ -123,36 +151,63 @@ public struct SharedTierStats: Sendable, Equatable {
     public var misses = 0
     public var errors = 0
     public var breakerOpened = 0
+    /// Leases this node took and computed; waited for (another node led); took over after the
+    /// holder's lease expired.
+    public var leasesWon = 0
+    public var leasesWaited = 0
+    public var leasesTakenOver = 0
+    /// Failures answered from another node's negative entry.
+    public var negativeHits = 0
 }
 
 /// The tier's counters, kept for `stats` and sent to swift-metrics.
 final class Counters: Sendable {
     private let values = Locked(SharedTierStats())
-    private let hits: Counter, misses: Counter, errors: Counter
+    private let metrics: [String: Counter]
+    private let breaker: CircuitBreaker
+    /// Openings of the breaker already counted into the metric.
+    private let openingsCounted = Locked(0)
 
-    init(factory: any MetricsFactory) {
-        hits = Counter(label: "pipelinehost_shared_hits_total", factory: factory)
-        misses = Counter(label: "pipelinehost_shared_misses_total", factory: factory)
-        errors = Counter(label: "pipelinehost_redis_errors_total", factory: factory)
+    init(factory: any MetricsFactory, breaker: CircuitBreaker) {
+        self.breaker = breaker
+        let names = ["shared_hits", "shared_misses", "redis_errors", "leases_won", "leases_waited", "leases_taken_over",
+                     "negative_hits", "breaker_open"]
+        metrics = Dictionary(uniqueKeysWithValues: names.map { ($0, Counter(label: "pipelinehost_\($0)_total", factory: factory)) })
     }
 
     func add(_ field: WritableKeyPath<SharedTierStats, Int>) {
         values.withLock { $0[keyPath: field] += 1 }
+        metrics[Self.name(of: field)]?.increment()
+    }
+
+    /// The metric each field counts into.
+    static func name(of field: WritableKeyPath<SharedTierStats, Int>) -> String {
         switch field {
-        case \.hits: hits.increment()
-        case \.misses: misses.increment()
-        default: errors.increment()
+        case \.hits: "shared_hits"
+        case \.misses: "shared_misses"
+        case \.leasesWon: "leases_won"
+        case \.leasesWaited: "leases_waited"
+        case \.leasesTakenOver: "leases_taken_over"
+        case \.negativeHits: "negative_hits"
+        case \.breakerOpened: "breaker_open"
+        default: "redis_errors"
         }
     }
 
     /// A failed call; one the breaker refused sent nothing, and is not an error of Redis'.
     func error(_ failure: RedisClient.Failure) {
         if !failure.breakerOpen { add(\.errors) }
+        let opened = breaker.timesOpened
+        let newly = openingsCounted.withLock { counted -> Int in
+            defer { counted = max(counted, opened) }
+            return max(0, opened - counted)
+        }
+        if newly > 0 { metrics["breaker_open"]?.increment(by: Int64(newly)) }
     }
 
-    func stats(breakerOpened: Int) -> SharedTierStats {
+    var stats: SharedTierStats {
         var stats = values.withLock { $0 }
-        stats.breakerOpened = breakerOpened
+        stats.breakerOpened = breaker.timesOpened
         return stats
     }
 }

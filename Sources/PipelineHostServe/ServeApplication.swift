@@ -24,7 +24,7 @@ public struct ServeApplication: Sendable {
         if let address = settings.sharedCache, configuration.cache.mode != .off {
             configuration.cache.additionalTiers.append(RedisTier(
                 client: RedisClient(address: address), maxEntryBytes: settings.sharedMaxEntry,
-                metrics: configuration.metrics, logger: logger))
+                leases: settings.sharedLeases, metrics: configuration.metrics, logger: logger))
         }
         let slot = try PipelineSlot(configuration: configuration, logger: logger, load: load)
         state = ServeState(settings: settings, slot: slot, registry: registry,

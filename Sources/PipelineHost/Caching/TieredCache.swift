@@ -60,6 +60,12 @@ final class TieredCache: Sendable {
         let lookup: Duration
     }
 
+    /// The first tier after memory that shares work between processes and keeps `point`.
+    func coordinator(for point: CachePoint) -> (any WorkCoordinator)? {
+        guard mode == .normal else { return nil }
+        return lower.lazy.compactMap { $0 as? any WorkCoordinator }.first { $0.keeps(point) }
+    }
+
     /// Asks the tiers after memory in order. A fresh entry answers and is copied into the tiers
     /// before the one that had it; the newest stale one is kept as the last good image.
     func lookup(_ key: StageKey, at point: CachePoint) async -> Lookup {

@@ -32,6 +32,21 @@ extension Pipeline {
                 break
             }
         }
+        // Another process may be making the same entry: lead it, wait for it, or fail as it did.
+        if let coordinator = cache.coordinator(for: point) {
+            switch await coordinator.coordinate(key, at: point) {
+            case .lead(let lease):
+                let outcome = settle(await compute(chain, step: step, work: work, validators: miss.validators))
+                lease.finished(outcome.map { _ in () })
+                return outcome
+            case .lookAgain:
+                if case .hit(let value) = await cache.lookup(key, at: point) { return .success(value) }
+            case .failed(let error):
+                return settle(.failure(error))
+            case .alone:
+                break
+            }
+        }
         return settle(await compute(chain, step: step, work: work, validators: miss.validators))
     }
 

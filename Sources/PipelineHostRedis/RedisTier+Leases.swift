@@ -1,0 +1,191 @@
+import PipelineHost
+
+/// One flight across nodes: before a node computes an entry the shared tier keeps, it takes a
+/// lease (`SET lock:K token NX PX lease`). The winner computes, stores, and releases the lease
+/// (compare-and-delete), extending it meanwhile (compare-and-extend); a failure that would only
+/// repeat leaves a short negative entry. The others poll (bounded) until the entry or the
+/// negative entry appears, take over when the lease expires (its holder died), and give up after
+/// `sharedWait`, computing locally.
+extension RedisTier: WorkCoordinator {
+    public func coordinate(_ key: StageKey, at point: CachePoint) async -> Coordination {
+        let keys = LeaseKeys(Self.names(key).redis)
+        let token = Self.token()
+        let deadline = ContinuousClock.now + leases.wait
+        var waited = false
+        while true {
+            do throws(RedisClient.Failure) {
+                // After a wait, the leader's result first: it releases its lease only once the
+                // entry (or the negative entry) is there, so a free lease alone means it died.
+                if waited {
+                    if case .integer(1) = try await client.command("EXISTS", keys.value) { return .lookAgain }
+                    if case .string(let stored) = try await client.command("GET", keys.negative),
+                       let error = NegativeEntry.decode(stored) {
+                        counters.add(\.negativeHits)
+                        return .failed(error)
+                    }
+                }
+                if try await client.command("SET", keys.lock, token, "NX", "PX", String(leases.milliseconds)) == .status("OK") {
+                    counters.add(waited ? \.leasesTakenOver : \.leasesWon)
+                    return .lead(RedisLease(tier: self, keys: keys, token: token))
+                }
+                if !waited {
+                    waited = true
+                    counters.add(\.leasesWaited)
+                }
+            } catch {
+                counters.error(error)
+                return .alone
+            }
+            guard ContinuousClock.now < deadline, !Task.isCancelled else { return .alone }
+            try? await Task.sleep(for: leases.poll)
+        }
+    }
+
+    /// The lease of `keys` is done with: delete it if it is still `token`'s.
+    func release(_ keys: LeaseKeys, token: String) async {
+        _ = try? await client.command("EVAL", Self.compareAndDelete, "1", keys.lock, token)
+    }
+
+    /// Keeps the lease alive while the work runs.
+    func extend(_ keys: LeaseKeys, token: String) async -> Bool {
+        let reply = try? await client.command("EVAL", Self.compareAndExtend, "1", keys.lock, token, String(leases.milliseconds))
+        return reply == .integer(1)
+    }
+
+    /// Leaves a negative entry for a failure other nodes would only repeat.
+    func rememberFailure(_ error: PipelineError, _ keys: LeaseKeys) async {
+        guard let value = NegativeEntry.encode(error) else { return }
+        _ = try? await client.command([Array("SET".utf8), Array(keys.negative.utf8), value,
+                                       Array("PX".utf8), Array(String(leases.negativeMilliseconds).utf8)])
+    }
+
+    static let compareAndDelete = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+    static let compareAndExtend = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
+
+    static func token() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in String(generator.next() as UInt64, radix: 16) }.joined(separator: "-")
+    }
+}
+
+/// How leases behave: their length (extended while the work runs), how long a waiter waits
+/// before computing itself, how often it looks, and how long a negative entry lasts.
+public struct LeaseSettings: Sendable {
+    public var lease: Duration
+    public var wait: Duration
+    public var poll: Duration
+    public var negative: Duration
+
+    public init(lease: Duration = .seconds(10), wait: Duration = .seconds(15), poll: Duration = .milliseconds(20),
+                negative: Duration = .seconds(30)) {
+        self.lease = lease
+        self.wait = wait
+        self.poll = poll
+        self.negative = negative
+    }
+
+    var milliseconds: Int { Self.milliseconds(lease) }
+    var negativeMilliseconds: Int { Self.milliseconds(negative) }
+
+    static func milliseconds(_ duration: Duration) -> Int {
+        max(1, Int(duration.components.seconds) * 1000 + Int(duration.components.attoseconds / 1_000_000_000_000_000))
+    }
+}
+
+/// The Redis keys of one entry: the value, its lease and its negative entry.
+struct LeaseKeys: Sendable {
+    let value: String
+    let lock: String
+    let negative: String
+
+    init(_ value: String) {
+        self.value = value
+        let digest = value.dropFirst("pipelinehost:v1:".count)
+        lock = "pipelinehost:v1:lock:" + digest
+        negative = "pipelinehost:v1:neg:" + digest
+    }
+}
+
+/// A lease this node holds: extended in the background until `finished`; released once the
+/// entry is stored (or, after a failure, at once).
+final class RedisLease: WorkLease {
+    let tier: RedisTier
+    let keys: LeaseKeys
+    let token: String
+    private let extender: Task<Void, Never>
+
+    init(tier: RedisTier, keys: LeaseKeys, token: String) {
+        self.tier = tier
+        self.keys = keys
+        self.token = token
+        let every = tier.leases.lease / 3
+        extender = Task { [tier, keys, token] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: every)
+                guard !Task.isCancelled, await tier.extend(keys, token: token) else { return }
+            }
+        }
+    }
+
+    func finished(_ outcome: Result<Void, PipelineError>) {
+        extender.cancel()
+        let (tier, keys, token) = (tier, keys, token)
+        switch outcome {
+        case .success:
+            // The entry is stored when a request using it succeeds, moments from now: release
+            // then, so waiters find it; without a store (no-store, or a later step failed),
+            // release after a short grace anyway.
+            tier.releaseWhenStored(keys, token: token)
+        case .failure(let error):
+            Task {
+                if NegativeEntry.isWorthRemembering(error) { await tier.rememberFailure(error, keys) }
+                await tier.release(keys, token: token)
+            }
+        }
+    }
+}
+
+/// A failure as a negative entry: kind, reason and the failing layer's fields (an upstream
+/// status among them), so a waiter fails the same way and serve answers the same status.
+enum NegativeEntry {
+    /// Failures that would only repeat within seconds; transient ones (timeouts, refused
+    /// connections, 5xx) are not remembered.
+    static func isWorthRemembering(_ error: PipelineError) -> Bool {
+        switch error.kind {
+        case .notAnImage, .unsupportedFormat, .pixelLimit, .tooLarge, .decodeFailed, .blocked, .invalidSource: true
+        case .httpStatus:
+            if case .integer(let status) = error.details?.jsonFields["http_status"] { (400..<500).contains(status) } else { false }
+        default: false
+        }
+    }
+
+    static func encode(_ error: PipelineError) -> [UInt8]? {
+        var lines = ["kind=" + error.kind.name, "reason=" + error.reason.split(separator: "\n").joined(separator: " ")]
+        for (name, field) in error.details?.jsonFields ?? [:] {
+            if case .integer(let value) = field { lines.append("int:\(name)=\(value)") }
+        }
+        return Array(lines.joined(separator: "\n").utf8)
+    }
+
+    static func decode(_ bytes: [UInt8]) -> PipelineError? {
+        var kind: String?, reason = "", fields: [String: ErrorField] = [:]
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            let name = line[..<equals], value = String(line[line.index(after: equals)...])
+            switch name {
+            case "kind": kind = value
+            case "reason": reason = value
+            default:
+                if name.hasPrefix("int:"), let number = Int(value) { fields[String(name.dropFirst(4))] = .integer(number) }
+            }
+        }
+        guard let kind else { return nil }
+        return PipelineError(PipelineError.Kind(kind), reason + " (remembered by the shared cache)",
+                             details: fields.isEmpty ? nil : StoredDetails(jsonFields: fields))
+    }
+}
+
+/// Details read back from a negative entry.
+struct StoredDetails: ErrorDetails {
+    let jsonFields: [String: ErrorField]
+}

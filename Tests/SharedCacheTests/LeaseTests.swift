@@ -1,0 +1,116 @@
+import Foundation
+import PipelineHost
+import PipelineHostRedis
+import Testing
+import TestSupport
+
+/// One flight across nodes: three pipelines (three nodes' worth) on one redis-server.
+@Suite(.serialized) struct LeaseTests {
+    let origin: LoopbackServer
+    let redis: RedisServer
+
+    init() throws {
+        origin = try LoopbackServer()
+        redis = try RedisServer()
+    }
+
+    func nodes(_ count: Int) throws -> [(pipeline: Pipeline, tier: RedisTier, directory: TemporaryDirectory)] {
+        try (0..<count).map { _ in
+            let tier = RedisTier(client: RedisClient(address: try #require(RedisAddress(redis.url))))
+            let directory = try TemporaryDirectory()
+            let settings = CacheSettings(directory: directory.path, additionalTiers: [tier])
+            let pipeline = Pipeline(profiles: try TestPipeline.load(SharedTierTests.profile),
+                                    configuration: PipelineConfiguration(cache: settings))
+            return (pipeline, tier, directory)
+        }
+    }
+
+    @Test func sixtyRequestsOverThreeNodesMakeOneTransferAndOneDecode() async throws {
+        origin.route("/popular.jpg", .delayed(seconds: 0.5, .ok(Fixtures.quadrants(width: 640, height: 400))))
+        let cluster = try nodes(3)
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<60 {
+                let pipeline = cluster[index % 3].pipeline
+                let request = ImageRequest(source: origin.url("/popular.jpg?u=ann&t=t\(index)&s=s\(index)"), profile: "thumb")
+                group.addTask { (try? await pipeline.image(for: request)) != nil }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(outcomes.count == 60 && outcomes.allSatisfy { $0 })
+        #expect(origin.requestCount("/popular.jpg") == 1)
+        var decodes = 0
+        for node in cluster { decodes += await node.pipeline.stats().decodes }
+        #expect(decodes == 1)
+        let stats = cluster.map(\.tier.stats)
+        #expect(stats.map(\.leasesWon).reduce(0, +) == 2, "the variant's lease and, under it, the original's: \(stats)")
+        #expect(stats.map(\.leasesWaited).reduce(0, +) == 2, "one waiter per other node: \(stats)")
+        for node in cluster { await node.pipeline.flushCache() }
+        #expect(try redis.cli(["--scan", "--pattern", "pipelinehost:v1:lock:*"]).isEmpty, "every lease released")
+    }
+
+    @Test func aFailureIsRememberedBrieflySoOtherNodesFailFast() async throws {
+        origin.route("/gone.jpg", .delayed(seconds: 0.4, .status(404)))
+        let cluster = try nodes(3)
+        let errors = await withTaskGroup(of: PipelineError?.self) { group in
+            for node in cluster {
+                let request = ImageRequest(source: origin.url("/gone.jpg"), profile: "thumb")
+                group.addTask {
+                    do throws(PipelineError) {
+                        _ = try await node.pipeline.image(for: request)
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }
+            }
+            return await group.reduce(into: [PipelineError?]()) { $0.append($1) }
+        }
+        #expect(errors.allSatisfy { $0?.kind == .httpStatus })
+        #expect(errors.allSatisfy { $0?.details?.jsonFields["http_status"] == ErrorField.integer(404) }, "\(errors)")
+        #expect(origin.requestCount("/gone.jpg") == 1)
+        #expect(cluster.map(\.tier.stats.negativeHits).reduce(0, +) == 2)
+    }
+
+    @Test func twoRunProcessesOverOneListShareTheWork() async throws {
+        for id in 1...6 { origin.route("/cover-\(id).jpg", .delayed(seconds: 0.3, .ok(Fixtures.quadrants(width: 320, height: 200)))) }
+        let directory = try TemporaryDirectory()
+        let profile = try directory.write("shared.lua", Array(SharedTierTests.profile.utf8))
+        let list = try directory.write("urls.txt", Array((1...6).map { origin.url("/cover-\($0).jpg") }.joined(separator: "\n").utf8))
+        let runs = try (1...2).map { index in
+            try CLIProcess.start(["run", profile, "--input-list", list, "--output-dir", directory.file("out\(index)"),
+                                  "--cache-dir", directory.file("cache\(index)"), "--shared-cache", redis.url, "--no-progress"])
+        }
+        for run in runs {
+            let outcome = try await run.finished()
+            #expect(outcome.status == 0, "\(outcome.stderr)")
+        }
+        #expect((1...6).map { origin.requestCount("/cover-\($0).jpg") } == Array(repeating: 1, count: 6))
+    }
+
+    @Test func whenTheLeaderDiesAWaiterTakesOverWithinTheLeasePlusASecond() async throws {
+        // The leader's transfer never ends; the next request for the same path is answered.
+        origin.route("/stuck.jpg", .sequence([.held(gate: "never", .ok(Fixtures.sample)), .ok(Fixtures.sample)]))
+        let directory = try TemporaryDirectory()
+        let profile = try directory.write("shared.lua", Array(SharedTierTests.profile.replacingOccurrences(
+            of: "fetch      { retries = 0 }", with: "fetch      { retries = 0, block_private = false }").utf8))
+        let arguments = ["--allow-unsigned", "--shared-cache", redis.url, "--shared-lease", "1", "--no-access-log"]
+        let leader = try await ServeProcess(profileFile: profile, arguments + ["--cache-dir", directory.file("a")])
+        let waiter = try await ServeProcess(profileFile: profile, arguments + ["--cache-dir", directory.file("b")])
+        let path = "/unsafe/thumb/" + base64url(origin.url("/stuck.jpg"))
+        async let lost = Curl.get(leader.baseURL + path, maxTime: 30)
+        #expect(await eventually { origin.requestCount("/stuck.jpg") == 1 })
+        let started = ContinuousClock.now
+        async let taken = Curl.get(waiter.baseURL + path, maxTime: 30)
+        try await Task.sleep(for: .milliseconds(300))
+        leader.running.send(SIGKILL)
+        let answer = try await taken
+        let elapsed = ContinuousClock.now - started
+        #expect(answer.status == 200)
+        #expect(elapsed < .seconds(2.5), "the lease (1 s) ran out and the waiter took over: \(elapsed)")
+        #expect(origin.requestCount("/stuck.jpg") == 2)
+        let metrics = try await Curl.get(waiter.baseURL + "/metrics").text
+        #expect(metrics.contains("pipelinehost_leases_taken_over_total 1"), "\(metrics)")
+        _ = try? await lost
+        _ = try await waiter.stop()
+    }
+}
