@@ -2,9 +2,11 @@
 """The measuring half of scripts/bench-serve.
 
   bench_serve.py SECONDS BINARY THUMBOR PHOTOS RESULTS   measure
+  bench_serve.py --cluster BINARY PHOTOS RESULTS         add the 3-node run, with and without Redis
   bench_serve.py --write RESULTS BENCHMARKS.md           write the Serve section (between markers)
 """
-import http.server, json, os, platform, re, socket, subprocess, sys, tempfile, threading, time
+import concurrent.futures, http.server, json, os, platform, random, re, socket, subprocess, sys, tempfile, threading, time
+import urllib.error, urllib.request
 
 MARK_START, MARK_END = "<!-- serve: written by scripts/bench-serve -->", "<!-- /serve -->"
 
@@ -217,6 +219,68 @@ HTTP_LOADER_MAX_CLIENTS = 64
     json.dump(results, open(results_path, "w"), indent=1)
 
 
+def cluster(binary, photos, results_path):
+    """1,000 requests over 100 distinct sources (Zipf-skewed, seeded), spread round-robin over
+    3 cold nodes, 32 at a time: origin transfers with the shared tier on Redis and without."""
+    base, names, counts = origin(photos)
+    work = tempfile.mkdtemp(prefix="bench-cluster-")
+    profile = os.path.join(work, "serve.lua")
+    open(profile, "w").write("""profile "thumb" {
+  fetch      { block_private = false },
+  cache      { disk = true },
+  decode     {},
+  downsample { size = 300, fit = "cover", shrink_on_load = "speed" },
+  encode     { format = "jpeg", quality = 80 },
+  cache      { memory = true, disk = true },
+}
+""")
+    rng = random.Random(1)
+    weights = [1 / (i + 1) for i in range(100)]
+    picks = rng.choices(range(100), weights=weights, k=1000)
+    out = {}
+    for label, shared in [("with Redis", True), ("without", False)]:
+        redis_port, processes, ports = free_port(), [], []
+        if shared:
+            processes.append(subprocess.Popen(["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
+                                               "--appendonly", "no", "--maxmemory", "256mb", "--maxmemory-policy", "allkeys-lru"],
+                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        for node in range(3):
+            port = free_port()
+            ports.append(port)
+            extra = ["--shared-cache", f"redis://127.0.0.1:{redis_port}"] if shared else []
+            processes.append(subprocess.Popen([binary, "serve", profile, "--port", str(port), "--allow-unsigned", "--no-access-log",
+                                               "--cache-dir", os.path.join(work, f"{label}-{node}")] + extra,
+                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        try:
+            for port in ports:
+                wait_up(f"http://127.0.0.1:{port}")
+            prefix = "/shared" if shared else "/alone"
+            def fetch(index):
+                source = f"{base}{prefix}/{picks[index]}/{names[picks[index] % len(names)]}"
+                url = f"http://127.0.0.1:{ports[index % 3]}/unsafe/thumb/plain/{source}"
+                try:
+                    with urllib.request.urlopen(url, timeout=120) as response:
+                        response.read()
+                        return response.status
+                except urllib.error.HTTPError as error:
+                    return error.code
+            started = time.perf_counter()
+            with concurrent.futures.ThreadPoolExecutor(32) as pool:
+                statuses = list(pool.map(fetch, range(1000)))
+            wall = time.perf_counter() - started
+            transfers = sum(n for path, n in counts.items() if path.startswith(prefix + "/"))
+            out[label] = {"transfers": transfers, "ok": statuses.count(200), "wall": wall}
+            print(f"cluster {label}: {transfers} transfers, {statuses.count(200)} ok, {wall:.1f} s", file=sys.stderr)
+        finally:
+            for process in processes:
+                process.terminate()
+            for process in processes:
+                process.wait(30)
+    results = json.load(open(results_path))
+    results["cluster"] = {"distinct": len(set(picks)), **out}
+    json.dump(results, open(results_path, "w"), indent=1)
+
+
 def write(results_path, report_path):
     r = json.load(open(results_path))
     ph, tb, tb1 = r["uncached: pipelinehost"], r["uncached: thumbor"], r["uncached: thumbor, 1 process"]
@@ -241,7 +305,19 @@ def write(results_path, report_path):
               f"| memory hits ≥ 5,000 req/s, p99 ≤ 20 ms | {hits['rps']:.0f} req/s, p99 {hits['p99']:.1f} ms | {ok(hits['rps'] >= 5000 and hits['p99'] <= 20)} |",
               f"| 100 identical uncached requests make 1 transfer | {dedup['transfers']} transfer(s), {dedup['ok']} of {dedup['requests']} answered 200 | {ok(dedup['transfers'] == 1 and dedup['ok'] == 100)} |",
               f"| mixed run: peak RSS ≤ 400 MB, 0 non-2xx | {mixed['peak_rss_mb']:.0f} MB, {mixed['non2xx'] + mixed['errors']} non-2xx or errors | {ok(mixed['peak_rss_mb'] <= 400 and mixed['non2xx'] + mixed['errors'] == 0)} |",
-              "", MARK_END]
+              ""]
+    if "cluster" in r:
+        c = r["cluster"]
+        shared, alone = c["with Redis"], c["without"]
+        lines += ["### Three nodes, cold: the shared tier on Redis", "",
+                  f"1,000 requests over 100 sources ({c['distinct']} of them asked for at least once; Zipf-skewed, seeded), "
+                  "round-robin over 3 `serve` nodes, 32 at a time, every cache empty at the start.", "",
+                  "| nodes | origin transfers | answered 200 | wall |", "|---|---|---|---|",
+                  f"| with `--shared-cache` (one Redis) | **{shared['transfers']}** | {shared['ok']} | {shared['wall']:.1f} s |",
+                  f"| without | {alone['transfers']} | {alone['ok']} | {alone['wall']:.1f} s |", "",
+                  f"Target: transfers equal to the distinct sources ({c['distinct']}) with the shared tier: "
+                  f"{ok(shared['transfers'] == c['distinct'])}.", ""]
+    lines += [MARK_END]
     text = open(report_path).read() if os.path.exists(report_path) else ""
     block = "\n".join(lines)
     if MARK_START in text:
@@ -254,5 +330,7 @@ def write(results_path, report_path):
 if __name__ == "__main__":
     if sys.argv[1] == "--write":
         write(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "--cluster":
+        cluster(*sys.argv[2:5])
     else:
         measure(int(sys.argv[1]), *sys.argv[2:6])
