@@ -1,6 +1,7 @@
 #include "ph_redis.h"
 
 #include <hiredis/hiredis.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,4 +101,47 @@ void ph_redis_reply_free(ph_redis_reply *reply) {
     free(reply->data);
     reply->data = NULL;
     reply->length = 0;
+}
+
+int ph_redis_subscribe(ph_redis *redis, const char *channel, char *error, size_t error_size) {
+    const char *argv[] = {"SUBSCRIBE", channel};
+    size_t lengths[] = {9, strlen(channel)};
+    ph_redis_reply reply;
+    if (ph_redis_command(redis, 2, argv, lengths, &reply, error, error_size) != 0) return -1;
+    ph_redis_reply_free(&reply);
+    return 0;
+}
+
+int ph_redis_next_message(ph_redis *redis, int timeout_ms, ph_redis_reply *payload, char *error, size_t error_size) {
+    memset(payload, 0, sizeof *payload);
+    redisContext *c = redis->context;
+    void *raw = NULL;
+    // A message may already sit in hiredis' buffer; only then wait for the socket.
+    if (redisGetReplyFromReader(c, &raw) != REDIS_OK) goto failed;
+    if (!raw) {
+        struct pollfd ready = {c->fd, POLLIN, 0};
+        int waited = poll(&ready, 1, timeout_ms);
+        if (waited == 0) return 0;
+        if (waited < 0 || redisBufferRead(c) != REDIS_OK || redisGetReplyFromReader(c, &raw) != REDIS_OK) goto failed;
+        if (!raw) return 0;
+    }
+    redisReply *reply = raw;
+    int found = 0;
+    // ["message", channel, payload]
+    if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 3 && reply->element[2]->type == REDIS_REPLY_STRING) {
+        redisReply *body = reply->element[2];
+        payload->data = malloc(body->len + 1);
+        if (payload->data) {
+            memcpy(payload->data, body->str, body->len);
+            payload->data[body->len] = 0;
+            payload->length = body->len;
+            payload->kind = PH_REDIS_STRING;
+            found = 1;
+        }
+    }
+    freeReplyObject(reply);
+    return found;
+failed:
+    set_error(error, error_size, c->errstr[0] ? c->errstr : "connection lost");
+    return -1;
 }

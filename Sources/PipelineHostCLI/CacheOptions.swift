@@ -26,6 +26,10 @@ struct CacheOptions: ParsableArguments {
         "The largest original the shared cache keeps (variants are always kept).", valueName: "size"))
     var sharedMaxEntry: ByteCount = ByteCount(8 << 20)
 
+    @Option(name: .customLong("shared-timeout"), help: ArgumentHelp(
+        "Milliseconds each shared-cache call may take; a slower Redis counts as down for that call.", valueName: "ms"))
+    var sharedTimeout: Int = 50
+
     @Option(name: .customLong("shared-wait"), help: ArgumentHelp(
         "Seconds to wait for another node that is making the same entry before making it here.", valueName: "seconds"))
     var sharedWait: Double = 15
@@ -48,8 +52,8 @@ struct CacheOptions: ParsableArguments {
         if [noCache, refresh, offline].filter({ $0 }).count > 1 {
             throw ValidationError("use one of --no-cache, --refresh and --offline")
         }
-        guard sharedWait >= 0, sharedWait.isFinite, sharedLease >= 0.1, sharedLease.isFinite else {
-            throw ValidationError("--shared-wait must be 0 or more seconds and --shared-lease at least 0.1")
+        guard sharedWait >= 0, sharedWait.isFinite, sharedLease >= 0.1, sharedLease.isFinite, sharedTimeout >= 1 else {
+            throw ValidationError("--shared-wait must be 0 or more seconds, --shared-lease at least 0.1 and --shared-timeout at least 1")
         }
         if let text = sharedCache, RedisAddress(text) == nil {
             throw ValidationError("--shared-cache takes redis://host:port[/db] (no password), not \(text)")
@@ -78,10 +82,15 @@ struct CacheOptions: ParsableArguments {
     func settingsWithSharedTier() throws -> CacheSettings {
         var settings = settings
         if let address = try sharedAddress() {
-            settings.additionalTiers.append(RedisTier(client: RedisClient(address: address), maxEntryBytes: sharedMaxEntry.bytes,
+            settings.additionalTiers.append(RedisTier(client: sharedClient(address), maxEntryBytes: sharedMaxEntry.bytes,
                                                       leases: leaseSettings))
         }
         return settings
+    }
+
+    /// A client for the shared tier with --shared-timeout.
+    func sharedClient(_ address: RedisAddress) -> RedisClient {
+        RedisClient(address: address, timeout: .milliseconds(sharedTimeout))
     }
 
     /// Lease length and wait, from --shared-lease and --shared-wait.

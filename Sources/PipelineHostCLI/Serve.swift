@@ -106,7 +106,7 @@ struct Serve: AsyncParsableCommand {
             host: host, port: port, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue,
             drainTimeout: .milliseconds(Int(drainTimeout * 1000)), allowedSourceHosts: Set(allowSourceHosts),
             canWriteAVIF: VipsPlugin.canWrite("avif"), sharedCache: try cache.sharedAddress(), sharedMaxEntry: cache.sharedMaxEntry.bytes,
-            sharedLeases: cache.leaseSettings,
+            sharedLeases: cache.leaseSettings, sharedTimeout: .milliseconds(cache.sharedTimeout),
             pipeline: PipelineConfiguration(transfers: connections, transfersPerHost: perHost, cpuStages: cores, cache: cache.settings))
         let file = profileFile
         let service: ServeApplication

@@ -5,7 +5,8 @@ import PipelineHost
 /// (compare-and-delete), extending it meanwhile (compare-and-extend); a failure that would only
 /// repeat leaves a short negative entry. The others poll (bounded) until the entry or the
 /// negative entry appears, take over when the lease expires (its holder died), and give up after
-/// `sharedWait`, computing locally.
+/// `sharedWait`, computing locally. A waiter wakes when the leader publishes on the done channel,
+/// or after the poll interval, since pub/sub can drop a message.
 extension RedisTier: WorkCoordinator {
     public func coordinate(_ key: StageKey, at point: CachePoint) async -> Coordination {
         let keys = LeaseKeys(Self.names(key).redis)
@@ -37,13 +38,14 @@ extension RedisTier: WorkCoordinator {
                 return .alone
             }
             guard ContinuousClock.now < deadline, !Task.isCancelled else { return .alone }
-            try? await Task.sleep(for: leases.poll)
+            await done.wait(for: keys.digest, upTo: leases.poll)
         }
     }
 
     /// The lease of `keys` is done with: delete it if it is still `token`'s.
     func release(_ keys: LeaseKeys, token: String) async {
         _ = try? await client.command("EVAL", Self.compareAndDelete, "1", keys.lock, token)
+        _ = try? await client.command("PUBLISH", DoneChannel.name, keys.digest)
     }
 
     /// Keeps the lease alive while the work runs.
@@ -76,7 +78,7 @@ public struct LeaseSettings: Sendable {
     public var poll: Duration
     public var negative: Duration
 
-    public init(lease: Duration = .seconds(10), wait: Duration = .seconds(15), poll: Duration = .milliseconds(20),
+    public init(lease: Duration = .seconds(10), wait: Duration = .seconds(15), poll: Duration = .milliseconds(100),
                 negative: Duration = .seconds(30)) {
         self.lease = lease
         self.wait = wait
@@ -98,9 +100,12 @@ struct LeaseKeys: Sendable {
     let lock: String
     let negative: String
 
+    /// The SHA-256 of the step key, in hex: what the done channel carries.
+    let digest: String
+
     init(_ value: String) {
         self.value = value
-        let digest = value.dropFirst("pipelinehost:v1:".count)
+        digest = String(value.dropFirst("pipelinehost:v1:".count))
         lock = "pipelinehost:v1:lock:" + digest
         negative = "pipelinehost:v1:neg:" + digest
     }

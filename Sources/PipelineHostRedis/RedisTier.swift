@@ -31,6 +31,8 @@ public final class RedisTier: CacheTier {
     let counters: Counters
     /// Lease length, waits and negative entries for work shared across nodes.
     public let leases: LeaseSettings
+    /// Wakes this node's waiters when another node finishes an entry.
+    let done: DoneChannel
     private let logger: Logger
 
     /// A tier on `client`; metrics go to `metrics` (swift-metrics' default when nil).
@@ -38,11 +40,17 @@ public final class RedisTier: CacheTier {
                 metrics: (any MetricsFactory)? = nil, logger: Logger = Logger(label: "pipelinehost.shared")) {
         self.client = client
         self.leases = leases
+        done = DoneChannel(address: client.address)
         self.maxEntryBytes = maxEntryBytes
         self.staleFor = staleFor
         counters = Counters(factory: metrics ?? MetricsSystem.factory, breaker: client.breaker)
         self.logger = logger
     }
+
+    deinit { done.stop() }
+
+    /// Done-channel messages this node has received (each wakes its waiters for one entry).
+    public var doneMessages: Int { done.messagesReceived }
 
     /// Hits, misses and errors so far.
     public var stats: SharedTierStats { counters.stats }
@@ -109,7 +117,7 @@ public final class RedisTier: CacheTier {
     /// store comes (the origin said no-store, or a later step of every request failed).
     func releaseWhenStored(_ keys: LeaseKeys, token: String) {
         awaitingStore.withLock { $0[keys.value] = token }
-        let grace = min(leases.lease, .seconds(5))
+        let grace = leases.lease
         Task {
             try? await Task.sleep(for: grace)
             releaseIfAwaited(keys.value)

@@ -23,7 +23,7 @@ public struct ServeApplication: Sendable {
         configuration.metrics = PrometheusMetricsFactory(registry: registry)
         if let address = settings.sharedCache, configuration.cache.mode != .off {
             configuration.cache.additionalTiers.append(RedisTier(
-                client: RedisClient(address: address), maxEntryBytes: settings.sharedMaxEntry,
+                client: RedisClient(address: address, timeout: settings.sharedTimeout), maxEntryBytes: settings.sharedMaxEntry,
                 leases: settings.sharedLeases, metrics: configuration.metrics, logger: logger))
         }
         let slot = try PipelineSlot(configuration: configuration, logger: logger, load: load)
@@ -33,13 +33,16 @@ public struct ServeApplication: Sendable {
     }
 
     /// The Hummingbird application; `onListening` gets the port once the socket is bound.
-    public func application(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
-        Application(
+    /// SIGHUP is trapped before it returns, so a reload signal sent once the service listens is
+    /// never the default action (which ends the process).
+    public func application(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async -> some ApplicationProtocol {
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        return Application(
             responder: ServeResponder(state: state),
             server: .http1(configuration: .init(additionalChannelHandlers: [ClientGoneHandler()])),
             configuration: ApplicationConfiguration(
                 address: .hostname(state.settings.host, port: state.settings.port), serverName: "pipelinehost"),
-            services: [ReloadOnHangup(slot: state.slot)],
+            services: [ReloadOnHangup(slot: state.slot, hangups: hangups)],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger)
     }
@@ -48,7 +51,7 @@ public struct ServeApplication: Sendable {
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         var configuration = ServiceGroupConfiguration(
             services: [
-                .init(service: application(onListening: onListening)),
+                .init(service: await application(onListening: onListening)),
                 // Shut down first (services stop in reverse order): /ready turns 503 at once.
                 .init(service: DrainFlag(state: state), successTerminationBehavior: .ignore),
             ],
@@ -83,9 +86,10 @@ public struct ServeStartError: Error, CustomStringConvertible, Sendable {
 /// Reloads the profile file on every SIGHUP.
 struct ReloadOnHangup: Service {
     let slot: PipelineSlot
+    let hangups: UnixSignalsSequence
 
     func run() async throws {
-        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
+        for await _ in hangups.cancelOnGracefulShutdown() {
             await slot.reload()
         }
     }

@@ -29,12 +29,14 @@ public struct ServeSettings: Sendable {
     public var sharedMaxEntry: Int
     /// Leases for work shared across nodes.
     public var sharedLeases: LeaseSettings
+    /// How long each shared-tier call may take.
+    public var sharedTimeout: Duration
 
     /// Settings with the documented defaults: 127.0.0.1:8080, a queue of 256, a 10 s drain.
     public init(host: String = "127.0.0.1", port: Int = 8080, signer: URLSigner, allowUnsigned: Bool = false,
                 maxQueue: Int = 256, drainTimeout: Duration = .seconds(10), allowedSourceHosts: Set<String> = [],
                 canWriteAVIF: Bool = false, sharedCache: RedisAddress? = nil, sharedMaxEntry: Int = 8 << 20,
-                sharedLeases: LeaseSettings = LeaseSettings(),
+                sharedLeases: LeaseSettings = LeaseSettings(), sharedTimeout: Duration = .milliseconds(50),
                 defaultMaxAge: Int = 3600, pipeline: PipelineConfiguration = PipelineConfiguration()) {
         self.host = host
         self.port = port
@@ -47,6 +49,7 @@ public struct ServeSettings: Sendable {
         self.sharedCache = sharedCache
         self.sharedMaxEntry = sharedMaxEntry
         self.sharedLeases = sharedLeases
+        self.sharedTimeout = sharedTimeout
         self.defaultMaxAge = defaultMaxAge
         self.pipeline = pipeline
     }

@@ -30,7 +30,7 @@ import TestSupport
 
     /// A node: its own pipeline, memory and disk directory, and a tier on `address`.
     func node(_ address: String, breaker: CircuitBreaker = CircuitBreaker()) throws -> (Pipeline, RedisTier, TemporaryDirectory) {
-        let client = RedisClient(address: try #require(RedisAddress(address)), breaker: breaker)
+        let client = RedisClient(address: try #require(RedisAddress(address)), timeout: .seconds(2), breaker: breaker)
         let tier = RedisTier(client: client)
         let directory = try TemporaryDirectory()
         let settings = CacheSettings(directory: directory.path, additionalTiers: [tier])

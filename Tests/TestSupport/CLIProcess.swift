@@ -89,11 +89,11 @@ public enum CLIProcess {
         /// Whether the process is still running.
         public var isRunning: Bool { process.isRunning }
 
-        /// Waits for the process to end, on a pool thread: a test waiting for a subprocess must not
-        /// hold one of the few threads that run every other test's async work (with two cores,
-        /// two sync waits starved the pipeline tests' `eventually` deadlines).
+        /// Waits for the process to end, on a thread of its own: a test waiting for a subprocess must
+        /// hold neither a cooperative thread nor one of Dispatch's (with two cores, either kind of
+        /// wait starved the pipeline tests' `eventually` deadlines).
         public func finished(timeout: Double = 120) async throws -> Outcome {
-            try await BlockingExecutor.shared.run { try self.wait(timeout: timeout) }
+            try await onOwnThread { try self.wait(timeout: timeout) }
         }
 
         /// Blocks the calling thread until the process ends; `finished` is the one tests use.

@@ -82,8 +82,23 @@ public enum Curl {
     /// Runs curl and returns its standard output.
     @discardableResult
     public static func run(_ arguments: [String]) async throws -> String {
-        try await BlockingExecutor.shared.run { try output(of: "/usr/bin/curl", arguments) }
+        try await onOwnThread { try output(of: "/usr/bin/curl", arguments) }
     }
+}
+
+/// Runs blocking `work` on a thread of its own. A curl held by a test's gate can block for
+/// seconds: on Dispatch's pool, a few of those starved the other suites' blocking work (which
+/// the pool gives only as many threads as cores), so their `eventually` deadlines passed.
+public func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    let handoff = Locked<Result<T, any Error>?>(nil)
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        Thread {
+            let result = Result { try work() }
+            handoff.withLock { $0 = result }
+            continuation.resume()
+        }.start()
+    }
+    return try handoff.withLock { $0! }.get()
 }
 
 /// Runs a program to its end and returns its standard output (standard error is dropped).

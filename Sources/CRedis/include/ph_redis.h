@@ -36,4 +36,13 @@ int ph_redis_command(ph_redis *redis, int argc, const char **argv, const size_t 
                      char *error, size_t error_size);
 void ph_redis_reply_free(ph_redis_reply *reply);
 
+/// Sends SUBSCRIBE `channel` and reads its confirmation; the connection is then for messages
+/// only. Returns 0, or -1 with the reason in `error`.
+int ph_redis_subscribe(ph_redis *redis, const char *channel, char *error, size_t error_size);
+
+/// Waits up to `timeout_ms` for the next message on a subscribed connection. Returns 1 with
+/// its payload in `payload` (free it with ph_redis_reply_free), 0 when none came in time, or
+/// -1 when the connection failed.
+int ph_redis_next_message(ph_redis *redis, int timeout_ms, ph_redis_reply *payload, char *error, size_t error_size);
+
 #endif

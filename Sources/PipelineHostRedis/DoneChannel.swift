@@ -1,0 +1,97 @@
+import CRedis
+import Foundation
+import Glibc
+import PipelineHost
+
+/// Wakes the nodes waiting for an entry as soon as its leader is done: the leader publishes the
+/// entry's digest on `pipelinehost:v1:done`, and each waiting node's subscriber (one connection
+/// on a thread of its own, started at the first wait) wakes its waiters for that digest. Pub/sub
+/// can drop messages, so a waiter also looks on its own after the poll interval.
+final class DoneChannel: Sendable {
+    static let name = "pipelinehost:v1:done"
+    private let address: RedisAddress
+    private let waiters = Locked<(next: Int, byDigest: [String: [Int: CheckedContinuation<Void, Never>]])>((0, [:]))
+    private let state = Locked<(started: Bool, stopped: Bool)>((false, false))
+    /// Messages received, for tests and stats.
+    private let received = Locked(0)
+
+    var messagesReceived: Int { received.withLock { $0 } }
+
+    init(address: RedisAddress) { self.address = address }
+
+    /// Returns when `digest`'s leader publishes, or after `timeout`.
+    func wait(for digest: String, upTo timeout: Duration) async {
+        startIfNeeded()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let id = waiters.withLock { waiters in
+                waiters.next += 1
+                waiters.byDigest[digest, default: [:]][waiters.next] = continuation
+                return waiters.next
+            }
+            Task {
+                try? await Task.sleep(for: timeout)
+                self.resume(digest, id)
+            }
+        }
+    }
+
+    /// Stops the subscriber (within its read timeout).
+    func stop() { state.withLock { $0.stopped = true } }
+
+    private func resume(_ digest: String, _ id: Int) {
+        let continuation = waiters.withLock { waiters -> CheckedContinuation<Void, Never>? in
+            let found = waiters.byDigest[digest]?.removeValue(forKey: id)
+            if waiters.byDigest[digest]?.isEmpty == true { waiters.byDigest[digest] = nil }
+            return found
+        }
+        continuation?.resume()
+    }
+
+    private func wake(_ digest: String) {
+        let woken = waiters.withLock { $0.byDigest.removeValue(forKey: digest) } ?? [:]
+        for continuation in woken.values { continuation.resume() }
+    }
+
+    private func startIfNeeded() {
+        let start = state.withLock { state -> Bool in
+            guard !state.started else { return false }
+            state.started = true
+            return true
+        }
+        guard start else { return }
+        let thread = Thread { [self] in listen() }
+        thread.name = "pipelinehost.redis.done"
+        thread.start()
+    }
+
+    /// The subscriber's loop: (re)connect, subscribe, and hand each message to `wake`.
+    private func listen() {
+        var error = [CChar](repeating: 0, count: 256)
+        var connection: OpaquePointer?
+        defer { if let connection { ph_redis_free(connection) } }
+        while !state.withLock({ $0.stopped }) {
+            guard let subscribed = connection else {
+                if let made = ph_redis_connect(address.host, Int32(address.port), Int32(address.database), 200, &error, error.count),
+                   ph_redis_subscribe(made, Self.name, &error, error.count) == 0 {
+                    connection = made
+                } else {
+                    usleep(500_000)
+                }
+                continue
+            }
+            var payload = ph_redis_reply()
+            switch ph_redis_next_message(subscribed, 250, &payload, &error, error.count) {
+            case 1:
+                let digest = String(decoding: UnsafeBufferPointer(start: payload.data, count: payload.length), as: UTF8.self)
+                ph_redis_reply_free(&payload)
+                received.withLock { $0 += 1 }
+                wake(digest)
+            case 0:
+                break
+            default:
+                ph_redis_free(subscribed)
+                connection = nil
+            }
+        }
+    }
+}
