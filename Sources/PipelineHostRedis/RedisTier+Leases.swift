@@ -15,17 +15,23 @@ extension RedisTier: WorkCoordinator {
         var waited = false
         while true {
             do throws(RedisClient.Failure) {
-                // After a wait, the leader's result first: it releases its lease only once the
-                // entry (or the negative entry) is there, so a free lease alone means it died.
-                if waited {
-                    if case .integer(1) = try await client.command("EXISTS", keys.value) { return .lookAgain }
-                    if case .string(let stored) = try await client.command("GET", keys.negative),
-                       let error = NegativeEntry.decode(stored) {
-                        counters.add(\.negativeHits)
-                        return .failed(error)
-                    }
+                // The leader's result first: it releases its lease only once the entry (or the
+                // negative entry) is there, so a free lease alone means nobody leads, or the
+                // leader died. A node that just missed still looks for a negative entry: a
+                // failure a moment ago has released its lease already.
+                if waited, case .integer(1) = try await client.command("EXISTS", keys.value) { return .lookAgain }
+                if case .string(let stored) = try await client.command("GET", keys.negative),
+                   let error = NegativeEntry.decode(stored) {
+                    counters.add(\.negativeHits)
+                    return .failed(error)
                 }
                 if try await client.command("SET", keys.lock, token, "NX", "PX", String(leases.milliseconds)) == .status("OK") {
+                    // The leader may have stored and released between the look above and this
+                    // SET: then the entry is there, and there is nothing to take over.
+                    if waited, case .integer(1) = try await client.command("EXISTS", keys.value) {
+                        await release(keys, token: token)
+                        return .lookAgain
+                    }
                     counters.add(waited ? \.leasesTakenOver : \.leasesWon)
                     return .lead(RedisLease(tier: self, keys: keys, token: token))
                 }

@@ -9,9 +9,9 @@ import TestSupport
     let origin: LoopbackServer
     let redis: RedisServer
 
-    init() throws {
+    init() async throws {
         origin = try LoopbackServer()
-        redis = try RedisServer()
+        redis = try await RedisServer()
     }
 
     func nodes(_ count: Int, leases: LeaseSettings = LeaseSettings()) throws -> [(pipeline: Pipeline, tier: RedisTier, directory: TemporaryDirectory)] {
@@ -50,7 +50,7 @@ import TestSupport
         #expect(stats.map(\.leasesWon).reduce(0, +) == 2, "the variant's lease and, under it, the original's: \(stats)")
         #expect(stats.map(\.leasesWaited).reduce(0, +) == 2, "one waiter per other node: \(stats)")
         for node in cluster { await node.pipeline.flushCache() }
-        #expect(try redis.cli(["--scan", "--pattern", "pipelinehost:v1:lock:*"]).isEmpty, "every lease released")
+        #expect(try await redis.cli(["--scan", "--pattern", "pipelinehost:v1:lock:*"]).isEmpty, "every lease released")
     }
 
     @Test func aWaiterWakesWhenTheLeaderPublishesNotAtItsNextPoll() async throws {
@@ -144,7 +144,7 @@ import TestSupport
     @Test func redisKilledUnderLoadFailsNoRequestAndIsUsedAgainAfterItRestarts() async throws {
         let origin = try LoopbackServer()
         for id in 0..<40 { origin.route("/c\(id).jpg", .ok(Fixtures.quadrants(width: 320, height: 200))) }
-        let redis = try RedisServer()
+        let redis = try await RedisServer()
         let directory = try TemporaryDirectory()
         let profile = try directory.write("shared.lua", Array(SharedTierTests.profile.replacingOccurrences(
             of: "fetch      { retries = 0 }", with: "fetch      { retries = 0, block_private = false }").utf8))
@@ -163,15 +163,15 @@ import TestSupport
         }
         async let during = load(0..<30)
         try await Task.sleep(for: .milliseconds(50))
-        redis.stop()
+        await redis.stop()
         #expect(try await during == Array(repeating: 200, count: 30))
         #expect(try await load(30..<34).allSatisfy { $0 == 200 })
 
-        try redis.start()
+        try await redis.start()
         // The breaker lets a call through again within a second; then entries land in Redis.
         try await Task.sleep(for: .milliseconds(1200))
         #expect(try await load(34..<40).allSatisfy { $0 == 200 })
-        #expect(await eventually(within: 10) { ((try? redis.cli(["DBSIZE"])).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0) > 0 })
+        #expect(await eventually(within: 10) { ((try? await redis.cli(["DBSIZE"])).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0) > 0 })
         for node in nodes { _ = try await node.stop() }
     }
 }

@@ -22,10 +22,10 @@ import TestSupport
     let origin: LoopbackServer
     let redis: RedisServer
 
-    init() throws {
+    init() async throws {
         origin = try LoopbackServer()
         origin.route("/cover.jpg", .ok(Fixtures.quadrants(width: 320, height: 200)))
-        redis = try RedisServer()
+        redis = try await RedisServer()
     }
 
     /// A node: its own pipeline, memory and disk directory, and a tier on `address`.
@@ -60,7 +60,7 @@ import TestSupport
         let source = origin.url("/cover.jpg?id=7&u=ann&t=tok-secret-1&s=salt-secret-2&p=enc:pass-secret-3&token=bearer-secret-4")
         _ = try await pipeline.image(for: ImageRequest(source: source, profile: "thumb"))
         await pipeline.flushCache()
-        let stored = try redis.dump()
+        let stored = try await redis.dump()
         #expect(stored.count == 2, "the original and the variant: \(stored.map(\.key))")
         for (key, value) in stored {
             #expect(key.hasPrefix("pipelinehost:v1:") && key.count == "pipelinehost:v1:".count + 64)
@@ -72,7 +72,7 @@ import TestSupport
     }
 
     @Test func redisDownCostsNothingButTheTierAndTheBreakerOpens() async throws {
-        redis.stop()
+        await redis.stop()
         let breaker = CircuitBreaker(threshold: 3, cooldown: .seconds(60))
         let (pipeline, tier, directory) = try node(redis.url, breaker: breaker)
         for id in 1...6 {
@@ -92,17 +92,17 @@ import TestSupport
     @Test func theTierIsUsedAgainWhenRedisComesBack() async throws {
         let breaker = CircuitBreaker(threshold: 2, cooldown: .milliseconds(200))
         let (first, _, firstDirectory) = try node(redis.url, breaker: breaker)
-        redis.stop()
+        await redis.stop()
         _ = try await first.image(for: ImageRequest(source: origin.url("/cover.jpg?id=1"), profile: "thumb"))
         _ = try await first.image(for: ImageRequest(source: origin.url("/cover.jpg?id=2"), profile: "thumb"))
         await first.flushCache()
         #expect(breaker.timesOpened >= 1)
-        try redis.start()
+        try await redis.start()
         try await Task.sleep(for: .milliseconds(300))
         _ = try await first.image(for: ImageRequest(source: origin.url("/cover.jpg?id=3"), profile: "thumb"))
         await first.flushCache()
         #expect(!breaker.isOpen)
-        #expect(try redis.cli(["DBSIZE"]).trimmingCharacters(in: .whitespacesAndNewlines) == "2", "id=3's original and variant")
+        #expect(try await redis.cli(["DBSIZE"]).trimmingCharacters(in: .whitespacesAndNewlines) == "2", "id=3's original and variant")
         withExtendedLifetime(firstDirectory) {}
     }
 

@@ -3,22 +3,23 @@ import Glibc
 import PipelineHost
 
 /// A private redis-server on a free loopback port, with no persistence and LRU eviction as the
-/// docs tell users to run it; stopped (and its port freed) by `stop()`.
+/// docs tell users to run it; stopped (and its port freed) by `stop()`. Everything that waits
+/// (for the server, for redis-cli) waits on a thread of its own, never on a cooperative one.
 public final class RedisServer: Sendable {
     public let port: Int
     private let process: Locked<Process?>
 
     /// Starts redis-server (Debian's package; scripts/setup installs it) on `port`, or a free one.
-    public init(port: Int? = nil, maxMemory: String = "64mb") throws {
+    public init(port: Int? = nil, maxMemory: String = "64mb") async throws {
         self.port = try port ?? Self.freePort()
         process = Locked(nil)
-        try start(maxMemory: maxMemory)
+        try await start(maxMemory: maxMemory)
     }
 
     public var url: String { "redis://127.0.0.1:\(port)" }
 
     /// Starts the server again after `stop()`, on the same port.
-    public func start(maxMemory: String = "64mb") throws {
+    public func start(maxMemory: String = "64mb") async throws {
         let server = Process()
         server.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
         server.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
@@ -28,34 +29,44 @@ public final class RedisServer: Sendable {
         try server.run()
         process.withLock { $0 = server }
         // Ready once it answers PING.
-        for _ in 0..<200 {
-            if (try? cli(["PING"]))?.contains("PONG") == true { return }
-            Thread.sleep(forTimeInterval: 0.02)
+        let port = port
+        let ready = try await onOwnThread { () -> Bool in
+            for _ in 0..<500 {
+                if (try? output(of: "/usr/bin/redis-cli", ["-p", String(port), "PING"]))?.contains("PONG") == true { return true }
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+            return false
         }
-        throw ServerError("redis-server did not start on port \(port)")
+        guard ready else { throw ServerError("redis-server did not start on port \(port)") }
     }
 
-    /// Kills the server (SIGKILL, as a crash would).
-    public func stop() {
-        guard let server = process.withLock({ $0 }) else { return }
-        server.interrupt()
+    /// Kills the server (SIGKILL, as a crash would) and waits until it is gone.
+    public func stop() async {
+        guard let server = process.withLock({ state -> Process? in
+            defer { state = nil }
+            return state
+        }) else { return }
         kill(server.processIdentifier, SIGKILL)
-        server.waitUntilExit()
-        process.withLock { $0 = nil }
+        _ = try? await onOwnThread { server.waitUntilExit() }
     }
 
-    deinit { stop() }
+    deinit {
+        if let server = process.withLock({ $0 }) { kill(server.processIdentifier, SIGKILL) }
+    }
 
     /// Runs redis-cli against the server and returns what it printed.
-    public func cli(_ arguments: [String]) throws -> String {
-        try output(of: "/usr/bin/redis-cli", ["-p", String(port)] + arguments)
+    public func cli(_ arguments: [String]) async throws -> String {
+        let port = port
+        return try await onOwnThread { try output(of: "/usr/bin/redis-cli", ["-p", String(port)] + arguments) }
     }
 
     /// Every key and value the server holds, as text (values decoded leniently).
-    public func dump() throws -> [(key: String, value: String)] {
-        try cli(["--scan"]).split(separator: "\n").map(String.init).map { key in
-            (key, try cli(["--no-raw", "GET", key]))
+    public func dump() async throws -> [(key: String, value: String)] {
+        var stored: [(key: String, value: String)] = []
+        for key in try await cli(["--scan"]).split(separator: "\n").map(String.init) {
+            stored.append((key, try await cli(["--no-raw", "GET", key])))
         }
+        return stored
     }
 
     private static func freePort() throws -> Int {
