@@ -92,13 +92,7 @@ struct Serve: AsyncParsableCommand {
             handler.logLevel = label == "pipelinehost.access" ? accessLevel : .info
             return handler
         }
-        let signer: URLSigner
-        do {
-            signer = try Self.signer()
-        } catch {
-            printError("error: \(error)")
-            throw ExitCode.usage
-        }
+        let signer = try Self.signer()
         // Many requests run at once, one CPU stage per core: libvips gets one thread each.
         let cores = PipelineConfiguration.cores
         VipsPlugin.setThreadsPerOperation(1)
@@ -126,10 +120,16 @@ struct Serve: AsyncParsableCommand {
         printError("pipelinehost serve: stopped")
     }
 
-    /// The signing keys from PIPELINEHOST_KEY and PIPELINEHOST_SALT.
+    /// The signing keys from PIPELINEHOST_KEY and PIPELINEHOST_SALT; keys that do not read are
+    /// a one-line error and exit 2, for serve and sign alike.
     static func signer() throws -> URLSigner {
-        try URLSigner(keys: getenv("PIPELINEHOST_KEY").map { String(cString: $0) },
-                      salts: getenv("PIPELINEHOST_SALT").map { String(cString: $0) })
+        do {
+            return try URLSigner(keys: getenv("PIPELINEHOST_KEY").map { String(cString: $0) },
+                                 salts: getenv("PIPELINEHOST_SALT").map { String(cString: $0) })
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode.usage
+        }
     }
 }
 
@@ -154,13 +154,7 @@ struct Sign: ParsableCommand {
     var plain = false
 
     func run() throws {
-        let signer: URLSigner
-        do {
-            signer = try Serve.signer()
-        } catch {
-            printError("error: \(error)")
-            throw ExitCode.usage
-        }
+        let signer = try Serve.signer()
         guard let path = ServePath.signed(profile: profile, source: source, plain: plain, signer: signer) else {
             printError("error: no signing key: set PIPELINEHOST_KEY and PIPELINEHOST_SALT (hex), or use /unsafe/ with serve --allow-unsigned")
             throw ExitCode.usage

@@ -143,7 +143,7 @@ import TestSupport
 @Suite(.serialized) struct RedisFaultTests {
     @Test func redisKilledUnderLoadFailsNoRequestAndIsUsedAgainAfterItRestarts() async throws {
         let origin = try LoopbackServer()
-        for id in 0..<40 { origin.route("/c\(id).jpg", .ok(Fixtures.quadrants(width: 320, height: 200))) }
+        for id in 0..<80 { origin.route("/c\(id).jpg", .ok(Fixtures.quadrants(width: 320, height: 200))) }
         let redis = try await RedisServer()
         let directory = try TemporaryDirectory()
         let profile = try directory.write("shared.lua", Array(SharedTierTests.profile.replacingOccurrences(
@@ -171,7 +171,14 @@ import TestSupport
         // The breaker lets a call through again within a second; then entries land in Redis.
         try await Task.sleep(for: .milliseconds(1200))
         #expect(try await load(34..<40).allSatisfy { $0 == 200 })
-        #expect(await eventually(within: 10) { ((try? await redis.cli(["DBSIZE"])).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0) > 0 })
+        // Each look sends a new request, so a breaker that opened again (a 50 ms call that
+        // timed out on a loaded machine) gets its next probe.
+        var next = 40
+        #expect(await eventually(within: 20) {
+            next += 1
+            _ = try? await load((next % 40 + 40)..<(next % 40 + 41))
+            return ((try? await redis.cli(["DBSIZE"])).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0) > 0
+        })
         for node in nodes { _ = try await node.stop() }
     }
 }
