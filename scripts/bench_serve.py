@@ -3,6 +3,8 @@
 
   bench_serve.py SECONDS BINARY THUMBOR PHOTOS RESULTS   measure
   bench_serve.py --cluster BINARY PHOTOS RESULTS         add the 3-node run, with and without Redis
+  bench_serve.py --tiers SECONDS BINARY PHOTOS RESULTS   add hits behind nginx (1 and 2 nodes) and
+                                                         shared-tier hits against disk hits
   bench_serve.py --write RESULTS BENCHMARKS.md           write the Serve section (between markers)
 """
 import concurrent.futures, http.server, json, os, platform, random, re, socket, subprocess, sys, tempfile, threading, time
@@ -218,14 +220,9 @@ HTTP_LOADER_MAX_CLIENTS = 64
         if isinstance(sample, dict): sample.pop("raw", None)
     json.dump(results, open(results_path, "w"), indent=1)
 
-
-def cluster(binary, photos, results_path):
-    """1,000 requests over 100 distinct sources (Zipf-skewed, seeded), spread round-robin over
-    3 cold nodes, 32 at a time: origin transfers with the shared tier on Redis and without."""
-    base, names, counts = origin(photos)
-    work = tempfile.mkdtemp(prefix="bench-cluster-")
-    profile = os.path.join(work, "serve.lua")
-    open(profile, "w").write("""profile "thumb" {
+# The multi-node runs' profile: originals on disk, variants in memory and on disk (and in Redis
+# when a node has --shared-cache).
+NODE_PROFILE = """profile "thumb" {
   fetch      { block_private = false },
   cache      { disk = true },
   decode     {},
@@ -233,7 +230,16 @@ def cluster(binary, photos, results_path):
   encode     { format = "jpeg", quality = 80 },
   cache      { memory = true, disk = true },
 }
-""")
+"""
+
+
+def cluster(binary, photos, results_path):
+    """1,000 requests over 100 distinct sources (Zipf-skewed, seeded), spread round-robin over
+    3 cold nodes, 32 at a time: origin transfers with the shared tier on Redis and without."""
+    base, names, counts = origin(photos)
+    work = tempfile.mkdtemp(prefix="bench-cluster-")
+    profile = os.path.join(work, "serve.lua")
+    open(profile, "w").write(NODE_PROFILE)
     rng = random.Random(1)
     weights = [1 / (i + 1) for i in range(100)]
     picks = rng.choices(range(100), weights=weights, k=1000)
@@ -281,6 +287,131 @@ def cluster(binary, photos, results_path):
     json.dump(results, open(results_path, "w"), indent=1)
 
 
+def start_redis(port):
+    return subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                             "--maxmemory", "256mb", "--maxmemory-policy", "allkeys-lru"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def start_node(binary, profile, port, cache_dir, redis_port):
+    return subprocess.Popen([binary, "serve", profile, "--port", str(port), "--allow-unsigned", "--no-access-log",
+                             "--cache-dir", cache_dir, "--shared-cache", f"redis://127.0.0.1:{redis_port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "MALLOC_ARENA_MAX": "2"})
+
+
+def stop(processes):
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.wait(30)
+
+
+def start_nginx(work, ports):
+    """nginx round-robin over `ports` with keep-alive upstreams, as scripts/cluster runs it."""
+    port = free_port()
+    upstreams = "".join(f"    server 127.0.0.1:{p};\n" for p in ports)
+    conf = os.path.join(work, f"nginx-{port}.conf")
+    open(conf, "w").write(f"""worker_processes auto;
+pid {work}/nginx-{port}.pid;
+error_log {work}/nginx-{port}-error.log;
+daemon off;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off;
+  upstream nodes {{
+{upstreams}    keepalive 64;
+  }}
+  server {{
+    listen 127.0.0.1:{port};
+    location / {{ proxy_pass http://nodes; proxy_http_version 1.1; proxy_set_header Connection ""; }}
+  }}
+}}
+""")
+    process = subprocess.Popen(["nginx", "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_up(f"http://127.0.0.1:{port}")
+    return process, port
+
+
+def timed_gets(port, paths):
+    """Each path once, one after another on one keep-alive connection: per-request latency (ms)
+    and the X-Cache answers."""
+    import http.client
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    latencies, kinds = [], {}
+    for path in paths:
+        started = time.perf_counter()
+        connection.request("GET", path)
+        response = connection.getresponse()
+        response.read()
+        latencies.append(1000 * (time.perf_counter() - started))
+        kind = response.getheader("X-Cache", "?") if response.status == 200 else f"status {response.status}"
+        kinds[kind] = kinds.get(kind, 0) + 1
+    connection.close()
+    latencies.sort()
+    pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))]
+    return {"requests": len(paths), "p50": pick(0.50), "p99": pick(0.99), "answers": kinds}
+
+
+def tiers(seconds, binary, photos, results_path):
+    """Memory hits through nginx in front of 1 and of 2 nodes (wrk, 64 clients, one hot
+    variant); then what a hit costs from each lower tier: 300 variants made on node A are asked
+    for one by one on node B, which finds them in Redis (shared hits), and on node A after a
+    restart, which finds them on its disk (disk hits)."""
+    base, names, counts = origin(photos)
+    work = tempfile.mkdtemp(prefix="bench-tiers-")
+    profile = os.path.join(work, "serve.lua")
+    open(profile, "w").write(NODE_PROFILE)
+    path = lambda source: "/unsafe/thumb/plain/" + source
+    out = {}
+    redis_port = free_port()
+    redis = start_redis(redis_port)
+    try:
+        # 1. Memory hits behind nginx, 1 node and 2 nodes.
+        for count in [1, 2]:
+            ports = [free_port() for _ in range(count)]
+            nodes = [start_node(binary, profile, p, os.path.join(work, f"hits-{count}-{i}"), redis_port) for i, p in enumerate(ports)]
+            nginx = None
+            try:
+                for p in ports:
+                    wait_up(f"http://127.0.0.1:{p}")
+                nginx, front = start_nginx(work, ports)
+                hot = path(f"{base}/nginx-hot/{names[0]}")
+                for p in ports:  # every node holds the hot variant in memory before the timed run
+                    subprocess.run(["curl", "-s", "-o", "/dev/null", f"http://127.0.0.1:{p}{hot}"])
+                result = wrk(f"http://127.0.0.1:{front}", [hot, hot], 64, seconds, hot=1.0, pid=nodes[0].pid)
+                result.pop("raw", None)
+                out[f"nginx, {count} node{'s' if count > 1 else ''}"] = result
+                print(f"memory hits behind nginx, {count} node(s): {result['rps']:.0f} req/s, p99 {result['p99']:.1f} ms", file=sys.stderr)
+            finally:
+                stop(nodes + ([nginx] if nginx else []))
+        # 2. Shared-tier hits against disk hits, for the same 300 variants.
+        port_a, port_b = free_port(), free_port()
+        sources = [path(f"{base}/tier/{i}/{names[i % len(names)]}") for i in range(300)]
+        node_a = start_node(binary, profile, port_a, os.path.join(work, "tier-a"), redis_port)
+        node_b = start_node(binary, profile, port_b, os.path.join(work, "tier-b"), redis_port)
+        try:
+            wait_up(f"http://127.0.0.1:{port_a}"); wait_up(f"http://127.0.0.1:{port_b}")
+            with concurrent.futures.ThreadPoolExecutor(4) as pool:
+                list(pool.map(lambda p: urllib.request.urlopen(f"http://127.0.0.1:{port_a}{p}", timeout=120).read(), sources))
+            time.sleep(2)  # the stores to Redis and to disk are off the request path
+            out["shared hits"] = timed_gets(port_b, sources)
+        finally:
+            stop([node_a, node_b])
+        node_a = start_node(binary, profile, port_a, os.path.join(work, "tier-a"), redis_port)
+        try:
+            wait_up(f"http://127.0.0.1:{port_a}")
+            out["disk hits"] = timed_gets(port_a, sources)
+        finally:
+            stop([node_a])
+        for label in ["shared hits", "disk hits"]:
+            print(f"{label}: p50 {out[label]['p50']:.2f} ms, p99 {out[label]['p99']:.2f} ms, {out[label]['answers']}", file=sys.stderr)
+    finally:
+        stop([redis])
+    results = json.load(open(results_path))
+    results["tiers"] = out
+    json.dump(results, open(results_path, "w"), indent=1)
+
+
 def write(results_path, report_path):
     r = json.load(open(results_path))
     ph, tb, tb1 = r["uncached: pipelinehost"], r["uncached: thumbor"], r["uncached: thumbor, 1 process"]
@@ -317,6 +448,24 @@ def write(results_path, report_path):
                   f"| without | {alone['transfers']} | {alone['ok']} | {alone['wall']:.1f} s |", "",
                   f"Target: transfers equal to the distinct sources ({c['distinct']}) with the shared tier: "
                   f"{ok(shared['transfers'] == c['distinct'])}.", ""]
+    if "tiers" in r:
+        t = r["tiers"]
+        answers = lambda s: ", ".join(f"{n} {kind}" for kind, n in sorted(s["answers"].items()))
+        one, two, shared_hits, disk_hits = t["nginx, 1 node"], t["nginx, 2 nodes"], t["shared hits"], t["disk hits"]
+        lines += ["### Memory hits behind nginx, and what a lower tier's hit costs", "",
+                  "nginx round-robin (keep-alive upstreams, as `scripts/cluster` runs it) in front of 1 and of 2 nodes "
+                  "sharing one Redis; wrk with 64 clients asks for one variant every node holds in memory. nginx, wrk and "
+                  "the nodes share the two cores, so a second node adds no CPU here: the rows show what the hop through nginx costs.", "",
+                  "| run | req/s | p50 | p99 | non-2xx |", "|---|---|---|---|---|",
+                  f"| memory hits, straight to one node (above) | {hits['rps']:.0f} | {hits['p50']:.1f} ms | {hits['p99']:.1f} ms | {hits['non2xx'] + hits['errors']} |",
+                  f"| memory hits, nginx + 1 node | {one['rps']:.0f} | {one['p50']:.1f} ms | {one['p99']:.1f} ms | {one['non2xx'] + one['errors']} |",
+                  f"| memory hits, nginx + 2 nodes | {two['rps']:.0f} | {two['p50']:.1f} ms | {two['p99']:.1f} ms | {two['non2xx'] + two['errors']} |", "",
+                  f"300 variants made on node A, then asked for one at a time on one keep-alive connection: on node B, "
+                  "which finds each in Redis (a shared hit), and on node A after a restart, which finds each on its "
+                  "disk (a disk hit; the files are in the page cache). The latency is the whole request, as the client sees it.", "",
+                  "| hit | p50 | p99 | answers (X-Cache) |", "|---|---|---|---|",
+                  f"| disk | {disk_hits['p50']:.2f} ms | {disk_hits['p99']:.2f} ms | {answers(disk_hits)} |",
+                  f"| shared (Redis on loopback) | {shared_hits['p50']:.2f} ms | {shared_hits['p99']:.2f} ms | {answers(shared_hits)} |", ""]
     lines += [MARK_END]
     text = open(report_path).read() if os.path.exists(report_path) else ""
     block = "\n".join(lines)
@@ -332,5 +481,7 @@ if __name__ == "__main__":
         write(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "--cluster":
         cluster(*sys.argv[2:5])
+    elif sys.argv[1] == "--tiers":
+        tiers(int(sys.argv[2]), *sys.argv[3:6])
     else:
         measure(int(sys.argv[1]), *sys.argv[2:6])

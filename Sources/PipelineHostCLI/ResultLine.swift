@@ -11,7 +11,7 @@ enum ResultLine {
     /// Where a result came from, when not from a full run: "  (disk cache, stale)".
     static func notes(_ result: PipelineResult) -> String {
         var notes: [String] = []
-        if result.memoryHit { notes.append("memory cache") } else if result.diskHit { notes.append("disk cache") }
+        if result.memoryHit { notes.append("memory cache") } else if result.diskHit { notes.append("disk cache") } else if result.sharedHit { notes.append("shared cache") }
         if result.stale { notes.append("stale") }
         if result.coalesced { notes.append("shared") }
         return notes.isEmpty ? "" : "  (" + notes.joined(separator: ", ") + ")"

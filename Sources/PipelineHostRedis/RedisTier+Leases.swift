@@ -39,6 +39,8 @@ extension RedisTier: WorkCoordinator {
                     waited = true
                     counters.add(\.leasesWaited)
                 }
+                // Tells the leader someone waits, should its own requests leave (`othersWait`).
+                _ = try await client.command("SET", keys.waiting, "1", "PX", String(leases.waitingMarkerMilliseconds))
             } catch {
                 counters.error(error)
                 return .alone
@@ -93,6 +95,9 @@ public struct LeaseSettings: Sendable {
     }
 
     var milliseconds: Int { Self.milliseconds(lease) }
+    /// A waiter renews its marker at every look (at least once per poll); it outlives a few
+    /// missed looks, and a waiter that left, by at most this long.
+    var waitingMarkerMilliseconds: Int { max(1000, 3 * Self.milliseconds(poll)) }
     var negativeMilliseconds: Int { Self.milliseconds(negative) }
 
     static func milliseconds(_ duration: Duration) -> Int {
@@ -100,11 +105,13 @@ public struct LeaseSettings: Sendable {
     }
 }
 
-/// The Redis keys of one entry: the value, its lease and its negative entry.
+/// The Redis keys of one entry: the value, its lease, its negative entry, and the marker that
+/// other nodes wait for it.
 struct LeaseKeys: Sendable {
     let value: String
     let lock: String
     let negative: String
+    let waiting: String
 
     /// The SHA-256 of the step key, in hex: what the done channel carries.
     let digest: String
@@ -114,11 +121,13 @@ struct LeaseKeys: Sendable {
         digest = String(value.dropFirst("pipelinehost:v1:".count))
         lock = "pipelinehost:v1:lock:" + digest
         negative = "pipelinehost:v1:neg:" + digest
+        waiting = "pipelinehost:v1:waiting:" + digest
     }
 }
 
 /// A lease this node holds: extended in the background until `finished`; released once the
-/// entry is stored (or, after a failure, at once).
+/// entry is stored (or, after a failure, at once). When this node's requests leave, the work
+/// goes on if another node's waiter has marked the entry (`othersWait`).
 final class RedisLease: WorkLease {
     let tier: RedisTier
     let keys: LeaseKeys
@@ -136,6 +145,10 @@ final class RedisLease: WorkLease {
                 guard !Task.isCancelled, await tier.extend(keys, token: token) else { return }
             }
         }
+    }
+
+    func othersWait() async -> Bool {
+        (try? await tier.client.command("EXISTS", keys.waiting)) == .integer(1)
     }
 
     func finished(_ outcome: Result<Void, PipelineError>) {

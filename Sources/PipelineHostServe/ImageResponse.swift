@@ -23,9 +23,10 @@ struct ImageResponse {
         return "\"" + hasher.finalize().prefix(16).map { String($0, radix: 16).leftPadded }.joined() + "\""
     }
 
-    /// "cache result" for the access log and X-Cache.
+    /// "cache result" for the access log and X-Cache: the tier that answered, "joined" for
+    /// work another request had started, else "miss".
     var cacheResult: String {
-        result.memoryHit ? "memory" : result.diskHit ? "disk" : result.coalesced ? "shared" : "miss"
+        result.memoryHit ? "memory" : result.diskHit ? "disk" : result.sharedHit ? "shared" : result.coalesced ? "joined" : "miss"
     }
 
     func response(for request: Request) -> Response {

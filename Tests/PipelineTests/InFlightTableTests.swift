@@ -46,6 +46,25 @@ struct InFlightTableTests {
         #expect(fresh != work)
     }
 
+    @Test("work others elsewhere may wait for outlives its last waiter here until abandoned")
+    func orphaned() {
+        var table = Table()
+        guard case .start(let work) = table.claim("a", priority: .normal) else { return }
+        _ = table.wait("a", work: work, waiter: 1, 1)
+        table.setHandle("a", work: work) { $0 = "task-a" }
+        table.shareWithOthers("a", work: work)
+        let last = table.leave("a", work: work, waiter: 1)
+        #expect(last.waiter == 1 && !last.cancelsWork && last.orphaned)
+        #expect(table.isOrphaned("a", work: work) && table.count == 1, "it stays, joinable")
+        // A waiter coming back keeps it: abandoning it then does nothing.
+        #expect(table.claim("a", priority: .normal) == .join(work: work, raised: []))
+        _ = table.wait("a", work: work, waiter: 2, 2)
+        #expect(table.abandon("a", work: work) == nil && !table.isOrphaned("a", work: work))
+        _ = table.leave("a", work: work, waiter: 2)
+        #expect(table.abandon("a", work: work) == "task-a" && table.count == 0, "nobody anywhere: cancel it")
+        #expect(table.abandon("a", work: work) == nil, "once")
+    }
+
     @Test("a higher-priority waiter raises the work and the steps it waits for")
     func raise() {
         var table = Table()

@@ -53,6 +53,32 @@ import TestSupport
         #expect(try await redis.cli(["--scan", "--pattern", "pipelinehost:v1:lock:*"]).isEmpty, "every lease released")
     }
 
+    @Test func sixtyCurlRequestsOverThreeServeNodesMakeOneTransferAndOneDecode() async throws {
+        origin.route("/served.jpg", .delayed(seconds: 0.5, .ok(Fixtures.quadrants(width: 640, height: 400))))
+        let directory = try TemporaryDirectory()
+        let profile = try directory.write("shared.lua", Array(SharedTierTests.profile.replacingOccurrences(
+            of: "fetch      { retries = 0 }", with: "fetch      { retries = 0, block_private = false }").utf8))
+        let nodes = try await [1, 2, 3].asyncMap { index in
+            try await ServeProcess(profileFile: profile, ["--allow-unsigned", "--shared-cache", redis.url, "--no-access-log",
+                                                          "--shared-lease", "60", "--shared-wait", "90", "--shared-timeout", "2000",
+                                                          "--cache-dir", directory.file("node\(index)")])
+        }
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<60 {
+                // A fresh auth salt on each request, as a Subsonic client sends.
+                let url = nodes[index % 3].baseURL + "/unsafe/thumb/" + base64url(origin.url("/served.jpg?u=ann&t=t\(index)&s=s\(index)"))
+                group.addTask { try await Curl.get(url).status }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses == Array(repeating: 200, count: 60))
+        #expect(origin.requestCount("/served.jpg") == 1)
+        var decodes: [Bool] = []
+        for node in nodes { decodes.append(try await Curl.get(node.baseURL + "/metrics").text.contains("pipelinehost_decodes_total 1\n")) }
+        #expect(decodes.filter { $0 }.count == 1, "exactly one node decoded, once")
+        for node in nodes { _ = try await node.stop() }
+    }
+
     @Test func aWaiterWakesWhenTheLeaderPublishesNotAtItsNextPoll() async throws {
         origin.route("/slow.jpg", .delayed(seconds: 0.6, .ok(Fixtures.quadrants(width: 320, height: 200))))
         // Polling every 20 s: only the done channel can wake the waiter in time.
@@ -67,6 +93,42 @@ import TestSupport
         #expect(cluster[1].tier.stats.leasesWaited == 1 && cluster[1].tier.stats.hits >= 1, "\(cluster[1].tier.stats)")
         #expect(second.size == PixelSize(width: 48, height: 48))
         #expect(origin.requestCount("/slow.jpg") == 1)
+    }
+
+    @Test func aClientLeavingTheLeaderDoesNotCancelWorkAnotherNodeWaitsFor() async throws {
+        origin.route("/shared.jpg", .delayed(seconds: 1.0, .ok(Fixtures.quadrants(width: 640, height: 400))))
+        let cluster = try nodes(2, leases: LeaseSettings(lease: .seconds(60), wait: .seconds(90)))
+        let request = ImageRequest(source: origin.url("/shared.jpg"), profile: "thumb")
+        let leader = Task { try await cluster[0].pipeline.image(for: request) }
+        #expect(await eventually { origin.requestCount("/shared.jpg") == 1 })
+        let waiter = Task { try await cluster[1].pipeline.image(for: request) }
+        #expect(await eventually { cluster[1].tier.stats.leasesWaited == 1 })
+        leader.cancel()
+        let leaderOutcome = await leader.result
+        #expect(throws: PipelineError.self) { try leaderOutcome.get() }
+
+        let image = try await waiter.value
+        #expect(image.size == PixelSize(width: 48, height: 48))
+        #expect(origin.requestCount("/shared.jpg") == 1, "the leader's work went on and was stored for the waiter")
+        #expect(cluster.map(\.tier.stats.leasesTakenOver).reduce(0, +) == 0)
+        #expect(await cluster[1].pipeline.stats().decodes == 0)
+        for node in cluster { await node.pipeline.flushCache() }
+        #expect(try await redis.cli(["--scan", "--pattern", "pipelinehost:v1:lock:*"]).isEmpty, "every lease released")
+    }
+
+    @Test func aClientLeavingTheLeaderCancelsWorkNobodyElseWaitsFor() async throws {
+        origin.route("/alone.jpg", .delayed(seconds: 1.0, .ok(Fixtures.quadrants(width: 640, height: 400))))
+        let cluster = try nodes(2)
+        let leader = Task { try await cluster[0].pipeline.image(for: ImageRequest(source: origin.url("/alone.jpg"), profile: "thumb")) }
+        #expect(await eventually { origin.requestCount("/alone.jpg") == 1 })
+        leader.cancel()
+        _ = await leader.result
+        // Past the transfer's end: cancelled work stores nothing and holds no lease.
+        try await Task.sleep(for: .milliseconds(1500))
+        await cluster[0].pipeline.flushCache()
+        let keys = try await redis.cli(["--scan", "--pattern", "pipelinehost:v1:*"])
+        #expect(keys.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "\(keys)")
+        #expect(await cluster[0].pipeline.stats().decodes == 0)
     }
 
     @Test func aFailureIsRememberedBrieflySoOtherNodesFailFast() async throws {

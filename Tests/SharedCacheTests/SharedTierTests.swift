@@ -52,6 +52,8 @@ import TestSupport
         #expect(origin.requestCount("/cover.jpg") == 1, "the second node made no transfer")
         #expect(await second.stats().decodes == 0, "nor a decode")
         #expect(secondTier.stats.hits == 1)
+        #expect(served.sharedHit && !served.diskHit && !served.memoryHit, "the shared tier answered")
+        #expect(!made.sharedHit)
         withExtendedLifetime((firstDirectory, secondDirectory)) {}
     }
 

@@ -85,6 +85,7 @@ final class TieredCache: Sendable {
                     }
                     var value = StepValue(stored: entry, lookup: clock.now - started, stale: false)
                     value.diskHit = isDisk
+                    value.sharedHit = !isDisk
                     return .hit(value)
                 }
                 if entry.storedAt > last?.storedAt ?? -.infinity { last = entry }
@@ -146,6 +147,7 @@ final class TieredCache: Sendable {
         value.expiresAt = entry.expiresAt
         value.memoryHit = false
         value.diskHit = false
+        value.sharedHit = false
         if !value.noStore { value.pending.append(CacheWrite(key: key, point: point, entry: entry, freshnessOnly: true)) }
         return value
     }

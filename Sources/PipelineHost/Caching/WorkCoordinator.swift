@@ -26,4 +26,13 @@ public protocol WorkLease: Sendable {
     /// when a request using it succeeds); a failure is released at once, with a negative entry
     /// when the failure is one that would only repeat.
     func finished(_ outcome: Result<Void, PipelineError>)
+
+    /// Whether a process elsewhere waits for this work now. Asked when the last request here
+    /// leaves: work others wait for goes on, is stored for them, and released as usual.
+    func othersWait() async -> Bool
+}
+
+extension WorkLease {
+    /// A lease that cannot tell says nobody waits: the work stops with its last request here.
+    public func othersWait() async -> Bool { false }
 }

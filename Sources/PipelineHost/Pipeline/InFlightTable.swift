@@ -17,6 +17,9 @@ struct InFlightTable<Key: Hashable, Waiter, Value, Handle> {
         var parent: Key?
         /// What the owner keeps with the work (its task, its lane ticket).
         var handle: Handle?
+        /// Processes elsewhere may wait for this work (it holds a shared lease): when the last
+        /// waiter here leaves, it stays until the owner has asked whether anyone still waits.
+        var othersMayWait = false
     }
 
     private(set) var running: [Key: Work] = [:]
@@ -65,6 +68,9 @@ struct InFlightTable<Key: Hashable, Waiter, Value, Handle> {
         /// The work's handle when nobody waits any more: cancel it. Nothing of it is kept.
         var cancel: Handle?
         var cancelsWork: Bool
+        /// Nobody here waits any more, but others elsewhere may: the work stays, and the owner
+        /// asks, then calls `abandon` if nobody does.
+        var orphaned = false
     }
 
     /// A waiter's task was cancelled. The work goes on while anyone else waits, and is taken out
@@ -74,8 +80,28 @@ struct InFlightTable<Key: Hashable, Waiter, Value, Handle> {
             return Departure(waiter: nil, cancel: nil, cancelsWork: false)
         }
         guard running[key]!.waiters.isEmpty else { return Departure(waiter: continuation, cancel: nil, cancelsWork: false) }
+        if running[key]!.othersMayWait { return Departure(waiter: continuation, cancel: nil, cancelsWork: false, orphaned: true) }
         let work = running.removeValue(forKey: key)!
         return Departure(waiter: continuation, cancel: work.handle, cancelsWork: true)
+    }
+
+    /// Marks work `id` as one that processes elsewhere may wait for (see `Work.othersMayWait`).
+    mutating func shareWithOthers(_ key: Key, work id: Int) {
+        guard running[key]?.id == id else { return }
+        running[key]!.othersMayWait = true
+    }
+
+    /// Orphaned work that nobody elsewhere waits for either: takes it out of the table and
+    /// returns its handle, to be cancelled. Nil when a waiter came back meanwhile, or the work
+    /// has finished.
+    mutating func abandon(_ key: Key, work id: Int) -> Handle? {
+        guard running[key]?.id == id, running[key]!.waiters.isEmpty else { return nil }
+        return running.removeValue(forKey: key)!.handle
+    }
+
+    /// Whether work `id` runs with nobody here waiting for it (it goes on for others).
+    func isOrphaned(_ key: Key, work id: Int) -> Bool {
+        running[key]?.id == id && running[key]!.waiters.isEmpty
     }
 
     /// Work `id` finished: takes it out of the table and returns its waiters, to be answered

@@ -36,7 +36,17 @@ extension Pipeline {
         if let coordinator = cache.coordinator(for: point) {
             switch await coordinator.coordinate(key, at: point) {
             case .lead(let lease):
+                // A variant others wait for outlives this process's requests (see `leave`). An
+                // original does not: it is stored only once a request has decoded it.
+                if point.layer == .variant {
+                    inFlight.shareWithOthers(work.key, work: work.id)
+                    inFlight.setHandle(work.key, work: work.id) { $0?.lease = lease }
+                }
                 let outcome = settle(await compute(chain, step: step, work: work, validators: miss.validators))
+                if inFlight.isOrphaned(work.key, work: work.id), case .success(let value) = outcome {
+                    // Nobody here waits any more; it went on for waiters elsewhere: store it.
+                    cache.commit(value.pending)
+                }
                 lease.finished(outcome.map { _ in () })
                 return outcome
             case .lookAgain:

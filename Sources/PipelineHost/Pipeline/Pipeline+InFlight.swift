@@ -132,6 +132,22 @@ extension Pipeline {
         let departure = inFlight.leave(key, work: id, waiter: waiter)
         departure.waiter?.resume(returning: .failure(.cancelled()))
         if departure.cancelsWork { departure.cancel?.task?.cancel() }
+        if departure.orphaned {
+            // The work holds a shared lease: go on if another process waits for it, else cancel.
+            let lease = inFlight.handle(key)?.lease
+            Task {
+                let othersWait = await lease?.othersWait() ?? false
+                self.orphanAsked(key, work: id, othersWait: othersWait)
+            }
+        }
+    }
+
+    private func orphanAsked(_ key: StageKey, work id: Int, othersWait: Bool) {
+        if othersWait {
+            logger.debug("the last request here left; the work goes on for another process")
+        } else {
+            inFlight.abandon(key, work: id)?.task?.cancel()
+        }
     }
 
     /// A raised work's lane ticket moves up its queue too.
@@ -141,11 +157,13 @@ extension Pipeline {
 }
 
 /// What the actor keeps with one piece of running work in its `InFlightTable`: the task, to
-/// cancel it when the last waiter leaves, and its lane ticket while it waits for a slot, so a
+/// cancel it when the last waiter leaves, its shared lease if it leads one, and its lane ticket while it waits for a slot, so a
 /// priority raise reaches the queue.
 struct WorkHandle {
     var task: Task<Void, Never>?
     var ticket: (lane: LaneKind, id: Int)?
+    /// The shared lease the work leads, asked whether other processes wait when it is orphaned.
+    var lease: (any WorkLease)?
 }
 
 /// A piece of running work as its task refers to it: by key and id, never by reference, so the

@@ -153,7 +153,7 @@ public actor Pipeline {
             request: request, origin: origin, stageKey: key,
             bytes: encoded.bytes, format: encoded.format, size: encoded.size, sourceSize: encoded.sourceSize,
             timings: keyTimings + value.timings, coalesced: value.coalesced,
-            memoryHit: value.memoryHit, diskHit: value.diskHit, stale: value.stale,
+            memoryHit: value.memoryHit, diskHit: value.diskHit, sharedHit: value.sharedHit, stale: value.stale,
             expiresAt: value.expiresAt, noStore: value.noStore)
     }
 

@@ -40,10 +40,12 @@ public struct PipelineResult: Sendable {
     public let timings: [StageTiming]
     /// This request joined work already running for another request, at some stage.
     public let coalesced: Bool
-    /// A cache stage answered from memory, or from disk, so the stages before it did not run.
+    /// A cache stage answered from memory, so the stages before it did not run.
     public let memoryHit: Bool
     /// A cache stage answered from disk.
     public let diskHit: Bool
+    /// A cache stage answered from a tier after disk: one shared between processes (Redis).
+    public let sharedHit: Bool
     /// Served from an entry past its freshness: offline, or the last good image after a
     /// failure (`on_error = "stale"`).
     public let stale: Bool

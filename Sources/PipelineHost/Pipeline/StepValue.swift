@@ -6,9 +6,11 @@ struct StepValue: Sendable {
     var timings: [PipelineResult.StageTiming]
     /// Whether some step on the way joined work started for another request.
     var coalesced: Bool
-    /// Whether some cache point on the way answered from memory, or from disk.
+    /// Whether some cache point on the way answered from memory, from disk, or from a tier
+    /// after disk (a shared one).
     var memoryHit = false
     var diskHit = false
+    var sharedHit = false
     /// Whether some cache point served an entry past its freshness.
     var stale = false
     /// The earliest time (wall clock) a cached or fetched input stops being fresh; entries made
