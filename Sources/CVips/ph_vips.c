@@ -2,6 +2,7 @@
 
 #include <vips/vector.h>
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -127,52 +128,102 @@ int ph_tiff_page_count(const void *buffer, size_t length, int limit) {
 
 int ph_vips_page_height(VipsImage *image) { return vips_image_get_page_height(image); }
 
-static VipsInteresting crop_for(ph_fit fit) {
-    return fit == PH_FIT_COVER ? VIPS_INTERESTING_CENTRE : VIPS_INTERESTING_NONE;
+static VipsInteresting interesting_for(ph_crop crop) {
+    switch (crop.mode) {
+    case PH_CROP_NONE: return VIPS_INTERESTING_NONE;
+    case PH_CROP_ATTENTION: return VIPS_INTERESTING_ATTENTION;
+    case PH_CROP_ENTROPY: return VIPS_INTERESTING_ENTROPY;
+    default: return VIPS_INTERESTING_CENTRE;
+    }
 }
 
-int ph_vips_thumbnail_buffer(const void *buffer, size_t length, int width, int height, ph_fit fit,
+// The width and height as displayed: swapped when the EXIF orientation turns the image.
+static void oriented_size(VipsImage *image, double *width, double *height) {
+    *width = image->Xsize;
+    *height = image->Ysize;
+    if (vips_image_get_orientation_swap(image)) {
+        double swap = *width;
+        *width = *height;
+        *height = swap;
+    }
+}
+
+// A crop at a point is libvips' thumbnail to the box that covers (width, height) without
+// cropping (the side that binds is kept, the other unbounded), then this crop.
+static void cover_box(double source_width, double source_height, int *width, int *height) {
+    if (source_width * *height > source_height * *width) *width = VIPS_MAX_COORD;
+    else *height = VIPS_MAX_COORD;
+}
+
+static int crop_at(VipsImage *scaled, int width, int height, double x, double y, VipsImage **out) {
+    int w = scaled->Xsize, h = scaled->Ysize;
+    int cw = MIN(width, w), ch = MIN(height, h);
+    int left = (int)lround(x * w - cw / 2.0), top = (int)lround(y * h - ch / 2.0);
+    left = MAX(0, MIN(left, w - cw));
+    top = MAX(0, MIN(top, h - ch));
+    int result = vips_extract_area(scaled, out, left, top, cw, ch, NULL);
+    g_object_unref(scaled);
+    return result;
+}
+
+int ph_vips_thumbnail_buffer(const void *buffer, size_t length, int width, int height, ph_crop crop,
                              int enlarge, int pages, VipsImage **out) {
     char options[64];
     load_options(options, sizeof options, pages);
-    return vips_thumbnail_buffer((void *)buffer, length, out, width, "height", height,
-                                 "crop", crop_for(fit),
-                                 "size", enlarge ? VIPS_SIZE_BOTH : VIPS_SIZE_DOWN,
-                                 "option_string", options, NULL);
+    VipsSize size = enlarge ? VIPS_SIZE_BOTH : VIPS_SIZE_DOWN;
+    if (crop.mode != PH_CROP_AT || pages != 1)
+        return vips_thumbnail_buffer((void *)buffer, length, out, width, "height", height, "crop", interesting_for(crop),
+                                     "size", size, "option_string", options, NULL);
+    VipsImage *header = vips_image_new_from_buffer((void *)buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+    if (!header) return -1;
+    double source_width, source_height;
+    oriented_size(header, &source_width, &source_height);
+    g_object_unref(header);
+    int box_width = width, box_height = height;
+    cover_box(source_width, source_height, &box_width, &box_height);
+    VipsImage *scaled;
+    if (vips_thumbnail_buffer((void *)buffer, length, &scaled, box_width, "height", box_height, "size", size,
+                              "option_string", options, NULL))
+        return -1;
+    return crop_at(scaled, width, height, crop.x, crop.y, out);
 }
 
-int ph_vips_thumbnail_buffer_draft(const void *buffer, size_t length, int width, int height, ph_fit fit,
+int ph_vips_thumbnail_buffer_draft(const void *buffer, size_t length, int width, int height, ph_crop crop,
                                    int enlarge, int pages, VipsImage **out) {
     const char *loader = vips_foreign_find_load_buffer(buffer, length);
     if (pages > 1 || !loader || strcmp(loader, "VipsForeignLoadJpegBuffer") != 0)
-        return ph_vips_thumbnail_buffer(buffer, length, width, height, fit, enlarge, pages, out);
+        return ph_vips_thumbnail_buffer(buffer, length, width, height, crop, enlarge, pages, out);
     VipsImage *header = vips_image_new_from_buffer((void *)buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
     if (!header) return -1;
-    double source_width = header->Xsize, source_height = header->Ysize;
-    if (vips_image_get_orientation_swap(header)) {
-        double swap = source_width;
-        source_width = source_height;
-        source_height = swap;
-    }
+    double source_width, source_height;
+    oriented_size(header, &source_width, &source_height);
     g_object_unref(header);
     double across = source_width / width, down = source_height / height;
-    double factor = fit == PH_FIT_COVER ? (across < down ? across : down) : (across > down ? across : down);
+    double factor = crop.mode != PH_CROP_NONE ? (across < down ? across : down) : (across > down ? across : down);
     int shrink = factor >= 8 ? 8 : factor >= 4 ? 4 : factor >= 2 ? 2 : 1;
     if (shrink == 1)
-        return ph_vips_thumbnail_buffer(buffer, length, width, height, fit, enlarge, pages, out);
+        return ph_vips_thumbnail_buffer(buffer, length, width, height, crop, enlarge, pages, out);
     VipsImage *loaded;
     if (vips_jpegload_buffer((void *)buffer, length, &loaded, "shrink", shrink, "fail_on", VIPS_FAIL_ON_TRUNCATED,
                              "access", VIPS_ACCESS_SEQUENTIAL, NULL))
         return -1;
-    int result = ph_vips_thumbnail_image(loaded, width, height, fit, enlarge, out);
+    int result = ph_vips_thumbnail_image(loaded, width, height, crop, enlarge, out);
     g_object_unref(loaded);
     return result;
 }
 
-int ph_vips_thumbnail_image(VipsImage *in, int width, int height, ph_fit fit, int enlarge,
+int ph_vips_thumbnail_image(VipsImage *in, int width, int height, ph_crop crop, int enlarge,
                             VipsImage **out) {
-    return vips_thumbnail_image(in, out, width, "height", height, "crop", crop_for(fit),
-                                "size", enlarge ? VIPS_SIZE_BOTH : VIPS_SIZE_DOWN, NULL);
+    VipsSize size = enlarge ? VIPS_SIZE_BOTH : VIPS_SIZE_DOWN;
+    if (crop.mode != PH_CROP_AT || vips_image_get_page_height(in) != in->Ysize)
+        return vips_thumbnail_image(in, out, width, "height", height, "crop", interesting_for(crop), "size", size, NULL);
+    double source_width, source_height;
+    oriented_size(in, &source_width, &source_height);
+    int box_width = width, box_height = height;
+    cover_box(source_width, source_height, &box_width, &box_height);
+    VipsImage *scaled;
+    if (vips_thumbnail_image(in, &scaled, box_width, "height", box_height, "size", size, NULL)) return -1;
+    return crop_at(scaled, width, height, crop.x, crop.y, out);
 }
 
 int ph_vips_autorotate(VipsImage *in, VipsImage **out) { return vips_autorot(in, out, NULL); }

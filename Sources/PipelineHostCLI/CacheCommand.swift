@@ -7,7 +7,7 @@ struct CacheCommand: AsyncParsableCommand {
         commandName: "cache",
         abstract: "Inspect and maintain the disk cache.",
         discussion: """
-            The disk cache holds original bytes and, where a profile asks, display-ready variants,
+            The disk cache holds original bytes and, where a profile asks, display-ready variants, \
             one checksummed file per entry. Several processes may share one directory.
 
             Examples:

@@ -13,18 +13,18 @@ enum Entry {
 struct PipelineHostCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pipelinehost",
-        abstract: "An image pipeline: fetch, normalize, decode, downsample, blur and encode, driven by Lua profiles.",
+        abstract: "An image pipeline driven by Lua profiles: fetch, decode, resize, crop, sharpen, blur, encode.",
         discussion: """
             A profile file names chains of stages. Run sources through one:
 
-              pipelinehost run examples/thumbnail.lua https://example.com/cover.jpg -o cover.jpg
+              pipelinehost run examples/thumbnail.lua https://example.com/a.jpg -o a.jpg
               pipelinehost run examples/blurred-background.lua photo.jpg --output-dir out/
-              pipelinehost check examples/subsonic.lua     # validate, show resolved parameters
-              pipelinehost stages                          # every stage and its parameters
-              pipelinehost cache stats                     # what the disk cache holds
-              pipelinehost serve examples/thumbnail.lua    # the profiles as an HTTP service
+              pipelinehost check examples/subsonic.lua    # validate, show parameters
+              pipelinehost stages                         # every stage, its parameters
+              pipelinehost cache stats                    # what the disk cache holds
+              pipelinehost serve examples/thumbnail.lua   # the profiles over HTTP
 
-            Exit codes: 0 all sources succeeded, 1 some failed (the rest are written),
+            Exit codes: 0 all sources succeeded, 1 some failed (the rest are written), \
             2 usage or profile error.
             """,
         version: "0.1.0",

@@ -6,40 +6,42 @@ import Foundation
 #endif
 import Glibc
 import PipelineHost
+import PipelineHostServe
 import VipsPlugin
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run sources through one or more profiles and write the results.",
         discussion: """
-            Each SOURCE is an http(s) URL, a file:// URL or a local path; more can come from
-            --input-list, one per line (blank lines and lines starting with # are skipped).
+            Each SOURCE is an http(s) URL, a file:// URL or a local path; more can come from \
+            --input-list, one per line (blank lines and lines starting with # are skipped). \
             With several --profile options every source runs through every profile.
 
-            One line is printed per result: the source (credentials redacted), the output
-            file, its pixel size, bytes and time. Failures go to standard error with their
-            cause; the other sources still run. On a terminal a progress line shows
+            One line is printed per result: the source (credentials redacted), the output \
+            file, its pixel size, bytes and time. Failures go to standard error with their \
+            cause; the other sources still run. On a terminal a progress line shows \
             done/failed/total, rate and ETA.
 
-            Sources with the same stable key (the same image behind different auth salts) and
+            Sources with the same stable key (the same image behind different auth salts) and \
             the profiles of one source run together: one download, and shared stages run once.
 
-            Output files are named <name>-<hash>.<profile>.<ext> in --output-dir (default: the
-            current directory), where <hash> comes from the normalized source. Files are
+            Output files are named <name>-<hash>.<profile>.<ext> in --output-dir (default: the \
+            current directory), where <hash> comes from the normalized source. Files are \
             written to a temporary name and renamed, so no half-written file is ever left.
 
-            Profiles with a cache stage keep originals on disk and variants in memory (or on
-            disk too), so a second run of the same sources, even with fresh auth salts, makes
-            no transfers. --refresh revalidates, --offline never transfers, --no-cache turns
+            Profiles with a cache stage keep originals on disk and variants in memory (or on \
+            disk too), so a second run of the same sources, even with fresh auth salts, makes \
+            no transfers. --refresh revalidates, --offline never transfers, --no-cache turns \
             the cache off; `pipelinehost cache stats` shows what is stored.
 
-            Ctrl-C (or SIGTERM) stops the run: work in progress is cancelled, a summary is
+            Ctrl-C (or SIGTERM) stops the run: work in progress is cancelled, a summary is \
             printed, and the exit code is 130. A second Ctrl-C exits at once.
 
             Examples:
               pipelinehost run examples/thumbnail.lua examples/sample.jpg -o thumb.jpg
-              SUBSONIC_PASSWORD=… pipelinehost run examples/subsonic.lua --profile thumbnail \\
-                  --profile blurred-background --input-list urls.txt --output-dir covers/ --stats > stats.json
+              SUBSONIC_PASSWORD=… pipelinehost run examples/subsonic.lua \\
+                  --profile thumbnail --profile blurred-background \\
+                  --input-list urls.txt --output-dir covers/ --stats > stats.json
             """)
 
     @Argument(help: "The Lua profile file.")
@@ -84,6 +86,12 @@ struct Run: AsyncParsableCommand {
     @Flag(name: .long, help: "After each result, print its stage timings (ms; queue waits as +N queued) on standard error.")
     var trace = false
 
+    @Option(name: .long, help: ArgumentHelp(
+        "What the viewer accepts, as an HTTP Accept header (\"image/avif,image/webp\"): profiles whose encode says "
+            + "format = \"auto\" write AVIF, WebP or JPEG from it, as serve does. Without it they write JPEG.",
+        valueName: "types"))
+    var accept: String?
+
     @OptionGroup(title: "Cache")
     var cache: CacheOptions
 
@@ -100,6 +108,17 @@ struct Run: AsyncParsableCommand {
         }
     }
 
+    /// With --accept, an encode override for each profile whose encode says format = "auto".
+    func autoFormatOverrides(in set: ProfileSet) -> [String: [String: [String: ParameterValue]]] {
+        guard let accept else { return [:] }
+        let format = FormatChoice.choose(accept: accept, canWriteAVIF: VipsPlugin.canWrite("avif"))
+        var overrides: [String: [String: [String: ParameterValue]]] = [:]
+        for profile in set.profiles where profile.stages.contains(where: { $0.name == "encode" && $0.parameters.string("format") == "auto" }) {
+            overrides[profile.name] = ["encode": ["format": .string(format)]]
+        }
+        return overrides
+    }
+
     func run() async throws {
         // Reading the profile (up to its one-second limit) and the input list block: they run on
         // the blocking pool, never on Swift's cooperative one.
@@ -113,7 +132,8 @@ struct Run: AsyncParsableCommand {
         }
         let directory = outputDirectory ?? "."
         if output == nil { try Self.prepare(outputDirectory: directory) }
-        let requests = all.flatMap { source in chosen.map { ImageRequest(source: source, profile: $0) } }
+        let overrides = autoFormatOverrides(in: set)
+        let requests = all.flatMap { source in chosen.map { ImageRequest(source: source, profile: $0, overrides: overrides[$0] ?? [:]) } }
         // About one CPU stage per core runs at once; libvips gets the cores that leaves it.
         let cores = PipelineConfiguration.cores
         VipsPlugin.setThreadsPerOperation(cores / min(cores, jobs, requests.count))

@@ -1,12 +1,25 @@
 import ArgumentParser
+import Foundation
 import PipelineHost
 
 struct Stages: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List every registered stage with its parameters, types, defaults and docs.")
+        abstract: "List every registered stage with its parameters, types, defaults and docs.",
+        discussion: "With --json, the same as one JSON document for tools: each stage's name, version, summary, "
+            + "input and output, and each parameter's name, type (with its range or choices), default and doc.")
+
+    @Flag(name: .long, help: "Print one JSON document instead of text.")
+    var json = false
 
     func run() throws {
         let registry = try makeRegistry()
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            let document = StageListJSON(registry)
+            print(String(decoding: try encoder.encode(document), as: UTF8.self))
+            return
+        }
         for name in registry.names {
             let definition = registry[name]!
             print("\(name)  (\(definition.input) -> \(definition.output))")
@@ -21,5 +34,59 @@ struct Stages: ParsableCommand {
         for (name, reason) in registry.planned.sorted(by: { $0.key < $1.key }) {
             print("\(name)  (not available yet: \(reason))")
         }
+    }
+}
+
+/// `stages --json`: the registry as tools read it.
+struct StageListJSON: Encodable {
+    struct Stage: Encodable {
+        let name: String
+        let version: Int
+        let summary: String
+        let input: String
+        let output: String
+        let parameters: [Parameter]
+    }
+
+    struct Parameter: Encodable {
+        let name: String
+        /// "number", "integer", "boolean", "string", "choice", "string_list" or "number_list".
+        let type: String
+        /// The lowest and highest value of a number or integer (of each item of a number list).
+        let range: [Double]?
+        let choices: [String]?
+        /// How many items a number list holds.
+        let count: Int?
+        /// The default as a profile would write it; absent when the parameter is optional.
+        let `default`: String?
+        let doc: String
+    }
+
+    let stages: [Stage]
+    let planned: [String: String]
+
+    init(_ registry: StageRegistry) {
+        stages = registry.names.map { name in
+            let definition = registry[name]!
+            return Stage(name: name, version: definition.version, summary: definition.summary,
+                         input: "\(definition.input)", output: "\(definition.output)",
+                         parameters: definition.parameters.map(Self.parameter))
+        }
+        planned = registry.planned
+    }
+
+    static func parameter(_ spec: ParameterSpec) -> Parameter {
+        let type: String, range: [Double]?, choices: [String]?, count: Int?
+        switch spec.type {
+        case .number(let r): (type, range, choices, count) = ("number", [r.lowerBound, r.upperBound], nil, nil)
+        case .integer(let r): (type, range, choices, count) = ("integer", [Double(r.lowerBound), Double(r.upperBound)], nil, nil)
+        case .boolean: (type, range, choices, count) = ("boolean", nil, nil, nil)
+        case .string: (type, range, choices, count) = ("string", nil, nil, nil)
+        case .choice(let options): (type, range, choices, count) = ("choice", nil, options, nil)
+        case .stringList: (type, range, choices, count) = ("string_list", nil, nil, nil)
+        case .numberList(let r, let n): (type, range, choices, count) = ("number_list", [r.lowerBound, r.upperBound], nil, n)
+        }
+        return Parameter(name: spec.name, type: type, range: range, choices: choices, count: count,
+                         default: spec.defaultValue?.description, doc: spec.doc)
     }
 }

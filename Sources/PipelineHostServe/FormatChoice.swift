@@ -1,8 +1,9 @@
-/// `encode { format = "auto" }` in serve: the best format the client accepts, from its
-/// `Accept` header. AVIF first (smallest), then WebP, else JPEG, which every client reads.
-enum FormatChoice {
+/// `encode { format = "auto" }`: the best format the client accepts, from its `Accept` header
+/// (serve) or `--accept` (run). AVIF first (smallest), then WebP, else JPEG, which every
+/// client reads.
+public enum FormatChoice {
     /// The format for an `Accept` header; `canWriteAVIF` is whether this libvips writes it.
-    static func choose(accept: String?, canWriteAVIF: Bool) -> String {
+    public static func choose(accept: String?, canWriteAVIF: Bool) -> String {
         guard let accept else { return "jpeg" }
         var accepted: Set<String> = []
         for item in accept.split(separator: ",") {

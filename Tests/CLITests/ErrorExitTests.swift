@@ -62,6 +62,39 @@ struct InspectionCommandTests {
         #expect(run.stdout.contains("on_error         \"fail\"|\"stale\"  [default \"fail\"]"), "\(run.stdout)")
     }
 
+    @Test("stages --json gives every stage and parameter, typed, for tools")
+    func stagesJSON() async throws {
+        let run = try await CLIProcess.run(["stages", "--json"])
+        #expect(run.status == 0)
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let stages = try #require(document["stages"] as? [[String: Any]])
+        let names = stages.compactMap { $0["name"] as? String }
+        for name in ["fetch", "decode", "downsample", "sharpen", "rotate", "flip", "pad", "trim", "flatten", "round_corners", "encode"] {
+            #expect(names.contains(name), "missing \(name)")
+        }
+        let downsample = try #require(stages.first { $0["name"] as? String == "downsample" })
+        let parameters = try #require(downsample["parameters"] as? [[String: Any]])
+        let focus = try #require(parameters.first { $0["name"] as? String == "focus" })
+        #expect(focus["type"] as? String == "number_list" && focus["count"] as? Int == 2 && focus["range"] as? [Double] == [0, 1])
+        let fit = try #require(parameters.first { $0["name"] as? String == "fit" })
+        #expect(fit["choices"] as? [String] == ["inside", "cover", "contain"] && fit["default"] as? String == "\"inside\"")
+    }
+
+    /// Every command's help, at a width where nothing is wrapped: a paragraph is one line, so
+    /// the argument parser can wrap it to any terminal without leaving a broken line.
+    @Test("help texts are written as paragraphs the argument parser wraps, never pre-broken",
+          arguments: [[], ["run"], ["check"], ["stages"], ["cache"], ["cache", "prune"], ["serve"], ["sign"]])
+    func helpParagraphs(_ command: [String]) async throws {
+        let wide = try await CLIProcess.run(command + ["--help"], environment: ["COLUMNS": "400"])
+        let discussion = wide.stdout.components(separatedBy: "USAGE:")[0].split(separator: "\n", omittingEmptySubsequences: false)
+        for (line, next) in zip(discussion, discussion.dropFirst()) where !line.isEmpty && !next.isEmpty {
+            #expect(line.hasPrefix(" ") || next.hasPrefix(" ") || line.hasSuffix(":"),
+                    "a paragraph broken in the source: \"\(line)\" / \"\(next)\"")
+        }
+        let narrow = try await CLIProcess.run(command + ["--help"], environment: ["COLUMNS": "80"])
+        for line in narrow.stdout.split(separator: "\n") { #expect(line.count <= 80, "\(line)") }
+    }
+
     @Test("--help teaches with examples and exit codes")
     func help() async throws {
         let top = try await CLIProcess.run(["--help"])

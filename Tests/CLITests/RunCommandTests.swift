@@ -27,6 +27,20 @@ struct RunCommandTests {
         #expect(run.stderr.isEmpty)
     }
 
+    @Test("--accept picks the format of an encode that says \"auto\", as serve's Accept does", arguments: [
+        (nil, "jpeg"), ("image/webp,*/*", "webp"), ("image/webp;q=0, image/png", "jpeg"),
+    ] as [(String?, String)])
+    func accept(_ accept: String?, _ format: String) async throws {
+        let profile = try directory.write("auto.lua", Array(#"profile "auto" { fetch {}, decode {}, downsample { size = 64 }, encode { format = "auto" } }"#.utf8))
+        let run = try await CLIProcess.run(["run", profile, server.url("/photo.jpg"), "--output-dir", directory.file("out-\(format)-\(accept == nil)")]
+                                           + (accept.map { ["--accept", $0] } ?? []))
+        #expect(run.status == 0, "\(run.output)")
+        let written = try FileManager.default.contentsOfDirectory(atPath: directory.file("out-\(format)-\(accept == nil)"))
+        #expect(written.count == 1 && written[0].hasSuffix(".auto.\(format == "jpeg" ? "jpg" : format)"), "\(written)")
+        let info = try #require(Fixtures.info(try Fixtures.read(directory.file("out-\(format)-\(accept == nil)/" + written[0]))))
+        #expect(info.format == format)
+    }
+
     @Test("EXIF orientation is applied")
     func orientation() async throws {
         server.route("/rotated.jpg", .ok(Fixtures.quadrants(width: 600, height: 300, orientation: 6)))

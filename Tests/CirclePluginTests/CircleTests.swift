@@ -46,7 +46,7 @@ struct CircleTests {
     }
 
     @Test("its parameters are checked from Lua", arguments: [
-        (#"background = "white""#, ##"circle: 'background' must be a colour like "#ffffff", got "white""##),
+        (#"background = "white""#, ##"circle: 'background' must be a colour like "#ffffff" or "#ffffff80", got "white""##),
         (##"colour = "#ffffff""##, "circle: unknown parameter 'colour'"),
     ])
     func parameters(_ circle: String, _ message: String) throws {

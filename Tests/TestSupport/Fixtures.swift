@@ -46,6 +46,40 @@ public enum Fixtures {
         }
     }
 
+    /// A `width` x `height` image whose pixel at (x, y) is `colour(x, y)`; PNG keeps the
+    /// colours exact, `alpha` adds a fourth band from the colour's alpha.
+    public static func painted(width: Int, height: Int, format: Format = .png, alpha: Bool = false,
+                               _ colour: (Int, Int) -> [UInt8]) -> [UInt8] {
+        start()
+        let bands = alpha ? 4 : 3
+        var pixels = [UInt8](repeating: 0, count: width * height * bands)
+        for y in 0..<height {
+            for x in 0..<width {
+                let value = colour(x, y)
+                for band in 0..<bands { pixels[(y * width + x) * bands + band] = band < value.count ? value[band] : 255 }
+            }
+        }
+        return encode(rgb: pixels, width: width, height: height, bands: bands, as: format == .jpeg ? PH_FORMAT_JPEG : PH_FORMAT_PNG) { _ in }
+    }
+
+    /// An image's decoded pixels: size, bands and 8-bit samples, row by row.
+    public struct Pixels: Sendable {
+        public let width: Int
+        public let height: Int
+        public let bands: Int
+        public let samples: [UInt8]
+
+        /// The samples of the pixel at (x, y).
+        public subscript(x: Int, y: Int) -> [UInt8] {
+            Array(samples[(y * width + x) * bands..<(y * width + x + 1) * bands])
+        }
+    }
+
+    /// The pixels of encoded `bytes`, nil when they do not decode.
+    public static func decoded(_ bytes: [UInt8]) -> Pixels? {
+        pixels(bytes).map { Pixels(width: $0.width, height: $0.height, bands: $0.bands, samples: $0.samples) }
+    }
+
     /// An animated GIF of `frames` frames, each `side` x `side` and a shade of grey.
     public static func animatedGIF(frames: Int, side: Int = 16) -> [UInt8] {
         animation(frames: frames, side: side, as: PH_FORMAT_GIF)
@@ -226,10 +260,10 @@ public enum Fixtures {
     }
 
     /// Encodes tightly packed 8-bit sRGB pixels; `tag` sets metadata on the image first.
-    private static func encode(rgb pixels: [UInt8], width: Int, height: Int, as format: ph_format,
+    private static func encode(rgb pixels: [UInt8], width: Int, height: Int, bands: Int = 3, as format: ph_format,
                                tag: (UnsafeMutablePointer<VipsImage>) -> Void) -> [UInt8] {
         let image = pixels.withUnsafeBytes {
-            vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(width), Int32(height), 3, VIPS_FORMAT_UCHAR)!
+            vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(width), Int32(height), Int32(bands), VIPS_FORMAT_UCHAR)!
         }
         defer { ph_vips_unref(image) }
         image.pointee.Type = VIPS_INTERPRETATION_sRGB

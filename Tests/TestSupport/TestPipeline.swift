@@ -42,6 +42,15 @@ public enum TestPipeline {
         return try await pipeline.image(for: ImageRequest(source: source, profile: profile ?? set.names[0]))
     }
 
+    /// The pixels of `input` (written into `directory`) after fetch, decode, `stages` and a PNG
+    /// encode, which keeps every pixel as the stages left it.
+    public static func pixels(after stages: String, input: [UInt8], in directory: TemporaryDirectory) async throws -> Fixtures.Pixels {
+        let path = try directory.write("input.png", input)
+        let result = try await run(#"profile "p" { fetch {}, decode {}, \#(stages), encode { format = "png" } }"#, source: path)
+        guard let pixels = Fixtures.decoded(result.bytes.array) else { throw ServerError("the PNG result does not decode") }
+        return pixels
+    }
+
     /// The error a run ends with, or nil when it succeeds.
     public static func failure(_ lua: String, source: String) async throws -> PipelineError? {
         do {

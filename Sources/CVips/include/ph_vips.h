@@ -37,20 +37,29 @@ int ph_tiff_page_count(const void *buffer, size_t length, int limit);
 /// The height of one page: the image height unless several pages were loaded.
 int ph_vips_page_height(VipsImage *image);
 
-typedef enum { PH_FIT_INSIDE = 0, PH_FIT_COVER = 1 } ph_fit;
+/// How a thumbnail meets its box. NONE keeps the whole image inside it; the others fill it and
+/// crop: the centre, libvips' smartcrop (ATTENTION: skin tones, saturation and edges; ENTROPY:
+/// the busiest part), or AT: the window centred as near as it can be on (x, y), fractions of
+/// the scaled image's width and height, so a gravity is a point on the edge (north: 0.5, 0).
+/// Several pages (an animation) always crop the centre.
+typedef enum { PH_CROP_NONE = 0, PH_CROP_CENTRE = 1, PH_CROP_ATTENTION = 2, PH_CROP_ENTROPY = 3, PH_CROP_AT = 4 } ph_crop_mode;
+typedef struct {
+    ph_crop_mode mode;
+    double x, y;
+} ph_crop;
 
 /// Shrink-on-load thumbnail straight from encoded bytes: honours EXIF orientation, imports
 /// any embedded ICC profile and exports sRGB.
-int ph_vips_thumbnail_buffer(const void *buffer, size_t length, int width, int height, ph_fit fit,
+int ph_vips_thumbnail_buffer(const void *buffer, size_t length, int width, int height, ph_crop crop,
                              int enlarge, int pages, VipsImage **out);
 /// The same for a JPEG, loaded first at the largest DCT scale (1/2, 1/4, 1/8) that still covers
 /// the box, then resized: less decoding and resizing than libvips' own choice, which leaves a
 /// factor of two for the final resize. What PIL's draft mode (and so thumbor) does. Other
 /// formats, and JPEGs too small to scale, go to ph_vips_thumbnail_buffer.
-int ph_vips_thumbnail_buffer_draft(const void *buffer, size_t length, int width, int height, ph_fit fit,
+int ph_vips_thumbnail_buffer_draft(const void *buffer, size_t length, int width, int height, ph_crop crop,
                                    int enlarge, int pages, VipsImage **out);
 /// The same for an image already in memory (no shrink-on-load possible).
-int ph_vips_thumbnail_image(VipsImage *in, int width, int height, ph_fit fit, int enlarge,
+int ph_vips_thumbnail_image(VipsImage *in, int width, int height, ph_crop crop, int enlarge,
                             VipsImage **out);
 
 /// Applies and removes the EXIF orientation.

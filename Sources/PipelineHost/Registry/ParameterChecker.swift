@@ -82,6 +82,19 @@ package struct ParameterChecker {
                 strings.append(s)
             }
             return .stringList(strings)
+        case .numberList(let range, let count):
+            guard case .table(let table) = value, table.fields.isEmpty, table.otherKeys == 0, table.array.count == count else {
+                throw mismatch()
+            }
+            var numbers: [Double] = []
+            for item in table.array {
+                guard let number = item.asDouble else { throw mismatch() }
+                guard range.contains(number) else {
+                    throw ParameterError("\(subject) takes numbers between \(ParameterValue.number(range.lowerBound)) and \(ParameterValue.number(range.upperBound)), got \(ParameterValue.number(number))")
+                }
+                numbers.append(number)
+            }
+            return .numberList(numbers)
         }
     }
 
@@ -93,6 +106,8 @@ package struct ParameterChecker {
         case .string: "a string"
         case .choice: "one of \(type)"
         case .stringList: "a list of strings, like { \"a\", \"b\" }"
+        case .numberList(let r, let count):
+            "a list of \(count) numbers from \(ParameterValue.number(r.lowerBound)) to \(ParameterValue.number(r.upperBound)), like { \((0..<count).map { _ in ParameterValue.number(r.lowerBound).description }.joined(separator: ", ")) }"
         }
     }
 

@@ -9,6 +9,8 @@ public struct ParameterSpec: Sendable {
         case string
         case choice([String])
         case stringList
+        /// Exactly `count` numbers in `range`, like focus = { 0.3, 0.6 }.
+        case numberList(ClosedRange<Double>, count: Int)
 
         public var description: String {
             switch self {
@@ -18,6 +20,7 @@ public struct ParameterSpec: Sendable {
             case .string: "string"
             case .choice(let options): options.map { "\"\($0)\"" }.joined(separator: "|")
             case .stringList: "list of strings"
+            case .numberList(let r, let count): "\(count) numbers \(Self.format(r.lowerBound))..\(Self.format(r.upperBound))"
             }
         }
 
@@ -51,6 +54,7 @@ public enum ParameterValue: Sendable, Hashable, CustomStringConvertible {
     case boolean(Bool)
     case string(String)
     case stringList([String])
+    case numberList([Double])
 
     /// Canonical text: the same value always prints the same way, so it can be part of a key.
     public var description: String {
@@ -62,6 +66,7 @@ public enum ParameterValue: Sendable, Hashable, CustomStringConvertible {
         case .boolean(let v): return v ? "true" : "false"
         case .string(let v): return "\"\(v)\""
         case .stringList(let v): return "{" + v.map { "\"\($0)\"" }.joined(separator: ",") + "}"
+        case .numberList(let v): return "{" + v.map { ParameterValue.number($0).description }.joined(separator: ",") + "}"
         }
     }
 }

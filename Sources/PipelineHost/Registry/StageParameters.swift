@@ -46,6 +46,12 @@ public struct StageParameters: Sendable, Hashable {
         return nil
     }
 
+    /// The list-of-numbers value of `name`.
+    public func numbers(_ name: String) -> [Double]? {
+        if case .numberList(let v) = values[name] { return v }
+        return nil
+    }
+
     /// "name=value" pairs sorted by name: the canonical form used in keys and `check` output.
     public var canonical: String {
         values.keys.sorted().map { "\($0)=\(values[$0]!)" }.joined(separator: ",")

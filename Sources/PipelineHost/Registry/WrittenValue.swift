@@ -30,6 +30,7 @@ public enum WrittenValue: Sendable {
         case .boolean(let v): self = .boolean(v)
         case .string(let v): self = .string(v)
         case .stringList(let v): self = .table(WrittenTable(array: v.map { .string($0) }))
+        case .numberList(let v): self = .table(WrittenTable(array: v.map { .number($0) }))
         }
     }
 

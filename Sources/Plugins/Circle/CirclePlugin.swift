@@ -24,10 +24,8 @@ struct CircleStage: Stage {
 
     init(background text: String?) throws(ParameterError) {
         guard let text else { background = nil; return }
-        guard let colour = Self.rgb(text) else {
-            throw ParameterError("circle: 'background' must be a colour like \"#ffffff\", got \"\(text)\"")
-        }
-        background = colour
+        let colour = try Colour.parameter("background", of: "circle", text)
+        background = (colour.red, colour.green, colour.blue)
     }
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
@@ -38,9 +36,4 @@ struct CircleStage: Stage {
         }
     }
 
-    /// "#rrggbb" as three channel values.
-    static func rgb(_ text: String) -> (Double, Double, Double)? {
-        guard text.count == 7, text.first == "#", let value = UInt32(text.dropFirst(), radix: 16) else { return nil }
-        return (Double(value >> 16 & 0xFF), Double(value >> 8 & 0xFF), Double(value & 0xFF))
-    }
 }

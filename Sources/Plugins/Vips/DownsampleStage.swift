@@ -3,18 +3,32 @@ import PipelineHost
 
 /// Resizes to fit a box. While the image is still undecoded this is libvips' shrink-on-load
 /// thumbnail from the encoded bytes, so a 5120x2880 JPEG is never decoded at full size.
+///
+/// The parameters added after the first release (gravity, focus, background, dpr) have no
+/// default: left out, they are not part of the stage's identity, so variants made before
+/// they existed keep their keys.
 struct DownsampleStage: Stage {
     static let definition = StageDefinition(
         name: "downsample",
         summary: "Resize to fit a box with shrink-on-load (vips_thumbnail_buffer), honouring EXIF "
-            + "orientation and converting to sRGB.",
+            + "orientation and converting to sRGB. fit = \"cover\" crops to fill the box, at gravity or focus; "
+            + "fit = \"contain\" pads it with background.",
         input: .image, output: .image, role: .decode,
         parameters: [
             ParameterSpec("size", .integer(1...16384), doc: "longest side in pixels (or give width and/or height)"),
             ParameterSpec("width", .integer(1...16384), doc: "box width in pixels"),
             ParameterSpec("height", .integer(1...16384), doc: "box height in pixels"),
-            ParameterSpec("fit", .choice(["inside", "cover"]), default: .string("inside"),
-                          doc: "inside: keep all of the image; cover: fill the box and crop the centre"),
+            ParameterSpec("fit", .choice(["inside", "cover", "contain"]), default: .string("inside"),
+                          doc: "inside: keep all of the image; cover: fill the box and crop; contain: keep all of it and pad the box"),
+            ParameterSpec("gravity", .choice(Gravity.names + ["attention", "entropy"]),
+                          doc: "cover: the part to keep (centre when left out; attention and entropy are libvips' smartcrop); "
+                              + "contain: where the image sits"),
+            ParameterSpec("focus", .numberList(0...1, count: 2),
+                          doc: "cover: keep the crop centred as near as it can be on { x, y }, fractions of the width and height"),
+            ParameterSpec("background", .string,
+                          doc: "contain: the padding's colour, \"#rrggbb\" or \"#rrggbbaa\" (black when left out, transparent for images with alpha)"),
+            ParameterSpec("dpr", .number(1...5),
+                          doc: "device pixel ratio: the box is this many times larger (1 when left out)"),
             ParameterSpec("enlarge", .boolean, default: .boolean(false),
                           doc: "also scale images up that are smaller than the box"),
             ParameterSpec("shrink_on_load", .choice(["quality", "speed"]), default: .string("quality"),
@@ -28,7 +42,9 @@ struct DownsampleStage: Stage {
 
     let width: Int32
     let height: Int32
-    let fit: ph_fit
+    let crop: ph_crop
+    /// fit = "contain": the canvas' colour and where the image sits on it.
+    let padding: (rgba: [Double], x: Double, y: Double)?
     let enlarge: Bool
     let draft: Bool
 
@@ -40,36 +56,70 @@ struct DownsampleStage: Stage {
         guard size != nil || width != nil || height != nil else {
             throw ParameterError("needs size, or width and/or height, like downsample { size = 300 }")
         }
-        fit = p.string("fit") == "cover" ? PH_FIT_COVER : PH_FIT_INSIDE
-        if fit == PH_FIT_COVER, size == nil, width == nil || height == nil {
-            throw ParameterError("fit = \"cover\" needs both width and height, or size")
+        let fit = p.string("fit")!
+        if fit != "inside", size == nil, width == nil || height == nil {
+            throw ParameterError("fit = \"\(fit)\" needs both width and height, or size")
         }
-        self.width = Int32(size ?? width ?? Int(Self.unbounded))
-        self.height = Int32(size ?? height ?? Int(Self.unbounded))
+        let gravity = p.string("gravity"), focus = p.numbers("focus"), background = p.string("background")
+        if fit == "inside", gravity != nil || focus != nil {
+            throw ParameterError("\(gravity != nil ? "gravity" : "focus") needs fit = \"cover\" (or \"contain\" for gravity)")
+        }
+        if gravity != nil, focus != nil { throw ParameterError("give gravity or focus, not both") }
+        if fit == "contain", focus != nil || ["attention", "entropy"].contains(gravity ?? "") {
+            throw ParameterError("fit = \"contain\" keeps the whole image: it takes a compass gravity, not \(focus != nil ? "focus" : "gravity = \"\(gravity!)\"")")
+        }
+        if background != nil, fit != "contain" { throw ParameterError("background needs fit = \"contain\"") }
+        let dpr = p.number("dpr") ?? 1
+        let scaled = { (side: Int?) -> Int32 in side.map { Int32(min(16384, (Double($0) * dpr).rounded())) } ?? Self.unbounded }
+        self.width = scaled(size ?? width)
+        self.height = scaled(size ?? height)
+        switch (fit, gravity, focus) {
+        case ("cover", "attention", _): crop = ph_crop(mode: PH_CROP_ATTENTION, x: 0.5, y: 0.5)
+        case ("cover", "entropy", _): crop = ph_crop(mode: PH_CROP_ENTROPY, x: 0.5, y: 0.5)
+        case ("cover", _, let focus?): crop = ph_crop(mode: PH_CROP_AT, x: focus[0], y: focus[1])
+        case ("cover", let gravity?, _) where gravity != "centre":
+            let point = Gravity.point(gravity)!
+            crop = ph_crop(mode: PH_CROP_AT, x: point.x, y: point.y)
+        case ("cover", _, _): crop = ph_crop(mode: PH_CROP_CENTRE, x: 0.5, y: 0.5)
+        default: crop = ph_crop(mode: PH_CROP_NONE, x: 0.5, y: 0.5)
+        }
+        if fit == "contain" {
+            let point = Gravity.point(gravity ?? "centre")!
+            let colour = try background.map { text throws(ParameterError) in try Colour.parameter("background", of: "downsample", text) }
+            padding = (colour?.rgba ?? [0, 0, 0, 0], point.x, point.y)
+        } else {
+            padding = nil
+        }
         enlarge = p.boolean("enlarge")!
         draft = p.string("shrink_on_load") == "speed"
     }
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         let image = try input.vipsImage(for: "downsample")
-        let (width, height, fit, enlarge, draft) = (width, height, fit, enlarge ? Int32(1) : 0, draft)
+        let (width, height, crop, padding, enlarge, draft) = (width, height, crop, padding, enlarge ? Int32(1) : 0, draft)
+        if padding != nil, image.frames > 1 {
+            throw PipelineError(.stageFailed, "downsample: fit = \"contain\" pads one frame; leave it out for \(image.frames) frames")
+        }
         return try await context.runBlocking { () throws(PipelineError) -> StageValue in
-            let resized: VipsImageHandle
+            var resized: VipsImageHandle
             if let bytes = image.undecodedBytes {
                 var out: UnsafeMutablePointer<VipsImage>?
                 let thumbnail = draft ? ph_vips_thumbnail_buffer_draft : ph_vips_thumbnail_buffer
-                guard thumbnail(bytes.baseAddress, bytes.count, width, height, fit, enlarge, image.frames, &out) == 0,
+                guard thumbnail(bytes.baseAddress, bytes.count, width, height, crop, enlarge, image.frames, &out) == 0,
                       let out else {
                     throw PipelineError(.decodeFailed, "downsample failed: \(VipsRuntime.takeError())")
                 }
                 resized = VipsImageHandle(out, keeping: bytes)
             } else {
-                resized = try image.handle.derive("downsample") { ph_vips_thumbnail_image($0, width, height, fit, enlarge, &$1) }
+                resized = try image.handle.derive("downsample") { ph_vips_thumbnail_image($0, width, height, crop, enlarge, &$1) }
             }
-            let srgb = try resized.derive("sRGB conversion") { ph_vips_to_srgb($0, &$1) }
+            resized = try resized.derive("sRGB conversion") { ph_vips_to_srgb($0, &$1) }
+            if let padding {
+                resized = try resized.derive("contain padding") { ph_vips_pad($0, width, height, padding.x, padding.y, padding.rgba, &$1) }
+            }
             // Decoded here, not lazily in encode: the result may be shared by several profiles,
             // and this stage's time is then the decode time.
-            let decoded = try image.materialized("downsample", srgb)
+            let decoded = try image.materialized("downsample", resized)
             return .image(VipsPipelineImage(handle: decoded, undecodedBytes: nil, sourceSize: image.sourceSize))
         }
     }

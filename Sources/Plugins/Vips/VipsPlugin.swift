@@ -1,13 +1,15 @@
 import CVips
 import PipelineHost
 
-/// Registers the libvips stages: decode, downsample, blur, encode.
+/// Registers the libvips stages: decode, downsample, blur, encode, and the smaller image
+/// operations (sharpen, rotate, flip, pad, trim, flatten, round_corners).
 public enum VipsPlugin: PipelinePlugin {
     public static func register(in registry: inout StageRegistry) throws {
-        try registry.register(DecodeStage.definition)
-        try registry.register(DownsampleStage.definition)
-        try registry.register(BlurStage.definition)
-        try registry.register(EncodeStage.definition)
+        for definition in [DecodeStage.definition, DownsampleStage.definition, BlurStage.definition, SharpenStage.definition,
+                           RotateStage.definition, FlipStage.definition, PadStage.definition, TrimStage.definition,
+                           FlattenStage.definition, RoundCornersStage.definition, EncodeStage.definition] {
+            try registry.register(definition)
+        }
     }
 
     /// Sets how many threads libvips uses inside one operation. The pipeline already runs

@@ -1,0 +1,123 @@
+#include "ph_vips_ops.h"
+#include "ph_vips.h"
+
+#include <math.h>
+
+int ph_vips_sharpen(VipsImage *in, double sigma, double amount, VipsImage **out) {
+    VipsImage *sharpened;
+    if (vips_sharpen(in, &sharpened, "sigma", sigma, "m2", amount, NULL)) return -1;
+    int result = ph_vips_to_srgb(sharpened, out);
+    g_object_unref(sharpened);
+    return result;
+}
+
+int ph_vips_rotate(VipsImage *in, int degrees, VipsImage **out) {
+    VipsAngle angle = degrees == 90 ? VIPS_ANGLE_D90 : degrees == 180 ? VIPS_ANGLE_D180 : degrees == 270 ? VIPS_ANGLE_D270 : VIPS_ANGLE_D0;
+    return vips_rot(in, out, angle, NULL);
+}
+
+int ph_vips_flip(VipsImage *in, int horizontal, VipsImage **out) {
+    return vips_flip(in, out, horizontal ? VIPS_DIRECTION_HORIZONTAL : VIPS_DIRECTION_VERTICAL, NULL);
+}
+
+// One value per band of `in`: the colour's channels for the colour bands (the first for a
+// grey image), then the alpha.
+static VipsArrayDouble *ink_for(VipsImage *in, const double rgba[4]) {
+    double ink[16];
+    int bands = MIN(in->Bands, 16), alpha = vips_image_hasalpha(in);
+    for (int i = 0; i < bands; i++) {
+        if (alpha && i == bands - 1) ink[i] = rgba[3];
+        else ink[i] = (alpha ? bands - 1 : bands) >= 3 ? rgba[MIN(i, 2)] : rgba[0];
+    }
+    return vips_array_double_new(ink, bands);
+}
+
+static int trim_in_memory(VipsImage *in, double threshold, VipsImage **out);
+
+int ph_vips_pad(VipsImage *in, int width, int height, double x, double y, const double rgba[4], VipsImage **out) {
+    int left = (int)lround((width - in->Xsize) * x), top = (int)lround((height - in->Ysize) * y);
+    VipsArrayDouble *background = ink_for(in, rgba);
+    int result = vips_embed(in, out, left, top, width, height, "extend", VIPS_EXTEND_BACKGROUND, "background", background, NULL);
+    vips_area_unref(VIPS_AREA(background));
+    return result;
+}
+
+int ph_vips_trim(VipsImage *in, double threshold, VipsImage **out) {
+    // Two passes (the corner, then the search) and a crop: from memory, since the image may
+    // be a sequential read of its file, which can be read once.
+    VipsImage *memory = vips_image_copy_memory(in);
+    if (!memory) return -1;
+    int result = trim_in_memory(memory, threshold, out);
+    g_object_unref(memory);
+    return result;
+}
+
+static int trim_in_memory(VipsImage *in, double threshold, VipsImage **out) {
+    double *corner;
+    int n;
+    if (vips_getpoint(in, &corner, &n, 0, 0, NULL)) return -1;
+    // The colour bands only: find_trim flattens an alpha away first.
+    int colour = vips_image_hasalpha(in) ? n - 1 : n;
+    VipsArrayDouble *background = vips_array_double_new(corner, colour);
+    g_free(corner);
+    int left, top, width, height;
+    int failed = vips_find_trim(in, &left, &top, &width, &height, "threshold", threshold, "background", background, NULL);
+    vips_area_unref(VIPS_AREA(background));
+    if (failed) return -1;
+    if (width <= 0 || height <= 0) {
+        g_object_ref(in);
+        *out = in;
+        return 0;
+    }
+    return vips_extract_area(in, out, left, top, width, height, NULL);
+}
+
+int ph_vips_flatten(VipsImage *in, const double rgb[3], VipsImage **out) {
+    if (!vips_image_hasalpha(in)) {
+        g_object_ref(in);
+        *out = in;
+        return 0;
+    }
+    VipsArrayDouble *background = vips_array_double_new(rgb, in->Bands >= 4 ? 3 : 1);
+    int result = vips_flatten(in, out, "background", background, NULL);
+    vips_area_unref(VIPS_AREA(background));
+    return result;
+}
+
+int ph_vips_round_corners(VipsImage *in, int radius, VipsImage **out) {
+    int w = in->Xsize, h = in->Ysize;
+    int r = MIN(radius, MIN(w, h) / 2);
+    VipsImage *scope = vips_image_new();
+    VipsImage **t = (VipsImage **)vips_object_local_array(VIPS_OBJECT(scope), 7);
+    double on = 255, off = 0;
+    // The mask: white, its four r x r corners black, then a filled quarter circle into each.
+    if (vips_black(&t[0], w, h, NULL) || !(t[1] = vips_image_copy_memory(t[0]))) goto fail;
+    if (vips_draw_rect(t[1], &on, 1, 0, 0, w, h, "fill", TRUE, NULL)) goto fail;
+    if (r > 0) {
+        int xs[2] = {0, w - r}, ys[2] = {0, h - r};
+        int cx[2] = {r, w - 1 - r}, cy[2] = {r, h - 1 - r};
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++) {
+                if (vips_draw_rect(t[1], &off, 1, xs[i], ys[j], r, r, "fill", TRUE, NULL)) goto fail;
+                if (vips_draw_circle(t[1], &on, 1, cx[i], cy[j], r, "fill", TRUE, NULL)) goto fail;
+            }
+    }
+    if (vips_gaussblur(t[1], &t[2], 0.6, NULL) || vips_cast(t[2], &t[3], VIPS_FORMAT_UCHAR, NULL)) goto fail;
+    if (vips_image_hasalpha(in)) {
+        // Cut the existing alpha: alpha * mask / 255.
+        if (vips_extract_band(in, &t[4], 0, "n", in->Bands - 1, NULL) ||
+            vips_extract_band(in, &t[5], in->Bands - 1, NULL)) goto fail;
+        VipsImage *product;
+        if (vips_multiply(t[5], t[3], &product, NULL)) goto fail;
+        int failed = vips_linear1(product, &t[6], 1.0 / 255, 0, "uchar", TRUE, NULL);
+        g_object_unref(product);
+        if (failed || vips_bandjoin2(t[4], t[6], out, NULL)) goto fail;
+    } else if (vips_bandjoin2(in, t[3], out, NULL)) {
+        goto fail;
+    }
+    g_object_unref(scope);
+    return 0;
+fail:
+    g_object_unref(scope);
+    return -1;
+}

@@ -1,0 +1,43 @@
+import CVips
+import PipelineHost
+
+/// Turns the image clockwise. EXIF orientation is already applied before any stage sees the
+/// image; this is for turning it further.
+struct RotateStage: Stage {
+    static let definition = StageDefinition(
+        name: "rotate",
+        summary: "Turn clockwise by 90, 180 or 270 degrees (EXIF orientation is already applied).",
+        input: .image, output: .image,
+        parameters: [ParameterSpec("angle", .integer(90...270), default: .integer(90), doc: "90, 180 or 270")],
+        make: { try RotateStage($0.integer("angle")!) })
+
+    let angle: Int32
+
+    init(_ angle: Int) throws(ParameterError) {
+        guard angle % 90 == 0 else { throw ParameterError("rotate: 'angle' must be 90, 180 or 270, got \(angle)") }
+        self.angle = Int32(angle)
+    }
+
+    func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
+        let angle = angle
+        return try await input.applyingVips("rotate", in: context) { image, output in ph_vips_rotate(image, angle, &output) }
+    }
+}
+
+/// Mirrors the image.
+struct FlipStage: Stage {
+    static let definition = StageDefinition(
+        name: "flip",
+        summary: "Mirror left to right (horizontal) or top to bottom (vertical).",
+        input: .image, output: .image,
+        parameters: [ParameterSpec("direction", .choice(["horizontal", "vertical"]), default: .string("horizontal"),
+                                   doc: "horizontal swaps left and right; vertical swaps top and bottom")],
+        make: { FlipStage(horizontal: $0.string("direction") == "horizontal") })
+
+    let horizontal: Bool
+
+    func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
+        let horizontal: Int32 = horizontal ? 1 : 0
+        return try await input.applyingVips("flip", in: context) { image, output in ph_vips_flip(image, horizontal, &output) }
+    }
+}
