@@ -28,6 +28,9 @@ int ph_vips_init(const char *program, int concurrency) {
     vips_cache_set_max(0);
     vips_cache_set_max_mem(0);
     vips_block_untrusted_set(TRUE);
+    // Writing JPEG XL reads only our own pixels; its loader stays blocked (see
+    // ph_vips_allow_jxl_input).
+    vips_operation_block_set("VipsForeignSaveJxl", FALSE);
     // No run-time generated SIMD code (liborc). liborc 0.4.33's code allocator is not thread
     // safe: operations built or freed on two threads at once crash in orc_code_free or corrupt
     // the heap (scripts/orc-race reproduces it in seconds; BENCHMARKS.md, section 10). Blur and
@@ -235,7 +238,27 @@ int ph_vips_copy_memory(VipsImage *in, VipsImage **out) {
 
 void ph_vips_set_concurrency(int threads) { vips_concurrency_set(threads); }
 
+void ph_vips_allow_jxl_input(void) { vips_operation_block_set("VipsForeignLoadJxl", FALSE); }
+
+static int ph_vips_to_srgb_values(VipsImage *in, VipsImage **out);
+
 int ph_vips_to_srgb(VipsImage *in, VipsImage **out) {
+    if (vips_image_get_typeof(in, VIPS_META_ICC_NAME)) {
+        VipsImage *transformed;
+        // A profile that does not fit the pixels (a broken file) is dropped, not fatal.
+        if (vips_icc_transform(in, &transformed, "srgb", "embedded", TRUE, "intent", VIPS_INTENT_RELATIVE,
+                               "depth", 8, NULL) == 0) {
+            int result = ph_vips_to_srgb_values(transformed, out);
+            g_object_unref(transformed);
+            return result;
+        }
+        vips_error_clear();
+    }
+    return ph_vips_to_srgb_values(in, out);
+}
+
+// The colourspace conversion alone, for pixels whose profile has been applied (or that have none).
+static int ph_vips_to_srgb_values(VipsImage *in, VipsImage **out) {
     if (vips_image_guess_interpretation(in) == VIPS_INTERPRETATION_sRGB &&
         vips_image_get_format(in) == VIPS_FORMAT_UCHAR) {
         g_object_ref(in);
@@ -269,19 +292,38 @@ int ph_vips_darken(VipsImage *in, double factor, VipsImage **out) {
     return vips_linear(in, out, a, b, bands, "uchar", TRUE, NULL);
 }
 
-static int save_as(VipsImage *in, ph_format format, int quality, int strip, void **buffer, size_t *length) {
+// `effort` 0-9 (or -1 for `fallback`) in an encoder's range low..high.
+static int effort_in(int effort, int low, int high, int fallback) {
+    if (effort < 0) return fallback;
+    return low + (effort * (high - low) + 4) / 9;
+}
+
+static VipsForeignSubsample subsample_mode(ph_subsample subsample) {
+    return subsample == PH_SUBSAMPLE_ON ? VIPS_FOREIGN_SUBSAMPLE_ON
+        : subsample == PH_SUBSAMPLE_OFF ? VIPS_FOREIGN_SUBSAMPLE_OFF : VIPS_FOREIGN_SUBSAMPLE_AUTO;
+}
+
+// Every option each saver takes is passed, at the saver's own default when the profile left it
+// out, so the calls stay fixed-arity.
+static int save_as(VipsImage *in, ph_format format, const ph_save_options *o, int strip, void **buffer, size_t *length) {
     switch (format) {
     case PH_FORMAT_JPEG:
-        return vips_jpegsave_buffer(in, buffer, length, "Q", quality, "strip", strip, NULL);
+        return vips_jpegsave_buffer(in, buffer, length, "Q", o->quality, "strip", strip, "interlace", o->progressive,
+                                    "subsample_mode", subsample_mode(o->subsample), NULL);
     case PH_FORMAT_PNG:
-        return vips_pngsave_buffer(in, buffer, length, "strip", strip, NULL);
+        return vips_pngsave_buffer(in, buffer, length, "strip", strip, "interlace", o->progressive, NULL);
     case PH_FORMAT_WEBP:
-        return vips_webpsave_buffer(in, buffer, length, "Q", quality, "strip", strip, NULL);
+        return vips_webpsave_buffer(in, buffer, length, "Q", o->quality, "strip", strip, "lossless", o->lossless,
+                                    "effort", effort_in(o->effort, 0, 6, 4), NULL);
     case PH_FORMAT_AVIF:
-        return vips_heifsave_buffer(in, buffer, length, "Q", quality, "strip", strip,
+        return vips_heifsave_buffer(in, buffer, length, "Q", o->quality, "strip", strip, "lossless", o->lossless,
+                                    "effort", effort_in(o->effort, 0, 9, 4), "subsample_mode", subsample_mode(o->subsample),
                                     "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, NULL);
     case PH_FORMAT_GIF:
         return vips_gifsave_buffer(in, buffer, length, "strip", strip, NULL);
+    case PH_FORMAT_JXL:
+        return vips_jxlsave_buffer(in, buffer, length, "Q", o->quality, "strip", strip, "lossless", o->lossless,
+                                   "effort", effort_in(o->effort, 1, 9, 7), NULL);
     }
     vips_error("ph_vips_save", "unknown format %d", (int)format);
     return -1;
@@ -301,29 +343,102 @@ static int watch_generate(VipsRegion *out, void *sequence, void *a, void *b, gbo
     return vips_region_region(out, input, &out->valid, out->valid.left, out->valid.top);
 }
 
-int ph_vips_save(VipsImage *in, ph_format format, int quality, int strip, void **buffer, size_t *length,
+// Metadata other than the ICC profile, for keep_icc: removed before a save that does not strip.
+static void *collect_metadata(VipsImage *image, const char *field, GValue *value, void *names) {
+    (void)image;
+    (void)value;
+    if (strcmp(field, VIPS_META_ICC_NAME) != 0 &&
+        (g_str_has_prefix(field, "exif-") || g_str_has_prefix(field, "xmp-") || g_str_has_prefix(field, "iptc-") ||
+         strcmp(field, "orientation") == 0))
+        g_ptr_array_add((GPtrArray *)names, g_strdup(field));
+    return NULL;
+}
+
+// libvips 8.14's JPEG saver writes a fresh EXIF block whenever it does not strip, so a JPEG
+// that keeps only its ICC profile is saved stripped and gets the profile back as APP2
+// "ICC_PROFILE" segments right after SOI, laid out as the ICC specification says.
+static int jpeg_with_icc(void **buffer, size_t *length, VipsImage *image) {
+    const void *icc;
+    size_t icc_length;
+    if (vips_image_get_blob(image, VIPS_META_ICC_NAME, &icc, &icc_length)) return -1;
+    const size_t chunk = 65519;
+    size_t count = (icc_length + chunk - 1) / chunk;
+    if (count == 0 || count > 255 || *length < 2) return 0;
+    size_t total = *length + icc_length + count * 18;
+    unsigned char *out = g_malloc(total), *p = out;
+    const unsigned char *old = *buffer;
+    *p++ = old[0];
+    *p++ = old[1];
+    for (size_t i = 0; i < count; i++) {
+        size_t n = MIN(chunk, icc_length - i * chunk), segment = 2 + 14 + n;
+        *p++ = 0xFF;
+        *p++ = 0xE2;
+        *p++ = (unsigned char)(segment >> 8);
+        *p++ = (unsigned char)(segment & 0xFF);
+        memcpy(p, "ICC_PROFILE", 12);
+        p += 12;
+        *p++ = (unsigned char)(i + 1);
+        *p++ = (unsigned char)count;
+        memcpy(p, (const unsigned char *)icc + i * chunk, n);
+        p += n;
+    }
+    memcpy(p, old + 2, *length - 2);
+    p += *length - 2;
+    g_free(*buffer);
+    *buffer = out;
+    *length = (size_t)(p - out);
+    return 0;
+}
+
+int ph_vips_save(VipsImage *in, ph_format format, const ph_save_options *options, void **buffer, size_t *length,
                  ph_save_failure *failure) {
     int input_failed = 0;
     *failure = PH_SAVE_OK;
+    int strip = options->strip;
+    int icc_after = format == PH_FORMAT_JPEG && strip && options->keep_icc && vips_image_get_typeof(in, VIPS_META_ICC_NAME);
+    VipsImage *source = in;
+    g_object_ref(source);
+    if (!icc_after && strip && options->keep_icc && vips_image_get_typeof(in, VIPS_META_ICC_NAME)) {
+        VipsImage *copy;
+        if (vips_copy(in, &copy, NULL)) {
+            g_object_unref(source);
+            *failure = PH_SAVE_FAILED_SAVER;
+            return -1;
+        }
+        GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+        vips_image_map(copy, collect_metadata, names);
+        for (guint i = 0; i < names->len; i++) vips_image_remove(copy, g_ptr_array_index(names, i));
+        g_ptr_array_free(names, TRUE);
+        g_object_unref(source);
+        source = copy;
+        strip = 0;
+    }
     VipsImage *watched = vips_image_new();
-    if (vips_image_pipelinev(watched, VIPS_DEMAND_STYLE_THINSTRIP, in, NULL) ||
-        vips_image_generate(watched, vips_start_one, watch_generate, vips_stop_one, in, &input_failed)) {
+    if (vips_image_pipelinev(watched, VIPS_DEMAND_STYLE_THINSTRIP, source, NULL) ||
+        vips_image_generate(watched, vips_start_one, watch_generate, vips_stop_one, source, &input_failed)) {
         g_object_unref(watched);
+        g_object_unref(source);
         *failure = PH_SAVE_FAILED_SAVER;
         return -1;
     }
     // The saver runs its worker threads to the end before it returns, so `input_failed` (on
     // this stack) outlives every use of it.
-    int result = save_as(watched, format, quality, strip, buffer, length);
+    int result = save_as(watched, format, options, strip, buffer, length);
     g_object_unref(watched);
+    if (result == 0 && icc_after && jpeg_with_icc(buffer, length, source)) {
+        g_free(*buffer);
+        *buffer = NULL;
+        result = -1;
+    }
+    g_object_unref(source);
     if (result) *failure = g_atomic_int_get(&input_failed) ? PH_SAVE_FAILED_INPUT : PH_SAVE_FAILED_SAVER;
     return result;
 }
 
 int ph_vips_can_save(ph_format format) {
     static const char *const savers[] = {"jpegsave_buffer", "pngsave_buffer", "webpsave_buffer",
-                                         "heifsave_buffer", "gifsave_buffer"};
-    if ((int)format < 0 || (int)format > 4) return 0;
+                                         "heifsave_buffer", "gifsave_buffer", "jxlsave_buffer"};
+    if ((int)format < 0 || (int)format > 5) return 0;
     return vips_type_find("VipsOperation", savers[format]) != 0;
 }
 

@@ -121,3 +121,46 @@ fail:
     g_object_unref(scope);
     return -1;
 }
+
+int ph_vips_overlay(VipsImage *base, VipsImage *overlay, double scale, double opacity, double x, double y, int margin,
+                    VipsImage **out) {
+    VipsImage *scope = vips_image_new();
+    VipsImage **t = (VipsImage **)vips_object_local_array(VIPS_OBJECT(scope), 9);
+    VipsImage *mark = overlay, *under = base;
+    if (ph_vips_to_srgb(mark, &t[0])) goto fail;
+    mark = t[0];
+    if (!vips_image_hasalpha(mark)) {
+        if (vips_bandjoin_const1(mark, &t[1], 255, NULL)) goto fail;
+        mark = t[1];
+    }
+    if (scale > 0) {
+        if (vips_resize(mark, &t[2], scale * base->Xsize / mark->Xsize, NULL)) goto fail;
+        mark = t[2];
+    }
+    if (opacity < 1) {
+        double a[4] = {1, 1, 1, opacity}, b[4] = {0, 0, 0, 0};
+        if (vips_linear(mark, &t[3], a, b, 4, "uchar", TRUE, NULL)) goto fail;
+        mark = t[3];
+    }
+    int left = margin + (int)lround((base->Xsize - 2 * margin - mark->Xsize) * x);
+    int top = margin + (int)lround((base->Ysize - 2 * margin - mark->Ysize) * y);
+    int base_alpha = vips_image_hasalpha(base);
+    if (!base_alpha) {
+        if (vips_bandjoin_const1(base, &t[4], 255, NULL)) goto fail;
+        under = t[4];
+    }
+    if (vips_composite2(under, mark, &t[5], VIPS_BLEND_MODE_OVER, "x", left, "y", top, NULL) ||
+        vips_cast(t[5], &t[6], VIPS_FORMAT_UCHAR, NULL))
+        goto fail;
+    if (base_alpha) {
+        g_object_ref(t[6]);
+        *out = t[6];
+    } else if (vips_extract_band(t[6], out, 0, "n", t[6]->Bands - 1, NULL)) {
+        goto fail;
+    }
+    g_object_unref(scope);
+    return 0;
+fail:
+    g_object_unref(scope);
+    return -1;
+}

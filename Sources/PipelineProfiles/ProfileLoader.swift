@@ -107,7 +107,8 @@ public struct ProfileLoader: Sendable {
             throw ProfileError(file: file, line: line, "\(stageName): \(reason)")
         }
         do {
-            let parameters = try ParameterChecker(definition: definition).check(written.written)
+            var parameters = try ParameterChecker(definition: definition).check(written.written)
+            parameters.profileFile = file
             let stage = try definition.make(parameters)
             return ConfiguredStage(definition: definition, parameters: parameters, line: line, stage: stage)
         } catch let error as ParameterError {

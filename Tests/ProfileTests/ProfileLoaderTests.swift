@@ -79,7 +79,7 @@ struct ProfileLoaderTests {
               fetch {}, decode {},
               encode { format = "jpg" },
             }
-            """, line: 3, message: #"encode: 'format' must be one of "jpeg"|"png"|"webp"|"gif"|"avif"|"auto", got "jpg" (did you mean 'jpeg'?)"#),
+            """, line: 3, message: #"encode: 'format' must be one of "jpeg"|"png"|"webp"|"gif"|"avif"|"jxl"|"auto", got "jpg" (did you mean 'jpeg'?)"#),
         Mistake(name: "missing decode", lua: """
             profile "t" {
               fetch {},

@@ -159,6 +159,8 @@ public enum Fixtures {
         public let height: Int
         public let bands: Int
         public let hasEXIF: Bool
+        /// Whether an ICC colour profile is embedded.
+        public let hasICC: Bool
         /// Frames (pages) in the file.
         public let pages: Int
     }
@@ -177,6 +179,7 @@ public enum Fixtures {
                         width: Int(ph_vips_width(image)), height: Int(ph_vips_height(image)),
                         bands: Int(ph_vips_bands(image)),
                         hasEXIF: vips_image_get_typeof(image, "exif-data") != 0,
+                        hasICC: vips_image_get_typeof(image, "icc-profile-data") != 0,
                         pages: Int(ph_vips_page_count(image)))
         }
     }
@@ -275,7 +278,8 @@ public enum Fixtures {
         var buffer: UnsafeMutableRawPointer?
         var length = 0
         var failure = PH_SAVE_OK
-        guard ph_vips_save(image, format, 90, 0, &buffer, &length, &failure) == 0, let buffer else {
+        var options = ph_save_options(quality: 90, strip: 0, keep_icc: 0, effort: -1, lossless: 0, progressive: 0, subsample: PH_SUBSAMPLE_AUTO)
+        guard ph_vips_save(image, format, &options, &buffer, &length, &failure) == 0, let buffer else {
             fatalError("fixture encode failed")
         }
         defer { ph_vips_free(buffer) }

@@ -44,3 +44,9 @@ profile "flatten" {
   encode { quality = 70 },
 }
 profile "circle" { fetch {}, decode {}, downsample { size = 160, fit = "cover" }, circle { background = "#ffffff" }, encode { quality = 70 } }
+profile "overlay" {
+  fetch {}, decode {},
+  downsample { size = 240 },
+  overlay { image = "mark.png", gravity = "south_east", margin = 8, opacity = 0.8, scale = 0.5 },
+  encode { quality = 70 },
+}

@@ -69,7 +69,9 @@ int ph_vips_autorotate(VipsImage *in, VipsImage **out);
 int ph_vips_copy_memory(VipsImage *in, VipsImage **out);
 /// Threads libvips uses inside one operation.
 void ph_vips_set_concurrency(int threads);
-/// Converts to 8-bit sRGB when the image is in any other space.
+/// Converts to 8-bit sRGB when the image is in any other space. An embedded ICC profile (a
+/// CMYK, Display-P3 or Adobe RGB image, say) is honoured: the pixels are transformed from it,
+/// and the sRGB profile is attached instead.
 int ph_vips_to_srgb(VipsImage *in, VipsImage **out);
 /// Gaussian blur. `approximate` uses libvips' approximate precision (a sum of box filters): at
 /// the strong sigmas of a background blur it costs a third of the exact integer mask with liborc
@@ -81,7 +83,29 @@ int ph_vips_rescale(VipsImage *in, double hscale, double vscale, VipsImage **out
 /// Multiplies the colour bands by `factor` (alpha untouched), keeping 8-bit pixels.
 int ph_vips_darken(VipsImage *in, double factor, VipsImage **out);
 
-typedef enum { PH_FORMAT_JPEG = 0, PH_FORMAT_PNG = 1, PH_FORMAT_WEBP = 2, PH_FORMAT_AVIF = 3, PH_FORMAT_GIF = 4 } ph_format;
+typedef enum { PH_FORMAT_JPEG = 0, PH_FORMAT_PNG = 1, PH_FORMAT_WEBP = 2, PH_FORMAT_AVIF = 3, PH_FORMAT_GIF = 4, PH_FORMAT_JXL = 5 } ph_format;
+
+/// Chroma subsampling: the encoder's choice (on below quality 90), always, or never.
+typedef enum { PH_SUBSAMPLE_AUTO = 0, PH_SUBSAMPLE_ON = 1, PH_SUBSAMPLE_OFF = 2 } ph_subsample;
+
+/// How to encode. Options a format does not have are ignored by it.
+typedef struct {
+    /// 1-100: jpeg, webp, avif, jxl.
+    int quality;
+    /// Drop EXIF, XMP, IPTC and the ICC profile.
+    int strip;
+    /// With strip: keep the ICC profile, drop the rest.
+    int keep_icc;
+    /// 0 (fastest) to 9 (smallest), fitted to each encoder's range; -1: the encoder's default.
+    /// webp, avif, jxl.
+    int effort;
+    /// webp, avif, jxl.
+    int lossless;
+    /// Progressive jpeg, interlaced png.
+    int progressive;
+    /// jpeg, avif.
+    ph_subsample subsample;
+} ph_save_options;
 
 /// Where a save failed: computing the input's pixels (a damaged source, found only now because
 /// decoding is lazy), or in the saver itself.
@@ -91,8 +115,11 @@ typedef enum { PH_SAVE_OK = 0, PH_SAVE_FAILED_INPUT = 1, PH_SAVE_FAILED_SAVER = 
 /// ph_vips_page_height) becomes an animation in webp and gif. On failure, `failure` says where
 /// it happened: the saver reads `in` through a pass-through stage that notes when producing the
 /// input's pixels failed, so no error text needs reading.
-int ph_vips_save(VipsImage *in, ph_format format, int quality, int strip, void **buffer, size_t *length,
+int ph_vips_save(VipsImage *in, ph_format format, const ph_save_options *options, void **buffer, size_t *length,
                  ph_save_failure *failure);
+/// Lets libvips' JPEG XL loader read input. It is marked untrusted in this libvips, so it stays
+/// blocked until a profile lists "jxl" among its decode formats.
+void ph_vips_allow_jxl_input(void);
 /// Whether this libvips can write the format.
 int ph_vips_can_save(ph_format format);
 

@@ -33,4 +33,11 @@ int ph_vips_flatten(VipsImage *in, const double rgb[3], VipsImage **out);
 /// or the existing one cut), softening the edge a little so it is not jagged.
 int ph_vips_round_corners(VipsImage *in, int radius, VipsImage **out);
 
+/// Draws `overlay` over `base` (a watermark): in sRGB with an alpha band, scaled so its width is
+/// `scale` times the base's (0 keeps its size), its alpha multiplied by `opacity`, and placed at
+/// (x, y), fractions of the free space inside a `margin` (1, 1 is the bottom-right corner). The
+/// result has an alpha band only when the base had one.
+int ph_vips_overlay(VipsImage *base, VipsImage *overlay, double scale, double opacity, double x, double y, int margin,
+                    VipsImage **out);
+
 #endif

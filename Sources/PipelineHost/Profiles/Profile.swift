@@ -21,7 +21,8 @@ public struct ConfiguredStage: Sendable {
         self.parameters = parameters
         self.line = line
         self.stage = stage
-        identity = StageIdentity(name: definition.name, version: definition.version, parameters: parameters.canonical)
+        let detail = stage.identityDetail.map { ",#" + $0 } ?? ""
+        identity = StageIdentity(name: definition.name, version: definition.version, parameters: parameters.canonical + detail)
         rewriter = stage as? any SourceRewriter
         cachePolicy = (stage as? CacheStage)?.policy
     }

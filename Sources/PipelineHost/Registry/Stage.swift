@@ -1,9 +1,20 @@
+import Crypto
 /// A step of a profile, made from a definition and its parameters.
 ///
 /// A stage transforms one value; it must not keep per-request state between calls, because the
 /// pipeline may run it for many requests at once.
 public protocol Stage: Sendable {
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue
+
+    /// What else the stage's output depends on, beyond its parameters: the digest of a file it
+    /// read when it was made (an overlay's image, say). Part of its identity, so changing the
+    /// file makes new variants. Nil for most stages.
+    var identityDetail: String? { get }
+}
+
+extension Stage {
+    /// Most stages depend on their parameters only.
+    public var identityDetail: String? { nil }
 }
 
 /// A key stage that rewrites a source without waiting for anything (normalize, request
@@ -67,4 +78,12 @@ public struct StageIdentity: Sendable, Hashable, CustomStringConvertible {
     public let parameters: String
 
     public var description: String { "\(name)@\(version)(\(parameters))" }
+
+    /// A short hex digest of `bytes` (SHA-256), for a stage's `identityDetail`.
+    public static func digest(of bytes: some Sequence<UInt8>) -> String {
+        SHA256.hash(data: Array(bytes)).prefix(16).map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
 }

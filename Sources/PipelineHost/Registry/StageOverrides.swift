@@ -8,7 +8,8 @@ extension ConfiguredStage {
             written.fields[name] = WrittenValue(value)
         }
         for (name, value) in changes { written.fields[name] = WrittenValue(value) }
-        let checked = try checker.check(written)
+        var checked = try checker.check(written)
+        checked.profileFile = parameters.profileFile
         do {
             return ConfiguredStage(definition: definition, parameters: checked, line: line, stage: try definition.make(checked))
         } catch let error as ParameterError {

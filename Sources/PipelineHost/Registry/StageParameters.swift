@@ -3,6 +3,9 @@ public struct StageParameters: Sendable, Hashable {
     public private(set) var values: [String: ParameterValue]
     /// The names the profile wrote itself, as opposed to defaults.
     public private(set) var explicit: Set<String>
+    /// The profile file that wrote them, when one did: a stage reads a file it names relative
+    /// to it (an overlay's image). Not part of the identity.
+    public var profileFile: String?
 
     /// Parameters with their values and which of them were written rather than defaulted.
     public init(values: [String: ParameterValue] = [:], explicit: Set<String> = []) {

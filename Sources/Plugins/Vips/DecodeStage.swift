@@ -6,6 +6,9 @@ import PipelineHost
 struct DecodeStage: Stage {
     static let definition = StageDefinition(
         name: "decode",
+        // 2: an embedded ICC profile is applied (the pixels become sRGB), so every variant made
+        // from a CMYK, Display-P3 or Adobe RGB source changes colour, and its key with it.
+        version: 2,
         summary: "Open the image lazily with libvips: sniff the bytes (HTML or XML is 'not an image'), "
             + "read the header and check max_pixels and max_frames before any pixel is decoded. "
             + "Animated input gives its first frame unless frames asks for more.",
@@ -19,7 +22,8 @@ struct DecodeStage: Stage {
                           doc: "frames of animated input to keep (1: the first); more make an animation for webp output"),
             ParameterSpec("formats", .stringList, default: .stringList(DecodeStage.defaultFormats),
                           doc: "image formats accepted, by libvips loader name; others are unsupported_format. "
-                              + "Also: jp2k, jxl, rad, ppm, fits, svg, pdf, magick (svg, pdf and magick stay blocked as untrusted)"),
+                              + "Also: jxl (its loader is unblocked when listed), jp2k, rad, ppm, fits, svg, pdf, magick "
+                              + "(svg, pdf and magick stay blocked as untrusted)"),
         ],
         make: { parameters in
             let formats = parameters.strings("formats")!
@@ -29,6 +33,9 @@ struct DecodeStage: Stage {
             return DecodeStage(maxPixels: parameters.number("max_pixels")!, maxFrames: parameters.integer("max_frames")!,
                                frames: parameters.integer("frames")!, formats: Set(formats))
         })
+
+    /// Formats libvips has no loader of its own for (ImageMagick's stays blocked).
+    static let onlyThroughImageMagick: Set<String> = ["bmp", "ico"]
 
     /// What a photo or cover pipeline meets; heif covers AVIF too.
     static let defaultFormats = ["jpeg", "png", "webp", "gif", "heif", "tiff"]
@@ -42,12 +49,17 @@ struct DecodeStage: Stage {
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         guard case .encoded(let encoded) = input else { throw PipelineError(.stageFailed, "decode: expected encoded bytes") }
         try VipsRuntime.start()
+        if formats.contains("jxl") { VipsRuntime.allowJXLInput() }
         let bytes = encoded.bytes
         switch Sniffer.sniff(bytes.prefix(1024)) {
         case .empty:
             throw PipelineError(.notAnImage, "not an image (empty body)", details: DecodeFailure(sniffedType: "empty"))
         case .text(let mediaType):
             throw PipelineError(.notAnImage, "not an image (\(mediaType))", details: DecodeFailure(sniffedType: mediaType))
+        case .image(let format) where Self.onlyThroughImageMagick.contains(format):
+            // This libvips reads them only through its ImageMagick loader, blocked as untrusted.
+            throw PipelineError(.unsupportedFormat, "image format '\(format)' cannot be loaded: this libvips reads \(format.uppercased()) "
+                                    + "only through ImageMagick, which stays blocked as untrusted")
         case .image, .unknown:
             break
         }

@@ -1,40 +1,65 @@
 import CVips
 import PipelineHost
 
-/// Encodes to JPEG, PNG, WebP or (when this libvips has it) AVIF, stripping metadata by default.
-/// Lazy images are computed here, so a damaged source surfaces as a decode error at this step.
+/// Encodes to JPEG, PNG, WebP, GIF, and (when this libvips has them) AVIF and JPEG XL, stripping
+/// metadata by default. Lazy images are computed here, so a damaged source surfaces as a decode
+/// error at this step.
+///
+/// The options added after the first release have no default: left out, they are not part of
+/// the stage's identity, so variants made before they existed keep their keys. An option a
+/// format does not have is ignored by it (so one profile can say format = "auto").
 struct EncodeStage: Stage {
     static let formats: [(name: String, code: ph_format)] = [
         ("jpeg", PH_FORMAT_JPEG), ("png", PH_FORMAT_PNG), ("webp", PH_FORMAT_WEBP), ("gif", PH_FORMAT_GIF),
-        ("avif", PH_FORMAT_AVIF),
+        ("avif", PH_FORMAT_AVIF), ("jxl", PH_FORMAT_JXL),
     ]
 
     static let definition = StageDefinition(
         name: "encode",
-        summary: "Encode to jpeg, png, webp, gif or avif (if this libvips can write it); metadata stripped by default. "
-            + "Several decoded frames (decode { frames = N }) make an animated webp or gif. "
-            + "format = \"auto\": serve picks avif, webp or jpeg from the client's Accept header; elsewhere it writes jpeg.",
+        summary: "Encode to jpeg, png, webp, gif, avif or jxl (the last two if this libvips can write them); metadata stripped "
+            + "by default. Several decoded frames (decode { frames = N }) make an animated webp or gif. "
+            + "format = \"auto\": avif, webp or jpeg from what the viewer accepts (serve's Accept header, run's --accept); jpeg without.",
         input: .image, output: .encoded,
         parameters: [
             ParameterSpec("format", .choice(formats.map(\.name) + ["auto"]), default: .string("jpeg"),
-                          doc: "output format; auto follows serve's Accept header (jpeg elsewhere)"),
-            ParameterSpec("quality", .integer(1...100), default: .integer(82), doc: "quality for jpeg, webp and avif"),
+                          doc: "output format; auto follows serve's Accept header or run's --accept (jpeg without)"),
+            ParameterSpec("quality", .integer(1...100), default: .integer(82), doc: "quality for jpeg, webp, avif and jxl"),
+            ParameterSpec("webp_quality", .integer(1...100), doc: "quality when the output is webp (quality when left out)"),
+            ParameterSpec("avif_quality", .integer(1...100), doc: "quality when the output is avif (quality when left out)"),
+            ParameterSpec("jxl_quality", .integer(1...100), doc: "quality when the output is jxl (quality when left out)"),
+            ParameterSpec("effort", .integer(0...9),
+                          doc: "0 fastest to 9 smallest, fitted to each encoder (webp, avif, jxl; their default when left out)"),
+            ParameterSpec("lossless", .boolean, doc: "keep every pixel exactly (webp, avif, jxl)"),
+            ParameterSpec("progressive", .boolean, doc: "progressive jpeg, interlaced png"),
+            ParameterSpec("chroma_subsampling", .choice(["auto", "on", "off"]),
+                          doc: "halve the colour resolution (jpeg, avif); auto: below quality 90"),
             ParameterSpec("strip", .boolean, default: .boolean(true), doc: "drop EXIF, XMP and ICC metadata"),
+            ParameterSpec("keep", .stringList, doc: "metadata strip keeps: { \"icc\" } keeps the colour profile"),
         ],
         make: { try EncodeStage($0) })
 
     let format: String
     let code: ph_format
-    let quality: Int32
-    let strip: Bool
+    let options: ph_save_options
 
     init(_ p: StageParameters) throws {
-        // "auto" is resolved per request by serve, as an override; without one it is JPEG.
+        // "auto" is resolved per request by serve and run --accept, as an override; without one it is JPEG.
         let format = p.string("format")! == "auto" ? "jpeg" : p.string("format")!
         self.format = format
         code = Self.formats.first { $0.name == format }!.code
-        quality = Int32(p.integer("quality")!)
-        strip = p.boolean("strip")!
+        let keep = p.strings("keep") ?? []
+        for item in keep where item != "icc" {
+            throw ParameterError("encode: 'keep' takes { \"icc\" }, got \"\(item)\"")
+        }
+        let quality = p.integer("\(format)_quality") ?? p.integer("quality")!
+        let subsample = switch p.string("chroma_subsampling") {
+        case "on": PH_SUBSAMPLE_ON
+        case "off": PH_SUBSAMPLE_OFF
+        default: PH_SUBSAMPLE_AUTO
+        }
+        options = ph_save_options(quality: Int32(quality), strip: p.boolean("strip")! ? 1 : 0, keep_icc: keep.contains("icc") ? 1 : 0,
+                                  effort: Int32(p.integer("effort") ?? -1), lossless: p.boolean("lossless") == true ? 1 : 0,
+                                  progressive: p.boolean("progressive") == true ? 1 : 0, subsample: subsample)
         // Debian's libvips always writes JPEG, PNG and WebP. Checking the others starts libvips,
         // which a profile load otherwise leaves to the first decode.
         guard ["jpeg", "png", "webp"].contains(format) || ((try? VipsRuntime.start()) != nil && ph_vips_can_save(code) != 0) else {
@@ -44,13 +69,14 @@ struct EncodeStage: Stage {
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         let image = try input.vipsImage(for: "encode")
-        let (format, code, quality, strip) = (format, code, quality, strip ? Int32(1) : 0)
+        let (format, code, options) = (format, code, options)
         return try await context.runBlocking { () throws(PipelineError) -> StageValue in
             let ready = try image.prepared()
             var buffer: UnsafeMutableRawPointer?
             var length = 0
             var failure = PH_SAVE_OK
-            guard ph_vips_save(ready.pointer, code, quality, strip, &buffer, &length, &failure) == 0, let buffer else {
+            var settings = options
+            guard ph_vips_save(ready.pointer, code, &settings, &buffer, &length, &failure) == 0, let buffer else {
                 let reason = VipsRuntime.takeError()
                 // Pixels are computed while saving, so a damaged source fails here too: the
                 // shim says whether producing them failed, or the saver itself.

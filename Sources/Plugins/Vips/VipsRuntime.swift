@@ -32,6 +32,14 @@ enum VipsRuntime {
         if started, (try? start()) != nil { ph_vips_set_concurrency(Int32(threads)) }
     }
 
+    /// Unblocks libvips' JPEG XL loader (marked untrusted): a profile listed "jxl" in decode's
+    /// formats. Process-wide, and idempotent; other profiles still refuse jxl by their formats.
+    static func allowJXLInput() {
+        _ = allowedJXL
+    }
+
+    private static let allowedJXL: Void = ph_vips_allow_jxl_input()
+
     /// libvips' pending error text on one line, clearing it.
     static func takeError() -> String {
         guard let text = ph_vips_take_error() else { return "unknown libvips error" }

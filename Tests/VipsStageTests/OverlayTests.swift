@@ -1,0 +1,78 @@
+import PipelineHost
+import PipelineProfiles
+import Testing
+import TestSupport
+
+/// overlay: a watermark file next to the profile, drawn by gravity, margin, opacity and scale.
+@Suite("overlay: a watermark")
+struct OverlayTests {
+    let directory: TemporaryDirectory
+    let base: String
+    static let blue: [UInt8] = [0, 0, 255], red: [UInt8] = [255, 0, 0]
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        base = try directory.write("base.png", Fixtures.painted(width: 200, height: 100) { _, _ in Self.blue })
+        _ = try directory.write("mark.png", Fixtures.painted(width: 20, height: 20) { _, _ in Self.red })
+    }
+
+    /// Loads a profile file in the directory, as `run` does, so `image` is relative to it.
+    func load(_ overlay: String) throws -> ProfileSet {
+        let file = try directory.write("watermark.lua", Array("""
+            profile "p" {
+              fetch {}, decode {},
+              \(overlay),
+              encode { format = "png" },
+            }
+            """.utf8))
+        return try ProfileLoader(registry: TestPipeline.registry()).load(file: file)
+    }
+
+    func pixels(_ overlay: String) async throws -> Fixtures.Pixels {
+        let result = try await Pipeline(profiles: try load(overlay)).image(for: ImageRequest(source: base, profile: "p"))
+        return try #require(Fixtures.decoded(result.bytes.array))
+    }
+
+    static func near(_ pixel: [UInt8], _ expected: [UInt8], within tolerance: Int = 2) -> Bool {
+        zip(pixel, expected).allSatisfy { abs(Int($0) - Int($1)) <= tolerance }
+    }
+
+    @Test("corner pixels are the overlay at the requested opacity; outside it the image is untouched")
+    func opacity() async throws {
+        let pixels = try await pixels(#"overlay { image = "mark.png", opacity = 0.5 }"#)
+        #expect((pixels.width, pixels.height, pixels.bands) == (200, 100, 3))
+        #expect(Self.near(pixels[199, 99], [128, 0, 128]) && Self.near(pixels[180, 80], [128, 0, 128]), "\(pixels[199, 99])")
+        #expect(pixels[178, 99] == Self.blue && pixels[199, 78] == Self.blue && pixels[0, 0] == Self.blue)
+    }
+
+    @Test("scale sizes it to a fraction of the image's width, and margin keeps it off the edge")
+    func scaleAndMargin() async throws {
+        let pixels = try await pixels(#"overlay { image = "mark.png", scale = 0.25, gravity = "north_west", margin = 10 }"#)
+        // 50x50 at (10, 10).
+        #expect(pixels[12, 12] == Self.red && pixels[57, 57] == Self.red)
+        #expect(pixels[5, 5] == Self.blue && pixels[63, 30] == Self.blue && pixels[30, 63] == Self.blue)
+    }
+
+    @Test("replacing the file changes the stage's identity, so variants are made again")
+    func identityFollowsTheFile() throws {
+        func identity() throws -> String {
+            try #require(try load(#"overlay { image = "mark.png" }"#).profiles[0].stages.first { $0.name == "overlay" }).identity.description
+        }
+        let before = try identity()
+        _ = try directory.write("mark.png", Fixtures.painted(width: 20, height: 20) { _, _ in [0, 255, 0] })
+        #expect(try identity() != before)
+        #expect(try identity() == identity(), "and stays the same for the same file")
+    }
+
+    @Test("a missing or broken file is an error at load, with file:line")
+    func refused() throws {
+        _ = try directory.write("broken.png", Array("<html>no</html>".utf8))
+        for (overlay, message) in [(#"overlay { image = "missing.png" }"#, "cannot read image \"missing.png\""),
+                                   (#"overlay { image = "broken.png" }"#, "is not an image libvips reads"),
+                                   ("overlay { opacity = 0.5 }", "overlay needs image")] {
+            let error = #expect(throws: ProfileError.self) { try load(overlay) }
+            #expect(error?.description.contains("watermark.lua:3:") == true && error?.description.contains(message) == true,
+                    "\(String(describing: error))")
+        }
+    }
+}
