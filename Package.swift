@@ -12,6 +12,11 @@ let package = Package(
         .library(name: "BuiltinStages", targets: ["FetchPlugin", "KeyNormalizePlugin", "VipsPlugin"]),
         .library(name: "SubsonicAuthPlugin", targets: ["SubsonicAuthPlugin"]),
         .library(name: "CirclePlugin", targets: ["CirclePlugin"]),
+        // The command line as a library, for a package's own `pipelinehost` with its own plugins
+        // (examples/ExternalPlugin); and the libvips headers with the host's wrappers, for a
+        // plugin's own C target.
+        .library(name: "PipelineHostCommandLine", targets: ["PipelineHostCommandLine"]),
+        .library(name: "CVips", targets: ["CVips"]),
         .executable(name: "pipelinehost", targets: ["PipelineHostCLI"]),
     ],
     dependencies: [
@@ -96,13 +101,18 @@ let package = Package(
             .product(name: "Metrics", package: "swift-metrics"),
         ]),
 
-        .executableTarget(name: "PipelineHostCLI", dependencies: [
+        // Every subcommand, with the plugins a caller gives (`PipelineHostCommand.main(plugins:)`).
+        .target(name: "PipelineHostCommandLine", dependencies: [
             "PipelineHost", "PipelineProfiles", "PipelineHostServe", "PipelineHostRedis",
             "FetchPlugin", "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin", "CirclePlugin",
-            // new-plugin: executable dependencies
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // The stock executable: the command line with the built-in plugins.
+        .executableTarget(name: "PipelineHostCLI", dependencies: [
+            "PipelineHost", "PipelineHostCommandLine",
+            // new-plugin: executable dependencies
         ]),
 
         // How an app embeds the library: prefetch, cancellation, the last good background
@@ -127,7 +137,7 @@ let package = Package(
         .testTarget(name: "PipelineTests", dependencies: ["TestSupport"]),
         // The pipeline's rules with fake stages only: this target links neither libvips nor curl.
         .testTarget(name: "PipelineLogicTests", dependencies: ["PipelineTesting", "PipelineProfiles"]),
-        .testTarget(name: "CLITests", dependencies: ["TestSupport", "PipelineHostCLI"]),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport", "PipelineHostCommandLine"]),
         .testTarget(name: "CacheTests", dependencies: ["TestSupport"]),
         .testTarget(name: "HardeningTests", dependencies: ["TestSupport"]),
         .testTarget(name: "MetricsTests", dependencies: ["TestSupport", .product(name: "MetricsTestKit", package: "swift-metrics")]),

@@ -1,5 +1,5 @@
 import Foundation
-@testable import PipelineHostCLI
+@testable import PipelineHostCommandLine
 import Testing
 import TestSupport
 

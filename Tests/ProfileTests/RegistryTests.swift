@@ -17,7 +17,23 @@ enum TintPlugin: PipelinePlugin {
     }
 }
 
-@Suite("Registering plugins")
+/// Another plugin that registers `tint` too.
+enum OtherTintPlugin: PipelinePlugin {
+    static func register(in registry: inout StageRegistry) throws { try TintPlugin.register(in: &registry) }
+}
+
+/// A plugin whose declared API version a test sets.
+enum VersionedPlugin: PipelinePlugin {
+    static let declared = Locked(PluginAPIVersion.current)
+    static var apiVersion: PluginAPIVersion { declared.withLock { $0 } }
+
+    static func register(in registry: inout StageRegistry) throws {
+        try registry.register(StageDefinition(name: "versioned", summary: "test stage", input: .image, output: .image,
+                                              parameters: [], make: { _ in TintPlugin.Tint(strength: 0) }))
+    }
+}
+
+@Suite("Registering plugins", .serialized)
 struct RegistryTests {
     @Test("a plugin's stage is callable from Lua with its parameters checked")
     func pluginStage() throws {
@@ -32,10 +48,26 @@ struct RegistryTests {
         #expect(error?.description == "p.lua:3: tint: unknown parameter 'strenght' (did you mean 'strength'?)")
     }
 
-    @Test("two stages with one name are an error at start-up")
+    @Test("two stages with one name are an error at start-up that names both plugins")
     func duplicate() throws {
-        #expect(throws: StageRegistry.DuplicateStage.self) {
-            try StageRegistry(plugins: [TintPlugin.self, TintPlugin.self])
+        let error = #expect(throws: StageRegistry.DuplicateStage.self) {
+            try StageRegistry(plugins: [TintPlugin.self, OtherTintPlugin.self])
+        }
+        #expect(error?.description == "two plugins register a stage named 'tint': TintPlugin and OtherTintPlugin")
+    }
+
+    @Test("a plugin for another major plugin API version, or a newer minor one, is refused; older minors run",
+          arguments: [(PluginAPIVersion(major: PluginAPIVersion.current.major + 1, minor: 0), false),
+                      (PluginAPIVersion(major: PluginAPIVersion.current.major, minor: PluginAPIVersion.current.minor + 1), false),
+                      (PluginAPIVersion(major: PluginAPIVersion.current.major, minor: 0), true)])
+    func version(_ version: PluginAPIVersion, accepted: Bool) throws {
+        VersionedPlugin.declared.withLock { $0 = version }
+        if accepted {
+            #expect(try StageRegistry(plugins: [VersionedPlugin.self]).owners["versioned"] == "VersionedPlugin")
+        } else {
+            let error = #expect(throws: StageRegistry.IncompatiblePlugin.self) { try StageRegistry(plugins: [VersionedPlugin.self]) }
+            #expect(error?.description.hasPrefix("plugin VersionedPlugin is written for plugin API \(version), and this pipelinehost provides \(PluginAPIVersion.current)") == true,
+                    "\(String(describing: error))")
         }
     }
 }

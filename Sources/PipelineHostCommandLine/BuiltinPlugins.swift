@@ -7,23 +7,20 @@ import PipelineProfiles
 import SubsonicAuthPlugin
 import VipsPlugin
 
-/// The plugins this executable registers. To add a plugin, add its target as a dependency and
-/// one line here.
-var builtinPlugins: [any PipelinePlugin.Type] {
-    [
-        CachePlugin.self,
-        FetchPlugin.self,
-        KeyNormalizePlugin.self,
-        VipsPlugin.self,
-        SubsonicAuthPlugin.self,
-        CirclePlugin.self,
-        // new-plugin: list
-    ]
+extension Array where Element == any PipelinePlugin.Type {
+    /// The plugins of the stock `pipelinehost`: cache, fetch, normalize, the libvips stages,
+    /// subsonic_auth and circle. A package adds its own: `[MyPlugin.self] + .builtin`.
+    public static var builtin: [any PipelinePlugin.Type] {
+        [CachePlugin.self, FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self, SubsonicAuthPlugin.self, CirclePlugin.self]
+    }
 }
+
+/// The plugins this process registers, set once by `PipelineHostCommand.main(plugins:)`.
+let activePlugins = Locked<[any PipelinePlugin.Type]>(.builtin)
 
 /// The registry every command uses.
 func makeRegistry() throws -> StageRegistry {
-    try StageRegistry(plugins: builtinPlugins)
+    try StageRegistry(plugins: activePlugins.withLock { $0 })
 }
 
 /// Loads a profile file, printing the error and exiting 2 when it does not load.

@@ -5,8 +5,9 @@ import PipelineHost
 struct Stages: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List every registered stage with its parameters, types, defaults and docs.",
-        discussion: "With --json, the same as one JSON document for tools: each stage's name, version, summary, "
-            + "input and output, and each parameter's name, type (with its range or choices), default and doc.")
+        discussion: "With --json, the same as one JSON document for tools: the plugin API version, and each stage's "
+            + "name, plugin, version, summary, input and output, and each parameter's name, type (with its range or "
+            + "choices), default and doc.")
 
     @Flag(name: .long, help: "Print one JSON document instead of text.")
     var json = false
@@ -41,6 +42,8 @@ struct Stages: ParsableCommand {
 struct StageListJSON: Encodable {
     struct Stage: Encodable {
         let name: String
+        /// The plugin that registered it.
+        let plugin: String?
         let version: Int
         let summary: String
         let input: String
@@ -62,17 +65,24 @@ struct StageListJSON: Encodable {
         let doc: String
     }
 
+    /// The plugin API this build provides ("1.0").
+    let pluginAPIVersion: String
     let stages: [Stage]
     let planned: [String: String]
+
+    enum CodingKeys: String, CodingKey {
+        case pluginAPIVersion = "plugin_api_version", stages, planned
+    }
 
     init(_ registry: StageRegistry) {
         stages = registry.names.map { name in
             let definition = registry[name]!
-            return Stage(name: name, version: definition.version, summary: definition.summary,
+            return Stage(name: name, plugin: registry.owners[name], version: definition.version, summary: definition.summary,
                          input: "\(definition.input)", output: "\(definition.output)",
                          parameters: definition.parameters.map(Self.parameter))
         }
         planned = registry.planned
+        pluginAPIVersion = PluginAPIVersion.current.description
     }
 
     static func parameter(_ spec: ParameterSpec) -> Parameter {

@@ -2,15 +2,34 @@ import ArgumentParser
 import PipelineHost
 import Glibc
 
-/// The executable's entry point. It is a type of its own because a `static func main()` on the
-/// command would compete with the `main()`s ArgumentParser provides, and which one wins is not
-/// the same in debug and release builds.
-@main
-enum Entry {
-    static func main() async { await PipelineHostCommand.runMappingUsageErrors() }
+/// The command line as a library: a package builds its own `pipelinehost` executable with its
+/// own plugins next to the built-in ones, and gets every subcommand.
+///
+///     @main enum Entry {
+///         static func main() async {
+///             await PipelineHostCommand.main(plugins: [GrayscalePlugin.self] + .builtin)
+///         }
+///     }
+public enum PipelineHostCommand {
+    /// Registers `plugins`, then parses the process's arguments and runs the subcommand. A
+    /// registry that cannot be built (two plugins register one stage name, or a plugin is for
+    /// another plugin API version) is an error at start-up, exit code 2.
+    public static func main(plugins: [any PipelinePlugin.Type]) async {
+        activePlugins.withLock { $0 = plugins }
+        do {
+            _ = try makeRegistry()
+        } catch {
+            printError("error: \(error)")
+            Glibc.exit(ExitCode.usage.rawValue)
+        }
+        await RootCommand.runMappingUsageErrors()
+    }
+
+    /// "0.1.0 (plugin API 1.0)": what `--version` prints.
+    public static let version = "0.1.0 (plugin API \(PluginAPIVersion.current))"
 }
 
-struct PipelineHostCommand: AsyncParsableCommand {
+struct RootCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pipelinehost",
         abstract: "An image pipeline driven by Lua profiles: fetch, decode, resize, crop, sharpen, blur, encode.",
@@ -27,7 +46,7 @@ struct PipelineHostCommand: AsyncParsableCommand {
             Exit codes: 0 all sources succeeded, 1 some failed (the rest are written), \
             2 usage or profile error.
             """,
-        version: "0.1.0",
+        version: PipelineHostCommand.version,
         subcommands: [Run.self, Check.self, Stages.self, CacheCommand.self, Serve.self, Sign.self])
 
     /// Parses and runs; argument errors exit with 2, like profile errors, instead of

@@ -1,0 +1,33 @@
+/// The version of the plugin API: what a plugin may call and implement (`PipelinePlugin`,
+/// `StageRegistry`, `StageDefinition`, `Stage`, `StageValue`, `StageContext`, ...).
+///
+/// A plugin states the version it was written for. A host takes plugins of its own major
+/// version and a minor version no newer than its own; it refuses others at start-up, naming
+/// the plugin and both versions, rather than failing later in a way nobody can trace.
+public struct PluginAPIVersion: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Changes when the API changes in a way that breaks plugins.
+    public let major: Int
+    /// Changes when the API gains something; older plugins still work.
+    public let minor: Int
+
+    /// A version, such as `PluginAPIVersion(major: 1, minor: 0)`.
+    public init(major: Int, minor: Int) {
+        self.major = major
+        self.minor = minor
+    }
+
+    /// The version this build of pipelinehost provides.
+    public static let current = PluginAPIVersion(major: 1, minor: 0)
+
+    /// "1.0".
+    public var description: String { "\(major).\(minor)" }
+
+    /// Whether a host of version `self` runs a plugin written for `plugin`.
+    public func runs(_ plugin: PluginAPIVersion) -> Bool {
+        plugin.major == major && plugin.minor <= minor
+    }
+
+    public static func < (a: PluginAPIVersion, b: PluginAPIVersion) -> Bool {
+        (a.major, a.minor) < (b.major, b.minor)
+    }
+}

@@ -1,0 +1,22 @@
+import PipelineHost
+import PipelineHostCommandLine
+// new-plugin: imports
+
+/// The stock `pipelinehost`: the command line with the built-in plugins. A third party's
+/// package builds its own the same way, with its plugins added (examples/ExternalPlugin).
+///
+/// The entry point is a type of its own because a `static func main()` on an ArgumentParser
+/// command would compete with the `main()`s ArgumentParser provides, and which one wins is not
+/// the same in debug and release builds.
+@main
+enum Entry {
+    /// The plugins this executable registers: the built-in ones, and any `scripts/new-plugin`
+    /// adds to this repository.
+    static var plugins: [any PipelinePlugin.Type] {
+        .builtin + [
+            // new-plugin: list
+        ]
+    }
+
+    static func main() async { await PipelineHostCommand.main(plugins: plugins) }
+}
