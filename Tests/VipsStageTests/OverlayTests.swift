@@ -17,10 +17,10 @@ struct OverlayTests {
     }
 
     /// Loads a profile file in the directory, as `run` does, so `image` is relative to it.
-    func load(_ overlay: String) throws -> ProfileSet {
+    func load(_ overlay: String, fetch: String = "fetch {}") throws -> ProfileSet {
         let file = try directory.write("watermark.lua", Array("""
             profile "p" {
-              fetch {}, decode {},
+              \(fetch), decode {},
               \(overlay),
               encode { format = "png" },
             }
@@ -62,6 +62,43 @@ struct OverlayTests {
         _ = try directory.write("mark.png", Fixtures.painted(width: 20, height: 20) { _, _ in [0, 255, 0] })
         #expect(try identity() != before)
         #expect(try identity() == identity(), "and stays the same for the same file")
+    }
+
+    @Test("an overlay from a URL is fetched once, by the profile's fetch stage, and shared by every request")
+    func fromURL() async throws {
+        let origin = try LoopbackServer()
+        origin.route("/mark.png", .delayed(seconds: 0.2, .ok(Fixtures.painted(width: 20, height: 20) { _, _ in Self.red })))
+        let profiles = try load(#"overlay { image = "\#(origin.url("/mark.png"))", opacity = 0.5 }"#)
+        let pipeline = Pipeline(profiles: profiles)
+        let bases = try (0..<4).map { index in try directory.write("base\(index).png", Fixtures.painted(width: 200, height: 100) { _, _ in Self.blue }) }
+        let results = try await withThrowingTaskGroup(of: PipelineResult.self) { group in
+            for base in bases { group.addTask { try await pipeline.image(for: ImageRequest(source: base, profile: "p")) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        for result in results {
+            let pixels = try #require(Fixtures.decoded(result.bytes.array))
+            #expect(Self.near(pixels[199, 99], [128, 0, 128]) && pixels[0, 0] == Self.blue)
+        }
+        #expect(origin.requestCount("/mark.png") == 1, "one transfer for four requests")
+    }
+
+    @Test("the URL is fetched by the profile's rules (block_private refuses loopback), and a failure is not kept")
+    func urlRules() async throws {
+        let origin = try LoopbackServer()
+        origin.route("/mark.png", .ok(Fixtures.painted(width: 20, height: 20) { _, _ in Self.red }))
+        let file = try directory.write("strict.lua", Array(##"profile "p" { fetch { block_private = true }, decode {}, overlay { image = "\##(origin.url("/mark.png"))" }, encode {} }"##.utf8))
+        let strict = Pipeline(profiles: try ProfileLoader(registry: TestPipeline.registry()).load(file: file))
+        // The base is a file (fetch reads paths), the overlay an http URL on loopback.
+        let refused = await #expect(throws: PipelineError.self) { try await strict.image(for: ImageRequest(source: base, profile: "p")) }
+        #expect(refused?.reason.hasPrefix("overlay image http://127.0.0.1:") == true, "\(String(describing: refused))")
+        #expect(origin.requestCount("/mark.png") == 0)
+
+        origin.route("/flaky.png", .sequence([.status(503), .ok(Fixtures.painted(width: 20, height: 20) { _, _ in Self.red })]))
+        let flaky = Pipeline(profiles: try load(#"overlay { image = "\#(origin.url("/flaky.png"))" }"#, fetch: "fetch { retries = 0 }"))
+        let first = await #expect(throws: PipelineError.self) { try await flaky.image(for: ImageRequest(source: base, profile: "p")) }
+        #expect(first?.reason.hasPrefix("overlay image") == true && first?.reason.contains("503") == true, "\(String(describing: first))")
+        let second = try await flaky.image(for: ImageRequest(source: base, profile: "p"))
+        #expect(try #require(Fixtures.decoded(second.bytes.array))[199, 99] == Self.red, "the second request fetched it again")
     }
 
     @Test("a missing or broken file is an error at load, with file:line")

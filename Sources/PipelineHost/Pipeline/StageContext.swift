@@ -11,6 +11,10 @@ public struct StageContext: Sendable {
     }
     /// A logger for the stage's messages; its metadata carries the redacted source.
     public let logger: Logger
+    /// The profile's fetch stage, for a stage that needs a resource of its own (an overlay from
+    /// a URL): fetching through it applies the rules the profile's sources are fetched by. Nil
+    /// when the profile has none, or outside a pipeline unless given.
+    public let fetcher: (any Stage)?
     let blocking: BlockingExecutor
     /// Redacting costs a URL parse, so the pipeline's contexts do it only when asked.
     private let origin: Origin
@@ -21,16 +25,18 @@ public struct StageContext: Sendable {
     }
 
     /// A context for running a stage outside a pipeline, as tests and tools do.
-    public init(source: String, logger: Logger, blocking: BlockingExecutor = .shared) {
+    public init(source: String, logger: Logger, blocking: BlockingExecutor = .shared, fetcher: (any Stage)? = nil) {
         origin = .redacted(source)
         self.logger = logger
         self.blocking = blocking
+        self.fetcher = fetcher
     }
 
-    init(source: Source, logger: Logger, blocking: BlockingExecutor) {
+    init(source: Source, logger: Logger, blocking: BlockingExecutor, fetcher: (any Stage)? = nil) {
         origin = .source(source)
         self.logger = logger
         self.blocking = blocking
+        self.fetcher = fetcher
     }
 
     /// Throws `PipelineError.cancelled` once nobody waits for this work any more.
