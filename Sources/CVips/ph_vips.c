@@ -242,12 +242,18 @@ void ph_vips_allow_jxl_input(void) { vips_operation_block_set("VipsForeignLoadJx
 
 static int ph_vips_to_srgb_values(VipsImage *in, VipsImage **out);
 
+// Set on an image whose pixels were transformed to sRGB here: it carries the sRGB profile from
+// then on, and the stages after (sharpen, overlay) need not transform it again. Metadata travels
+// from an operation's input to its output; savers write only EXIF, XMP, IPTC and ICC.
+static const char *const srgb_done = "pipelinehost-srgb";
+
 int ph_vips_to_srgb(VipsImage *in, VipsImage **out) {
-    if (vips_image_get_typeof(in, VIPS_META_ICC_NAME)) {
+    if (vips_image_get_typeof(in, VIPS_META_ICC_NAME) && !vips_image_get_typeof(in, srgb_done)) {
         VipsImage *transformed;
         // A profile that does not fit the pixels (a broken file) is dropped, not fatal.
         if (vips_icc_transform(in, &transformed, "srgb", "embedded", TRUE, "intent", VIPS_INTENT_RELATIVE,
                                "depth", 8, NULL) == 0) {
+            vips_image_set_int(transformed, srgb_done, 1);
             int result = ph_vips_to_srgb_values(transformed, out);
             g_object_unref(transformed);
             return result;

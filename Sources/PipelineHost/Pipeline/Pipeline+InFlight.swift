@@ -100,8 +100,7 @@ extension Pipeline {
         defer { if let lane { release(lane, host: host) } }
         let started = clock.now
         if role == .fetch { counters.add(\.fetches) }
-        let context = StageContext(source: chain.source, logger: logger, blocking: blocking,
-                                   fetcher: chain.steps.first { $0.definition.role == .fetch }?.stage)
+        let context = StageContext(source: chain.source, logger: logger, blocking: blocking, fetcher: chain.fetcher)
         let result = await Self.run(configured, on: previous.value, in: context)
         let ran = clock.now - started
         switch result {

@@ -48,6 +48,8 @@ struct Chain: Sendable {
     let caches: [CachePoint?]
     /// The host transfers count against, for the per-host limit; nil for files.
     let host: String?
+    /// The profile's fetch stage, which stages reach through their context (an overlay's URL).
+    let fetcher: (any Stage)?
 
     init(source: Source, plan: RequestPlan, settings: CacheSettings, profileFile: String) {
         self.source = source
@@ -65,6 +67,7 @@ struct Chain: Sendable {
         }
         self.keys = keys
         host = Chain.host(of: source.key)
+        fetcher = steps.first { $0.definition.role == .fetch }?.stage
     }
 
     /// The step before `step` whose cache point keeps the original, if any.
