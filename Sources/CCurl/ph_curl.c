@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <ctype.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <unistd.h>
@@ -122,6 +123,44 @@ const char *ph_address_text_class(const char *text) {
     return "invalid";
 }
 
+// MARK: URLs as libcurl reads them
+
+// The host of a parsed URL, lower-cased, and the port written in it (-1: none).
+static int url_host(CURLU *u, char *host, size_t size, long *port) {
+    char *h = NULL, *p = NULL;
+    if (curl_url_get(u, CURLUPART_HOST, &h, 0) != CURLUE_OK || !h) return 0;
+    snprintf(host, size, "%s", h);
+    curl_free(h);
+    for (char *c = host; *c; c++) *c = (char)tolower((unsigned char)*c);
+    *port = -1;
+    if (curl_url_get(u, CURLUPART_PORT, &p, 0) == CURLUE_OK && p) {
+        *port = strtol(p, NULL, 10);
+        curl_free(p);
+    }
+    return 1;
+}
+
+int ph_url_host(const char *url, char *host, size_t size, long *port) {
+    CURLU *u = curl_url();
+    int ok = u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK && url_host(u, host, size, port);
+    curl_url_cleanup(u);
+    return ok;
+}
+
+// Whether `host` is one of the comma-separated `list`; an empty or missing list allows any.
+static int host_allowed(const char *list, const char *host) {
+    if (!list || !*list) return 1;
+    size_t length = strlen(host);
+    for (const char *item = list; *item;) {
+        const char *end = strchr(item, ',');
+        size_t item_length = end ? (size_t)(end - item) : strlen(item);
+        if (item_length == length && strncmp(item, host, length) == 0) return 1;
+        if (!end) break;
+        item = end + 1;
+    }
+    return 0;
+}
+
 // MARK: transfer
 
 // A growable string: appends are amortized O(1) per byte.
@@ -165,7 +204,10 @@ typedef struct {
     int allow_loopback;
     long long max_header_bytes;
     long long header_bytes;           // of the current response
+    int in_headers;                   // a response's header block is not complete yet
     text headers[H_COUNT];
+    CURL *curl;
+    const char *allowed_hosts;
 } transfer_state;
 
 // Every connection curl opens, for the first URL and for each redirect, after DNS: the check
@@ -188,6 +230,22 @@ static curl_socket_t on_open_socket(void *userdata, curlsocktype purpose, struct
         }
     }
     return socket(address->family, address->socktype, address->protocol);
+}
+
+// Before every request, the first and each redirect's, on its connection: the URL as libcurl
+// now reads it must name an allowed host, so a redirect is held to the list the source was.
+static int on_prereq(void *userdata, char *primary_ip, char *local_ip, int primary_port, int local_port) {
+    (void)primary_ip; (void)local_ip; (void)primary_port; (void)local_port;
+    transfer_state *state = userdata;
+    if (!state->allowed_hosts || !*state->allowed_hosts) return CURL_PREREQFUNC_OK;
+    char *url = NULL, host[256] = "";
+    long port = -1;
+    curl_easy_getinfo(state->curl, CURLINFO_EFFECTIVE_URL, &url);
+    if (url && ph_url_host(url, host, sizeof host, &port) && host_allowed(state->allowed_hosts, host))
+        return CURL_PREREQFUNC_OK;
+    state->result->host_refused = 1;
+    snprintf(state->result->refused_host, sizeof state->result->refused_host, "%s", host[0] ? host : "?");
+    return CURL_PREREQFUNC_ABORT;
 }
 
 static size_t on_body(char *data, size_t size, size_t count, void *userdata) {
@@ -225,7 +283,9 @@ static size_t on_header(char *line, size_t size, size_t count, void *userdata) {
     transfer_state *state = userdata;
     size_t length = size * count;
     if (cancelled(state)) return 0;
+    if (length <= 2 && (line[0] == '\r' || line[0] == '\n')) state->in_headers = 0;  // the blank line ends the block
     if (length >= 5 && memcmp(line, "HTTP/", 5) == 0) {
+        state->in_headers = 1;
         state->header_bytes = 0;
         for (int i = 0; i < H_COUNT; i++) state->headers[i].length = 0;
     }
@@ -302,14 +362,37 @@ void ph_fetch(const ph_fetch_options *o, ph_fetch_result *r) {
         strcpy(r->error, "cannot create a curl handle");
         return;
     }
-    transfer_state state = {r, 0, o->max_bytes, o->cancel, o->block_private, o->allow_loopback, o->max_header_bytes, 0, {{0}}};
+    transfer_state state = {r, 0, o->max_bytes, o->cancel, o->block_private, o->allow_loopback, o->max_header_bytes, 0, 1,
+                            {{0}}, curl, o->allowed_hosts};
     if (o->cancel && atomic_load(&o->cancel->set)) {
         r->cancelled = 1;
         r->curl_code = CURLE_ABORTED_BY_CALLBACK;
         curl_easy_cleanup(curl);
         return;
     }
-    curl_easy_setopt(curl, CURLOPT_URL, o->url);
+    // The transfer uses exactly this parse, and only once it names what the caller checked.
+    CURLU *url = curl_url();
+    char host[256] = "";
+    long port = -1;
+    if (!url || curl_url_set(url, CURLUPART_URL, o->url, 0) != CURLUE_OK) {
+        r->curl_code = CURLE_URL_MALFORMAT;
+        snprintf(r->error, sizeof r->error, "libcurl cannot parse the URL");
+        curl_url_cleanup(url);
+        curl_easy_cleanup(curl);
+        return;
+    }
+    if (o->expected_host && (!url_host(url, host, sizeof host, &port) || strcmp(host, o->expected_host) != 0
+                             || port != o->expected_port)) {
+        r->misread = 1;
+        snprintf(r->refused_host, sizeof r->refused_host, "%s", host[0] ? host : "?");
+        r->curl_code = CURLE_URL_MALFORMAT;
+        curl_url_cleanup(url);
+        curl_easy_cleanup(curl);
+        return;
+    }
+    curl_easy_setopt(curl, CURLOPT_CURLU, url);
+    curl_easy_setopt(curl, CURLOPT_PREREQFUNCTION, on_prereq);
+    curl_easy_setopt(curl, CURLOPT_PREREQDATA, &state);
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, r->error);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
@@ -351,6 +434,13 @@ void ph_fetch(const ph_fetch_options *o, ph_fetch_result *r) {
 
     r->curl_code = (int)curl_easy_perform(curl);
     if (r->curl_code == CURLE_FILESIZE_EXCEEDED) r->too_large = 1;
+    // libcurl's own header limits (100 KB a line, 300 KB a response) bind before ours can see
+    // the line: 7.x reports them as out of memory or a receive error, 8.6+ as CURLE_TOO_LARGE
+    // (100). Met inside a header block they are headers too large, not a transport failure,
+    // and nothing to retry.
+    if (state.in_headers && (r->curl_code == CURLE_OUT_OF_MEMORY || r->curl_code == 100
+                             || (r->curl_code == CURLE_RECV_ERROR && state.header_bytes >= 100 * 1024)))
+        r->headers_too_large = 2;
 
     char *content_type = NULL, *effective_url = NULL;
     long connects = 0;
@@ -369,6 +459,7 @@ void ph_fetch(const ph_fetch_options *o, ph_fetch_result *r) {
     }
     for (int i = 0; i < H_COUNT; i++) free(state.headers[i].data);
     curl_easy_cleanup(curl);
+    curl_url_cleanup(url);
     curl_slist_free_all(headers);
 }
 

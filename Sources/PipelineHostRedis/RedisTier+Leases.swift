@@ -151,7 +151,7 @@ final class RedisLease: WorkLease {
         (try? await tier.client.command("EXISTS", keys.waiting)) == .integer(1)
     }
 
-    func finished(_ outcome: Result<Void, PipelineError>) {
+    func finished(_ outcome: Result<Void, PipelineError>, shareable: Bool) {
         extender.cancel()
         let (tier, keys, token) = (tier, keys, token)
         switch outcome {
@@ -162,7 +162,7 @@ final class RedisLease: WorkLease {
             tier.releaseWhenStored(keys, token: token)
         case .failure(let error):
             Task {
-                if NegativeEntry.isWorthRemembering(error) { await tier.rememberFailure(error, keys) }
+                if shareable, NegativeEntry.isWorthRemembering(error) { await tier.rememberFailure(error, keys) }
                 await tier.release(keys, token: token)
             }
         }

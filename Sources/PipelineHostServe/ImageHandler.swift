@@ -13,7 +13,7 @@ struct ImageHandler: Sendable {
     /// and the cache result.
     func respond(to request: Request, connection: any Channel) async -> (Response, logPath: String, cache: String) {
         let rawPath = Substring(request.uri.path)
-        var logPath = "/-" + (rawPath.dropFirst().firstIndex(of: "/").map { String(rawPath[$0...]) } ?? "")
+        var logPath = "/-" + (rawPath.dropFirst().firstIndex(of: "/").map { Redactor.redactingPathParameters(rawPath[$0...]) } ?? "")
         do throws(ServeFailure) {
             let (image, profiles) = try resolve(request, path: rawPath)
             logPath = "/-/\(image.profile)/\(Redactor.redact(image.source))"

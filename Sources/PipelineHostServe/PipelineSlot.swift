@@ -13,15 +13,18 @@ final class PipelineSlot: Sendable {
     private let current: Locked<Current>
     private let load: @Sendable () throws -> ProfileSet
     private let configuration: PipelineConfiguration
+    private let allowedHosts: Set<String>
     private let logger: Logger
 
     /// Loads the file once; a failure here is a start-up error.
-    init(configuration: PipelineConfiguration, logger: Logger, load: @escaping @Sendable () throws -> ProfileSet) throws {
-        let profiles = try ServedProfiles(load())
+    init(configuration: PipelineConfiguration, allowedHosts: Set<String>, logger: Logger,
+         load: @escaping @Sendable () throws -> ProfileSet) throws {
+        let profiles = try ServedProfiles(load(), allowedHosts: allowedHosts)
         current = Locked(Current(pipeline: Pipeline(profiles: profiles.set, configuration: configuration, logger: logger),
                                  profiles: profiles))
         self.load = load
         self.configuration = configuration
+        self.allowedHosts = allowedHosts
         self.logger = logger
     }
 
@@ -31,10 +34,10 @@ final class PipelineSlot: Sendable {
     /// is logged and returned.
     @discardableResult
     func reload() async -> String? {
-        let load = self.load
+        let (load, allowedHosts) = (self.load, self.allowedHosts)
         let loaded: ServedProfiles
         do {
-            loaded = try await BlockingExecutor.shared.run { try ServedProfiles(load()) }
+            loaded = try await BlockingExecutor.shared.run { try ServedProfiles(load(), allowedHosts: allowedHosts) }
         } catch {
             logger.error("reload failed, still serving the previous profiles: \(error)")
             return "\(error)"

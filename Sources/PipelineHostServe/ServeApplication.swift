@@ -26,7 +26,8 @@ public struct ServeApplication: Sendable {
                 client: RedisClient(address: address, timeout: settings.sharedTimeout), maxEntryBytes: settings.sharedMaxEntry,
                 leases: settings.sharedLeases, metrics: configuration.metrics, logger: logger))
         }
-        let slot = try PipelineSlot(configuration: configuration, logger: logger, load: load)
+        let slot = try PipelineSlot(configuration: configuration, allowedHosts: settings.allowedSourceHosts,
+                                    logger: logger, load: load)
         state = ServeState(settings: settings, slot: slot, registry: registry,
                            accessLog: Logger(label: "pipelinehost.access"))
         self.logger = logger

@@ -14,14 +14,18 @@ struct ServedProfiles: Sendable {
         "schemes": .stringList(["http", "https"]),
     ]
 
-    init(_ loaded: ProfileSet) throws(ParameterError) {
+    /// `allowedHosts` (--allow-source-host) goes to every fetch stage as `allow_hosts`, so the
+    /// fetch holds each redirect to the list the source was checked against.
+    init(_ loaded: ProfileSet, allowedHosts: Set<String> = []) throws(ParameterError) {
+        var fetchDefaults = Self.fetchDefaults
+        if !allowedHosts.isEmpty { fetchDefaults["allow_hosts"] = .stringList(allowedHosts.sorted()) }
         var profiles: [Profile] = []
         var auto: Set<String> = []
         for profile in loaded.profiles {
             var stages: [ConfiguredStage] = []
             for stage in profile.stages {
                 let changes = stage.definition.role == .fetch
-                    ? Self.fetchDefaults.filter { name, _ in
+                    ? fetchDefaults.filter { name, _ in
                         stage.definition.parameters.contains { $0.name == name } && !stage.parameters.explicit.contains(name)
                     }
                     : [:]

@@ -21,9 +21,14 @@ public struct URLSigner: Sendable {
     /// The signature's length in characters: base64url of 32 bytes, unpadded.
     static let signatureLength = 43
 
+    /// The shortest key accepted by default: HMAC-SHA256's own block of security, 32 bytes.
+    public static let minimumKeyBytes = 32
+
     /// Key/salt pairs from comma-separated hex lists of equal length, as in PIPELINEHOST_KEY and
-    /// PIPELINEHOST_SALT. An empty or absent key list gives a signer with no keys.
-    public init(keys: String?, salts: String?) throws(KeyError) {
+    /// PIPELINEHOST_SALT. An empty or absent key list gives a signer with no keys. A key shorter
+    /// than `minimumKeyBytes` is refused (a guessable key signs for anyone); only published test
+    /// vectors have a reason to lower it.
+    public init(keys: String?, salts: String?, minimumKeyBytes: Int = URLSigner.minimumKeyBytes) throws(KeyError) {
         let keyList = Self.split(keys), saltList = Self.split(salts)
         guard keyList.count == saltList.count else {
             throw KeyError(description: "PIPELINEHOST_KEY has \(keyList.count) key(s) but PIPELINEHOST_SALT has \(saltList.count) salt(s); give one salt per key")
@@ -32,6 +37,10 @@ public struct URLSigner: Sendable {
         for (index, (key, salt)) in zip(keyList, saltList).enumerated() {
             guard let keyBytes = Self.hex(key), !keyBytes.isEmpty else {
                 throw KeyError(description: "PIPELINEHOST_KEY entry \(index + 1) is not hex")
+            }
+            guard keyBytes.count >= minimumKeyBytes else {
+                throw KeyError(description: "PIPELINEHOST_KEY entry \(index + 1) is \(keyBytes.count) bytes; a key needs at least "
+                    + "\(minimumKeyBytes) random bytes: make one with `openssl rand -hex 32`")
             }
             guard let saltBytes = Self.hex(salt) else {
                 throw KeyError(description: "PIPELINEHOST_SALT entry \(index + 1) is not hex")
@@ -53,9 +62,12 @@ public struct URLSigner: Sendable {
     }
 
     /// Whether `signature` is right for `path` under any configured key. The comparison is
-    /// swift-crypto's, in constant time; a signature of the wrong length is refused before it.
+    /// swift-crypto's, in constant time; a signature of the wrong length is refused before it,
+    /// and so is any spelling but the canonical one: the last of the 43 characters carries 2
+    /// unused bits, and 4 spellings of one signature would be 4 keys for one image in a CDN.
     public func accepts(_ signature: Substring, for path: Substring) -> Bool {
-        guard signature.utf8.count == Self.signatureLength, let code = Base64URL.decode(signature) else { return false }
+        guard signature.utf8.count == Self.signatureLength, let code = Base64URL.decode(signature),
+              Base64URL.encode(code).utf8.elementsEqual(signature.utf8) else { return false }
         let message = Array(path.utf8)
         return pairs.contains { HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: $0.salt + message, using: $0.key) }
     }

@@ -19,25 +19,32 @@ struct CacheSymlinkTests {
                                       "--output-dir", directory.file("out"), "--cache-dir", cache])
         #expect(run.status == 0, "\(run.stderr)")
         let entries = cache + "/entries"
-        let real = try #require(try fm.contentsOfDirectory(atPath: entries).first)
+        let shards = try fm.contentsOfDirectory(atPath: entries)
+        let real = try #require(shards.first)
         let entryName = try #require(try fm.contentsOfDirectory(atPath: entries + "/" + real).first)
+        // Names are hashes of the sample's absolute path, so every planted name is chosen to
+        // differ from what is there, whatever the checkout path made.
+        let fakeShard = try #require(Self.hexPairs.first { !shards.contains($0) })
+        let fakeLast: Character = entryName.last == "f" ? "e" : "f"
         // Outside: a directory laid out like a shard, a lone file, a directory like tmp.
-        let fakeName = "ab" + String(repeating: "0", count: 62)
+        let fakeName = fakeShard + String(repeating: "0", count: 62)
         try fm.createDirectory(atPath: outside + "/shard", withIntermediateDirectories: true)
         try fm.createDirectory(atPath: outside + "/tmp", withIntermediateDirectories: true)
         let victims = [outside + "/shard/" + fakeName, outside + "/lone", outside + "/tmp/\(fakeName).1.2"]
         for victim in victims { try Data("not an entry".utf8).write(to: URL(fileURLWithPath: victim)) }
         let old = Date(timeIntervalSinceNow: -7200)
         try fm.setAttributes([.modificationDate: old], ofItemAtPath: victims[2])
-        try fm.createSymbolicLink(atPath: entries + "/ab", withDestinationPath: outside + "/shard")
+        try fm.createSymbolicLink(atPath: entries + "/" + fakeShard, withDestinationPath: outside + "/shard")
         try fm.createSymbolicLink(atPath: entries + "/" + real + "/" + real + String(repeating: "1", count: 62),
                                   withDestinationPath: outside + "/lone")
-        try fm.createSymbolicLink(atPath: entries + "/" + real + "/" + String(entryName.dropLast()) + "f",
+        try fm.createSymbolicLink(atPath: entries + "/" + real + "/" + String(entryName.dropLast()) + String(fakeLast),
                                   withDestinationPath: outside + "/lone")
         try fm.createDirectory(atPath: cache + "/tmp", withIntermediateDirectories: true)
         try fm.createSymbolicLink(atPath: cache + "/tmp/\(fakeName).3.4", withDestinationPath: outside + "/lone")
         return victims
     }
+
+    private static let hexPairs = ["ab", "cd", "ef", "01"]
 
     @Test("verify, prune and clear leave symlinks and their targets alone", arguments: [
         ["verify"], ["prune", "--max-size", "1"], ["clear"], ["stats"],

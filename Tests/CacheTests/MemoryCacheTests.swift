@@ -22,6 +22,16 @@ struct MemoryCacheTests {
         #expect(cache.entry(for: "b") == nil)
     }
 
+    @Test("keys count as well as images: long keys push entries out")
+    func keyBytes() {
+        let cache = MemoryCache<String>(limits: .init(cost: 1000, count: 100), keyCost: { $0.utf8.count })
+        for index in 0..<10 { cache.insert(entry(bytes: 10), for: "\(index)" + String(repeating: "k", count: 289)) }
+        #expect(cache.count == 3, "3 entries of 300 bytes fit in 1000")
+        #expect(cache.totalCost == 900)
+        cache.insert(entry(bytes: 10), for: String(repeating: "x", count: 2000))
+        #expect(cache.count == 3, "an entry whose key alone passes the limit is not stored")
+    }
+
     @Test("the count limit holds, and replacing an entry does not count twice")
     func countLimit() {
         let cache = MemoryCache<String>(limits: .init(cost: 1 << 20, count: 2))

@@ -61,6 +61,21 @@ struct FetchHardeningTests {
         #expect(error?.reason == "response headers larger than max_header_bytes (131072 bytes)")
     }
 
+    /// libcurl refuses a header line over 100 KB, and a header block over 300 KB, before our
+    /// callback sees them: still too large, and not retried like a dropped connection.
+    @Test("headers past libcurl's own limits are too_large, and tried once", arguments: [
+        ("one line of 120 KB", 1, 120_000), ("400 lines of 1 KB", 400, 1_000),
+    ])
+    func curlHeaderLimits(_ shape: String, _ count: Int, _ size: Int) async throws {
+        let path = "/big-\(count)"
+        server.route(path, .repeatedHeader(name: "X-Filler", value: String(repeating: "a", count: size), count: count,
+                                           .ok(jpeg, contentType: "image/jpeg")))
+        let error = try await TestPipeline.failure(fetchOnly("max_header_bytes = 16000000, retries = 2, retry_delay = 0"),
+                                                   source: server.url(path))
+        #expect(error?.kind == .tooLarge, "\(shape): \(String(describing: error))")
+        #expect(server.requestCount(path) == 1, "\(shape)")
+    }
+
     @Test("repeated headers under the limit are joined, each read once")
     func repeatedHeaders() async throws {
         server.route("/many", .repeatedHeader(name: "Cache-Control", value: "public", count: 2_000,

@@ -83,6 +83,15 @@ struct RedactionTests {
         #expect(Redactor.redact(url) == "https://REDACTED@host.example/a.jpg")
     }
 
+    @Test("path parameters with credential-like names are masked, in sources and in bare paths")
+    func pathParameters() {
+        #expect(Redactor.redact("https://h.example/app;jsessionid=ABC123/a.jpg;v=2;access_token=zz?w=1")
+                == "https://h.example/app;jsessionid=REDACTED/a.jpg;v=2;access_token=REDACTED?w=1")
+        #expect(Redactor.redact("https://h.example/a;b=1/c.jpg", allValues: true) == "https://h.example/a;b=REDACTED/c.jpg")
+        #expect(Redactor.redact("https://me:pw@h.example/a;sid=1;session=2") == "https://REDACTED@h.example/a;sid=1;session=REDACTED")
+        #expect(Redactor.redactingPathParameters("/thumb/plain/http://h/a.jpg;api_key=k;x=1") == "/thumb/plain/http://h/a.jpg;api_key=REDACTED;x=1")
+    }
+
     @Test("a profile's own names, and fragment parameters, are masked too")
     func extraAndFragment() {
         #expect(Redactor.redact("https://h.example/a.jpg?ticket=1&w=3", extraNames: ["Ticket"]) == "https://h.example/a.jpg?ticket=REDACTED&w=3")

@@ -133,7 +133,7 @@ import TestSupport
 
     @Test func signPrintsAPathTheServiceAccepts() async throws {
         origin.route("/a.jpg", .ok(Fixtures.sample))
-        let keys = ["PIPELINEHOST_KEY": "0a0b0c0d0e0f", "PIPELINEHOST_SALT": "01020304"]
+        let keys = ["PIPELINEHOST_KEY": SigningTests.key("0a"), "PIPELINEHOST_SALT": "01020304"]
         let service = try await ServeProcess(profileFile: profileFile, ["--cache-dir", directory.file("cache")], environment: keys)
         let signed = try await CLIProcess.start(["sign", "thumb", origin.url("/a.jpg")], environment: keys).finished()
         #expect(signed.status == 0)
@@ -141,6 +141,13 @@ import TestSupport
         #expect(try await Curl.get(service.baseURL + path).status == 200)
         #expect(try await Curl.get(url(service, "/a.jpg")).status == 403)
         _ = try await service.stop()
+    }
+
+    @Test func serveRefusesAWeakKeyAtStart() async throws {
+        let keys = ["PIPELINEHOST_KEY": "00", "PIPELINEHOST_SALT": "00"]
+        let outcome = try await CLIProcess.start(["serve", profileFile, "--port", "0"], environment: keys).finished()
+        #expect(outcome.status == 2)
+        #expect(outcome.stderr.contains("openssl rand -hex 32"), "\(outcome.stderr)")
     }
 
     @Test func serveRefusesToStartWithoutAKeyOrAllowUnsigned() async throws {

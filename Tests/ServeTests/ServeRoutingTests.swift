@@ -31,7 +31,7 @@ import TestSupport
         """
 
     let origin: LoopbackServer
-    let signer = try! URLSigner(keys: "a1b2c3d4,00112233", salts: "0f0e,1f1e")
+    let signer = try! URLSigner(keys: SigningTests.key("a1") + "," + SigningTests.key("33"), salts: "0f0e,1f1e")
 
     init() throws {
         origin = try LoopbackServer()
@@ -106,7 +106,7 @@ import TestSupport
             let good = signed("thumb", "/cover.jpg")
             let (signature, rest) = try #require(ImagePath.split(Substring(good)))
             // Signed with the second (older) key of the rotation: still accepted.
-            let older = try URLSigner(keys: "00112233", salts: "1f1e")
+            let older = try URLSigner(keys: SigningTests.key("33"), salts: "1f1e")
             let rotated = try #require(ServePath.signed(profile: "thumb", source: origin.url("/cover.jpg"), signer: older))
             let accepted = try await client.execute(uri: rotated, method: .get)
             #expect(accepted.status == .ok)
@@ -171,6 +171,39 @@ import TestSupport
             // The strict profile did not turn block_private off, so loopback is refused too.
             let loop = try await client.execute(uri: signed("strict", "/cover.jpg"), method: .get)
             #expect(loop.status == .forbidden)
+            #expect(origin.requestCount("/cover.jpg") == 0)
+        }
+    }
+
+    /// One parse decides the policy, the key and the transfer: a source two readers could read
+    /// differently is a 400 before anything runs, and never lands under another host's key.
+    @Test func ambiguousSourcesAreRefusedBeforeAnyTransfer() async throws {
+        let attacker = try LoopbackServer()
+        attacker.route("/x://127.0.0.1:\(origin.port)/cover.jpg", .ok(Fixtures.quadrants(width: 32, height: 32)))
+        try await service().application().test(.live) { client in
+            for source in ["http:/127.0.0.1:\(attacker.port)/x://127.0.0.1:\(origin.port)/cover.jpg",
+                           "http:///127.0.0.1:\(attacker.port)/cover.jpg", "http://127.0.0.1:\(origin.port)\\@127.0.0.1:\(attacker.port)/",
+                           "http://127.1:\(attacker.port)/cover.jpg", "http://127.0.0.1:\(origin.port)/cover.jpg\u{0}"] {
+                let uri = try #require(ServePath.signed(profile: "thumb", source: source, signer: signer))
+                let response = try await client.execute(uri: uri, method: .get)
+                #expect(response.status == .badRequest, "\(source): \(String(buffer: response.body))")
+                #expect(String(buffer: response.body).contains("ambiguous source"))
+            }
+            let honest = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get)
+            #expect(Fixtures.info(Array(honest.body.readableBytesView))?.width == 64)
+            #expect(honest.headers[HTTPField.Name("X-Cache")!] == "miss")
+            #expect(attacker.requestLog.isEmpty)
+        }
+    }
+
+    @Test func allowedSourceHostsHoldRedirectsToo() async throws {
+        origin.route("/elsewhere.jpg", .redirect(to: origin.url("/cover.jpg")))  // localhost to 127.0.0.1
+        try await service(hosts: ["localhost"]).application().test(.live) { client in
+            let source = "http://localhost:\(origin.port)/elsewhere.jpg"
+            let uri = try #require(ServePath.signed(profile: "thumb", source: source, signer: signer))
+            let response = try await client.execute(uri: uri, method: .get)
+            #expect(response.status == .forbidden, "\(String(buffer: response.body))")
+            #expect(String(buffer: response.body).contains("allow_hosts"))
             #expect(origin.requestCount("/cover.jpg") == 0)
         }
     }

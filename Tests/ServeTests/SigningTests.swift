@@ -4,7 +4,8 @@ import Testing
 
 /// Signed paths as imgproxy makes them: HMAC-SHA256 over salt + path, base64url, several keys.
 @Suite struct SigningTests {
-    let signer = try! URLSigner(keys: "736563726574", salts: "68656c6c6f")
+    /// The published vector's key ("secret") is 6 bytes: only this test lowers the minimum.
+    let signer = try! URLSigner(keys: "736563726574", salts: "68656c6c6f", minimumKeyBytes: 6)
 
     @Test func aSignedPathIsAcceptedAndAnyChangeIsNot() throws {
         let path = try #require(ServePath.signed(profile: "thumbnail", source: "https://example.com/a.jpg", signer: signer))
@@ -32,8 +33,8 @@ import Testing
     }
 
     @Test func rotatedKeysAreAllAcceptedAndTheFirstSigns() throws {
-        let old = try URLSigner(keys: "0102", salts: "03")
-        let rotated = try URLSigner(keys: "a1a2,0102", salts: "a3,03")
+        let old = try URLSigner(keys: Self.key("01"), salts: "03")
+        let rotated = try URLSigner(keys: Self.key("a1") + "," + Self.key("01"), salts: "a3,03")
         let oldPath = try #require(ServePath.signed(profile: "p", source: "http://h/x.jpg", signer: old))
         let (signature, signed) = try #require(ImagePath.split(Substring(oldPath)))
         #expect(rotated.accepts(signature, for: signed))
@@ -45,10 +46,36 @@ import Testing
 
     @Test func keysMustBeHexAndPaired() throws {
         #expect(throws: URLSigner.KeyError.self) { try URLSigner(keys: "zz", salts: "00") }
-        #expect(throws: URLSigner.KeyError.self) { try URLSigner(keys: "0102,0304", salts: "00") }
-        #expect(throws: URLSigner.KeyError.self) { try URLSigner(keys: "010", salts: "00") }
+        #expect(throws: URLSigner.KeyError.self) { try URLSigner(keys: Self.key("01") + "," + Self.key("02"), salts: "00") }
+        #expect(throws: URLSigner.KeyError.self) { try URLSigner(keys: Self.key("01") + "0", salts: "00") }
         #expect(try URLSigner(keys: nil, salts: nil).hasKeys == false)
     }
+
+    @Test func weakKeysAreRefusedWithHowToMakeOne() throws {
+        for weak in ["00", "0102030405060708", String(repeating: "ab", count: 31), Self.key("01") + ",0102"] {
+            let error = #expect(throws: URLSigner.KeyError.self) { try URLSigner(keys: weak, salts: weak.contains(",") ? "00,00" : "00") }
+            #expect(error?.description.contains("openssl rand -hex 32") == true, "\(weak)")
+        }
+        #expect(try URLSigner(keys: Self.key("ff"), salts: "00").hasKeys)
+    }
+
+    /// The 43rd character holds 4 bits of the MAC and 2 unused ones: only the spelling with
+    /// the unused bits zero is the signature; the 3 others would be 3 more CDN keys.
+    @Test func onlyTheCanonicalSpellingOfASignatureIsAccepted() throws {
+        let signed: Substring = "/thumbnail/plain/x"
+        let signature = try #require(signer.signature(for: String(signed)))
+        #expect(signer.accepts(signature[...], for: signed))
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        let last = try #require(alphabet.firstIndex(of: signature.last!))
+        for unused in 1..<4 {
+            let variant = String(signature.dropLast()) + String(alphabet[(last & ~3) | unused])
+            #expect(Base64URL.decode(variant[...]) == Base64URL.decode(signature[...]), "the same MAC bytes")
+            #expect(!signer.accepts(variant[...], for: signed), "\(variant)")
+        }
+    }
+
+    /// A 32-byte key of one repeated byte, for tests where the key's value does not matter.
+    static func key(_ byte: String) -> String { String(repeating: byte, count: 32) }
 
     @Test func sourcesComeBackFromBase64AndPlainPaths() throws {
         let source = "https://example.com/rest/getCoverArt?id=1&u=ann&t=abc&s=xyz"

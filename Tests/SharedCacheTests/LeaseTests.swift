@@ -154,6 +154,27 @@ import TestSupport
         #expect(cluster.map(\.tier.stats.negativeHits).reduce(0, +) == 2)
     }
 
+    /// The key leaves out credentials and dropped parameters, so a failure that may depend on
+    /// them (a wrong password's 401) is not told to other nodes under that key.
+    @Test(arguments: ["http://x:wrong@127.0.0.1:PORT/private.jpg", "http://127.0.0.1:PORT/private.jpg?u=ann&t=wrong&s=1"])
+    func aFailureThatCanDependOnHiddenPartsIsNotRemembered(_ template: String) async throws {
+        origin.route("/private.jpg", .status(401))
+        let cluster = try nodes(2)
+        let withHiddenParts = template.replacingOccurrences(of: "PORT", with: "\(origin.port)")
+        let first = await #expect(throws: PipelineError.self) {
+            try await cluster[0].pipeline.image(for: ImageRequest(source: withHiddenParts, profile: "thumb"))
+        }
+        #expect(first?.details?.jsonFields["http_status"] == ErrorField.integer(401))
+        // The lease is released after the negative entry would have been written.
+        #expect(await eventually { (try? await redis.cli(["--scan", "--pattern", "pipelinehost:v1:lock:*"]))?.isEmpty == true })
+        let second = await #expect(throws: PipelineError.self) {
+            try await cluster[1].pipeline.image(for: ImageRequest(source: origin.url("/private.jpg"), profile: "thumb"))
+        }
+        #expect(second?.reason.contains("remembered") == false, "\(String(describing: second))")
+        #expect(origin.requestCount("/private.jpg") == 2, "the second node asked the origin itself")
+        #expect(cluster[1].tier.stats.negativeHits == 0)
+    }
+
     @Test func twoRunProcessesOverOneListShareTheWork() async throws {
         for id in 1...6 { origin.route("/cover-\(id).jpg", .delayed(seconds: 0.3, .ok(Fixtures.quadrants(width: 320, height: 200)))) }
         let directory = try TemporaryDirectory()

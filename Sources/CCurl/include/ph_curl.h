@@ -39,6 +39,12 @@ typedef struct {
     int block_private;                // refuse non-public addresses at connect time
     int allow_loopback;               // with block_private: still allow 127.0.0.0/8 and ::1
     long long max_header_bytes;       // largest header block of one response; 0: no limit
+    const char *expected_host;        // the host the caller's policy and key saw; NULL for files.
+                                      // libcurl's own parse of `url` must name it (and
+                                      // expected_port), or nothing is fetched
+    long expected_port;               // -1: no port written
+    const char *allowed_hosts;        // comma-separated lower-case hosts the URL and every
+                                      // redirect may name; NULL or "": any host
 } ph_fetch_options;
 
 /// The response headers a cache needs, from the last response (after redirects). They are
@@ -61,9 +67,13 @@ typedef struct {
     long long connect_count;          // new connections this transfer opened (0 when reused)
     int too_large;                    // stopped because the body passed max_bytes
     int headers_too_large;            // stopped because a response's headers passed max_header_bytes
+                                      // (1), or libcurl's own limits (2)
     int cancelled;                    // stopped because the cancel flag was set
     int blocked;                      // a connection was refused by block_private
     char blocked_address[64];         // the address it was refused for
+    int host_refused;                 // the URL or a redirect named a host not in allowed_hosts
+    int misread;                      // libcurl reads another host or port than expected
+    char refused_host[256];           // the host libcurl read, for either of the two
     long long retry_after;            // Retry-After in seconds from now; -1 when absent
     unsigned char *body;              // malloc'd; take it with ph_fetch_take_body
     size_t body_length;
@@ -79,6 +89,11 @@ const char *ph_address_class(const struct sockaddr *address);
 
 /// The same for an address in text form, for tests. "invalid" when it does not parse.
 const char *ph_address_text_class(const char *text);
+
+/// The host and port libcurl's URL parser reads in `url`, as the transfer would: the host
+/// (lower-cased, IPv6 in brackets) into `host`, the port or -1 when none is written. Returns 0
+/// when libcurl cannot parse the URL. For tests that hold our own parse to libcurl's.
+int ph_url_host(const char *url, char *host, size_t host_size, long *port);
 
 /// Runs the transfer to the end. Always fills `result`; release it with ph_fetch_result_free
 /// (take the body first with ph_fetch_take_body to keep it).

@@ -1,4 +1,6 @@
-/// A strict least-recently-used cache with a cost limit (bytes) and a count limit.
+/// A strict least-recently-used cache with a cost limit (bytes) and a count limit. An entry
+/// costs its own bytes plus its key's (`keyCost`): keys can be long (a 60 KB URL), and a limit
+/// that counted images alone would let many small entries with long keys grow without bound.
 ///
 /// Owned by one isolation domain (the `Pipeline` actor keeps its own), so it needs no lock and a
 /// hit is a dictionary lookup plus relinking one node. Expired entries stay until they are
@@ -20,11 +22,14 @@ public final class MemoryCache<Key: Hashable> {
     private final class Node {
         let key: Key
         var entry: CacheEntry
+        /// The entry's cost and its key's, as counted in `totalCost`.
+        let cost: Int
         var newer: Node?
         weak var older: Node?
-        init(key: Key, entry: CacheEntry) {
+        init(key: Key, entry: CacheEntry, cost: Int) {
             self.key = key
             self.entry = entry
+            self.cost = cost
         }
     }
 
@@ -36,8 +41,13 @@ public final class MemoryCache<Key: Hashable> {
     private var oldest: Node?
     public private(set) var totalCost = 0
 
-    /// An empty cache with these limits.
-    public init(limits: Limits = Limits()) { self.limits = limits }
+    private let keyCost: (Key) -> Int
+
+    /// An empty cache with these limits; `keyCost` says how many bytes a key takes.
+    public init(limits: Limits = Limits(), keyCost: @escaping (Key) -> Int = { _ in 0 }) {
+        self.limits = limits
+        self.keyCost = keyCost
+    }
 
     /// The entries it holds now.
     public var count: Int { nodes.count }
@@ -53,10 +63,11 @@ public final class MemoryCache<Key: Hashable> {
     /// entry larger than the whole cost limit is not stored.
     public func insert(_ entry: CacheEntry, for key: Key) {
         remove(key)
-        guard entry.cost <= limits.cost, limits.count > 0 else { return }
-        let node = Node(key: key, entry: entry)
+        let cost = entry.cost + keyCost(key)
+        guard cost <= limits.cost, limits.count > 0 else { return }
+        let node = Node(key: key, entry: entry, cost: cost)
         nodes[key] = node
-        totalCost += entry.cost
+        totalCost += cost
         link(node)
         while totalCost > limits.cost || nodes.count > limits.count, let oldest { remove(oldest.key) }
     }
@@ -64,7 +75,7 @@ public final class MemoryCache<Key: Hashable> {
     /// Removes the entry for `key`, if any.
     public func remove(_ key: Key) {
         guard let node = nodes.removeValue(forKey: key) else { return }
-        totalCost -= node.entry.cost
+        totalCost -= node.cost
         unlink(node)
     }
 

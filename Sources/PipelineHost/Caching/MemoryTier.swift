@@ -5,7 +5,7 @@ final class MemoryTier: CacheTier {
     private let cache: Locked<MemoryCache<StageKey>>
 
     init(limits: MemoryCache<StageKey>.Limits) {
-        cache = Locked(MemoryCache(limits: limits))
+        cache = Locked(MemoryCache(limits: limits, keyCost: \.byteCount))
     }
 
     func keeps(_ point: CachePoint) -> Bool { point.memory }

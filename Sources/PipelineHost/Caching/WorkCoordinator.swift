@@ -24,8 +24,9 @@ public enum Coordination: Sendable {
 public protocol WorkLease: Sendable {
     /// The work ended. A success is released once its entry is stored (the pipeline stores it
     /// when a request using it succeeds); a failure is released at once, with a negative entry
-    /// when the failure is one that would only repeat.
-    func finished(_ outcome: Result<Void, PipelineError>)
+    /// when the failure is one that would only repeat and `shareable` (it cannot depend on what
+    /// the key leaves out of the source: see `Source.keyHidesParts`).
+    func finished(_ outcome: Result<Void, PipelineError>, shareable: Bool)
 
     /// Whether a process elsewhere waits for this work now. Asked when the last request here
     /// leaves: work others wait for goes on, is stored for them, and released as usual.

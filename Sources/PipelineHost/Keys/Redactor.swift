@@ -29,14 +29,31 @@ public enum Redactor {
     /// cache files store, so no credential reaches them whatever a profile's normalize does.
     public static func redact(_ location: String, extraNames: Set<String> = [], allValues: Bool = false) -> String {
         let parts = SourceLocation(location)
-        var result = String(parts.resource)
-        if let userInfo = parts.userInfo {
-            result = String(parts.resource[..<userInfo.startIndex]) + mask + String(parts.resource[userInfo.endIndex...])
-        }
         let hide = { (name: Substring) in allValues || isSensitive(name, extraNames: extraNames) }
+        var result = String(parts.resource)
+        if let authority = parts.authority {
+            let redactedPath = redactPathParameters(parts.resource[authority.endIndex...], hiding: hide)
+            let userInfoMasked = parts.userInfo.map { String(parts.resource[..<$0.startIndex]) + mask + parts.resource[$0.endIndex..<authority.endIndex] }
+            result = (userInfoMasked ?? String(parts.resource[..<authority.endIndex])) + redactedPath
+        }
         if let query = parts.query { result += "?" + redactParameters(query, hiding: hide) }
         if let fragment = parts.fragment { result += "#" + redactParameters(fragment, hiding: hide) }
         return escapingControls(result)
+    }
+
+    /// A URL path with the values of sensitive path parameters (`;jsessionid=...` in a
+    /// segment) masked, and control characters escaped: for a path that is not a source, such
+    /// as a request line that did not parse.
+    public static func redactingPathParameters(_ path: Substring) -> String {
+        escapingControls(redactPathParameters(path) { isSensitive($0) })
+    }
+
+    private static func redactPathParameters(_ path: Substring, hiding hide: (Substring) -> Bool) -> String {
+        guard path.contains(";") else { return String(path) }
+        return path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            guard let semicolon = segment.firstIndex(of: ";") else { return String(segment) }
+            return segment[...semicolon] + redactParameters(segment[segment.index(after: semicolon)...], separator: ";", hiding: hide)
+        }.joined(separator: "/")
     }
 
     /// `text` with C0 and C1 control characters and DEL written as `\xNN`, so a line printed
@@ -66,11 +83,12 @@ public enum Redactor {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
-    private static func redactParameters(_ parameters: Substring, hiding hide: (Substring) -> Bool) -> String {
-        parameters.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+    private static func redactParameters(_ parameters: Substring, separator: Character = "&",
+                                         hiding hide: (Substring) -> Bool) -> String {
+        parameters.split(separator: separator, omittingEmptySubsequences: false).map { pair -> String in
             guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
             return hide(pair[..<equals]) ? "\(pair[..<equals])=\(mask)" : String(pair)
-        }.joined(separator: "&")
+        }.joined(separator: String(separator))
     }
 
 }

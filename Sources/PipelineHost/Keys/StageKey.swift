@@ -11,4 +11,10 @@ public struct StageKey: Sendable, Hashable, CustomStringConvertible {
     public mutating func append(_ identity: StageIdentity) { stages.append(identity) }
 
     public var description: String { ([source] + stages.map(\.description)).joined(separator: " | ") }
+
+    /// About what the key takes in memory: its text and a little per stage. Caches that hold
+    /// keys count it, so a long URL costs what it weighs.
+    public var byteCount: Int {
+        stages.reduce(source.utf8.count + 64) { $0 + $1.description.utf8.count + 32 }
+    }
 }

@@ -12,6 +12,8 @@ public struct PipelineActivity: Sendable, Equatable {
     public let runningCPU: Int
     /// CPU stages waiting for a slot.
     public let queuedCPU: Int
+    /// Bytes of requests and keys the memory-hit memo holds (bounded: see `KeyMemo`).
+    public var keyMemoBytes: Int = 0
 
     /// Nothing running, queued or waiting.
     public var isIdle: Bool {

@@ -3,7 +3,8 @@
 ///
 /// It keeps no secret: the source is kept without its signers (subsonic_auth's password stays
 /// with the stage, and signers run at fetch time) and without validators. Key stages are pure
-/// functions of the source, so an entry never goes stale; when the memo is full it starts over.
+/// functions of the source, so an entry never goes stale; when the memo is full (by count, or
+/// by the bytes its requests and keys take: a URL may be 60 KB long) it starts over.
 struct KeyMemo {
     struct Entry {
         /// The source as the key stages left it, minus signers.
@@ -15,15 +16,29 @@ struct KeyMemo {
 
     private var entries: [ImageRequest: Entry] = [:]
     private let limit: Int
+    private let byteLimit: Int
+    /// What the entries' requests, sources and keys take, about.
+    private(set) var bytes = 0
 
-    init(limit: Int = 10_000) { self.limit = limit }
+    init(limit: Int = 10_000, byteLimit: Int = 16 << 20) {
+        self.limit = limit
+        self.byteLimit = byteLimit
+    }
+
+    var count: Int { entries.count }
 
     subscript(request: ImageRequest) -> Entry? { entries[request] }
 
     /// Remembers the chain of `request` when its final step keeps results in memory.
     mutating func remember(_ request: ImageRequest, chain: Chain) {
-        guard let point = chain.caches.last ?? nil, point.memory, let key = chain.keys.last else { return }
-        if entries.count >= limit { entries.removeAll(keepingCapacity: true) }
+        guard let point = chain.caches.last ?? nil, point.memory, let key = chain.keys.last, entries[request] == nil else { return }
+        let size = request.source.utf8.count + chain.source.location.utf8.count + chain.source.key.utf8.count + key.byteCount
+        guard size <= byteLimit / 16 else { return }
+        if entries.count >= limit || bytes + size > byteLimit {
+            entries.removeAll(keepingCapacity: true)
+            bytes = 0
+        }
+        bytes += size
         var origin = chain.source
         origin.signers = []
         origin.validators = nil

@@ -47,7 +47,9 @@ extension Pipeline {
                     // Nobody here waits any more; it went on for waiters elsewhere: store it.
                     cache.commit(value.pending)
                 }
-                lease.finished(outcome.map { _ in () })
+                // A failure is told to other processes only when it cannot depend on parts of
+                // the source the key leaves out (credentials, dropped parameters, signers).
+                lease.finished(outcome.map { _ in () }, shareable: !chain.source.keyHidesParts)
                 return outcome
             case .lookAgain:
                 if case .hit(let value) = await cache.lookup(key, at: point) { return .success(value) }

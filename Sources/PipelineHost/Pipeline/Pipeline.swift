@@ -93,7 +93,7 @@ public actor Pipeline {
     public func activity() -> PipelineActivity {
         PipelineActivity(work: inFlight.count, waitingRequests: waitingRequests,
                          runningTransfers: transferLane.running, queuedTransfers: transferLane.queue.count,
-                         runningCPU: cpuLane.running, queuedCPU: cpuLane.queue.count)
+                         runningCPU: cpuLane.running, queuedCPU: cpuLane.queue.count, keyMemoBytes: keyMemo.bytes)
     }
 
     func makeID() -> Int {
@@ -161,6 +161,11 @@ public actor Pipeline {
     private func runKeyStages(_ request: ImageRequest, _ plan: RequestPlan) async
         -> Result<(source: Source, timings: [PipelineResult.StageTiming]), PipelineError> {
         var source = Source(location: request.source)
+        // One reading of a source for every reader: what the key would be made from must be
+        // what the transfer connects to, so a source either reads alike everywhere or runs nothing.
+        if let ambiguity = SourceLocation(request.source).ambiguity {
+            return .failure(PipelineError(.invalidSource, "ambiguous source: \(ambiguity)").from(source.redacted))
+        }
         var timings: [PipelineResult.StageTiming] = []
         for configured in plan.keyStages {
             let started = clock.now

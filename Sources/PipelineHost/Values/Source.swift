@@ -30,6 +30,19 @@ public struct Source: Sendable, Hashable {
         SourceLocation(location).isPlainPath
     }
 
+    /// Whether the location carries parts the key leaves out: user information, a query
+    /// parameter the key stages marked volatile, or a signer. Two requests with this key can
+    /// then fetch different things, so a success is shared between them (that is what the key
+    /// is for) but a failure is not: a wrong password must not fail the right one.
+    public var keyHidesParts: Bool {
+        guard signers.isEmpty else { return true }
+        let location = SourceLocation(location)
+        if location.userInfo != nil { return true }
+        return location.queryItems.contains { item in
+            volatileParameters.contains(String(item.prefix { $0 != "=" }))
+        }
+    }
+
     /// The location with credentials hidden, fit for any log line or output.
     public var redacted: String { Redactor.redact(location, extraNames: volatileParameters) }
 

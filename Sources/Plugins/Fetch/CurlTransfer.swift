@@ -27,7 +27,7 @@ enum CurlTransfer {
         return options.allowLoopback ? loopbackPool : strictPool
     }
 
-    static func fetch(_ url: String, validators: Validators?, options: FetchOptions, context: StageContext) async throws -> Body {
+    static func fetch(_ url: FetchURL.Resolved, validators: Validators?, options: FetchOptions, context: StageContext) async throws -> Body {
         let flag = CancelFlag()
         let share = pool(for: options)
         return try await withTaskCancellationHandler {
@@ -37,10 +37,12 @@ enum CurlTransfer {
         }
     }
 
-    private static func perform(_ url: String, validators: Validators?, options: FetchOptions, share: CurlShare,
+    private static func perform(_ url: FetchURL.Resolved, validators: Validators?, options: FetchOptions, share: CurlShare,
                                 cancel: CancelFlag) throws(PipelineError) -> Body {
         var result = ph_fetch_result()
-        let strings = [url, options.userAgent, options.protocols, options.redirectProtocols, validators?.etag, validators?.lastModified]
+        let allowHosts = options.allowHosts.isEmpty ? nil : options.allowHosts.sorted().joined(separator: ",")
+        let strings = [url.url, options.userAgent, options.protocols, options.redirectProtocols, validators?.etag,
+                       validators?.lastModified, url.host, allowHosts]
         withCStrings(strings) { c in
             var request = ph_fetch_options(
                 url: c[0], user_agent: c[1], protocols: c[2], redirect_protocols: c[3],
@@ -49,7 +51,8 @@ enum CurlTransfer {
                 share: share.handle, cancel: cancel.handle, if_none_match: c[4], if_modified_since: c[5],
                 low_speed_limit: options.lowSpeedLimit, low_speed_time: Int(options.lowSpeedTime.rounded(.up)),
                 block_private: options.blockPrivate ? 1 : 0, allow_loopback: options.allowLoopback ? 1 : 0,
-                max_header_bytes: Int64(options.maxHeaderBytes))
+                max_header_bytes: Int64(options.maxHeaderBytes),
+                expected_host: c[6], expected_port: url.port ?? -1, allowed_hosts: c[7])
             ph_fetch(&request, &result)
         }
         defer { ph_fetch_result_free(&result) }
@@ -68,6 +71,15 @@ enum CurlTransfer {
         if r.cancelled != 0 { return .cancelled("transfer cancelled") }
         if r.blocked != 0 {
             return PipelineError(.blocked, "refused to connect to \(text(r.blocked_address)): block_private is on")
+        }
+        if r.misread != 0 {
+            return PipelineError(.invalidSource, "ambiguous source: libcurl reads the host as \(text(r.refused_host))")
+        }
+        if r.host_refused != 0 {
+            return PipelineError(.blocked, "refused to fetch from \(text(r.refused_host)): not in allow_hosts (after \(r.redirects) redirects)")
+        }
+        if r.headers_too_large == 2 {
+            return PipelineError(.tooLarge, "response headers larger than libcurl accepts (100 KB a line, 300 KB in all)")
         }
         if r.headers_too_large != 0 {
             return PipelineError(.tooLarge, "response headers larger than max_header_bytes (\(options.maxHeaderBytes) bytes)")

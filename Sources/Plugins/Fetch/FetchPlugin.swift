@@ -31,6 +31,9 @@ public enum FetchPlugin: PipelinePlugin {
                 ParameterSpec("block_private", .boolean, default: .boolean(false),
                               doc: "refuse loopback, private, link-local (cloud metadata) and reserved addresses, "
                                   + "checked on the address connected to, for every redirect too"),
+                ParameterSpec("allow_hosts", .stringList, default: .stringList([]),
+                              doc: "hosts the source and every redirect may name (serve sets --allow-source-host here); "
+                                  + "empty: any host"),
                 ParameterSpec("allow_loopback", .boolean, default: .boolean(false),
                               doc: "with block_private: still allow 127.0.0.0/8 and ::1 (a local image server)"),
                 ParameterSpec("retries", .integer(0...10), default: .integer(2),
@@ -57,6 +60,8 @@ struct FetchOptions: Sendable {
     var schemes: Set<String>
     var blockPrivate: Bool
     var allowLoopback: Bool
+    /// Lower-cased; empty allows any host.
+    var allowHosts: Set<String>
     var retry: RetryPolicy
     var userAgent: String
 
@@ -76,6 +81,10 @@ struct FetchOptions: Sendable {
         self.schemes = Set(schemes)
         blockPrivate = parameters.boolean("block_private")!
         allowLoopback = parameters.boolean("allow_loopback")!
+        allowHosts = Set((parameters.strings("allow_hosts") ?? []).map { $0.lowercased() })
+        for host in allowHosts where host.isEmpty || host.contains(",") {
+            throw ParameterError("allow_hosts: '\(host)' is not a host name")
+        }
         retry = RetryPolicy(retries: parameters.integer("retries")!, delay: parameters.number("retry_delay")!,
                             maxDelay: parameters.number("retry_max_delay")!)
         userAgent = parameters.string("user_agent")!
@@ -95,6 +104,9 @@ struct FetchStage: Stage {
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         guard case .source(let source) = input else { throw PipelineError(.stageFailed, "fetch: expected a source") }
         let url = try FetchURL.resolve(source.signedLocation(), allowing: options.schemes)
+        if !options.allowHosts.isEmpty, !options.allowHosts.contains(url.host ?? "") {
+            throw PipelineError(.blocked, "the source's host \(url.host ?? "(none)") is not in allow_hosts")
+        }
         let body = try await options.retry.run(context: context) {
             try await CurlTransfer.fetch(url, validators: source.validators, options: options, context: context)
         }
@@ -109,5 +121,21 @@ extension FetchPlugin {
     /// `package` so this package's tests can table it without making it plugin API.
     package static func blockedAddressClass(_ address: String) -> String? {
         ph_address_text_class(address).map { String(cString: $0) }
+    }
+
+    /// The URL, host and port the fetch stage would hand libcurl for `source` with the http and
+    /// https schemes allowed, or the error it would refuse it with.
+    package static func transferURL(_ source: String) throws(PipelineError) -> (url: String, host: String?, port: Int?) {
+        let resolved = try FetchURL.resolve(source, allowing: ["http", "https"])
+        return (resolved.url, resolved.host, resolved.port)
+    }
+
+    /// The host (lower-cased) and port libcurl's own URL parser reads in `url`, or nil when it
+    /// cannot parse it. With `transferURL`, tests hold our one parse to libcurl's.
+    package static func curlReading(_ url: String) -> (host: String, port: Int?)? {
+        var host = [CChar](repeating: 0, count: 256)
+        var port = -1
+        guard ph_url_host(url, &host, host.count, &port) != 0 else { return nil }
+        return (String(cString: host), port < 0 ? nil : port)
     }
 }

@@ -16,7 +16,7 @@ enum SourceKey {
             // A plain path: its identity is the absolute path.
             return URL(fileURLWithPath: location).standardizedFileURL.absoluteString
         }
-        guard let scheme = url.scheme, Self.isScheme(scheme) else { throw PipelineError(.invalidSource, "not a valid URL") }
+        guard let scheme = url.scheme, SourceLocation.isScheme(scheme) else { throw PipelineError(.invalidSource, "not a valid URL") }
         var key = scheme + ":"
         var path = url.resource.dropFirst(scheme.count + 1)
         if let authority = url.authority {
@@ -65,12 +65,6 @@ enum SourceKey {
     private static func normalizedHost(_ host: Substring) -> String {
         guard !host.hasPrefix("[") else { return host.lowercased() }
         return Escapes.escapingInvalid(host.removingPercentEncodingLossy.lowercased()[...], allowed: Escapes.host, keepEscapes: false)
-    }
-
-    /// ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), RFC 3986 section 3.1.
-    private static func isScheme(_ scheme: String) -> Bool {
-        guard let first = scheme.utf8.first, first.isASCIILetter else { return false }
-        return scheme.utf8.allSatisfy { $0.isASCIILetter || $0.isASCIIDigit || "+-.".utf8.contains($0) }
     }
 
     private static func defaultPort(_ scheme: String) -> Int? {
