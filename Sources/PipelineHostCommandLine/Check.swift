@@ -9,7 +9,11 @@ struct Check: ParsableCommand {
     @Argument(help: "The Lua profile file.")
     var profileFile: String
 
+    @OptionGroup(title: "Profiles")
+    var access: ProfileAccessOptions
+
     func run() throws {
+        try access.apply()
         let set = try loadProfiles(profileFile)
         print("\(set.file): \(set.profiles.count) profile\(set.profiles.count == 1 ? "" : "s"), OK")
         for profile in set.profiles {

@@ -39,7 +39,7 @@ struct Run: AsyncParsableCommand {
 
             Examples:
               pipelinehost run examples/thumbnail.lua examples/sample.jpg -o thumb.jpg
-              SUBSONIC_PASSWORD=… pipelinehost run examples/subsonic.lua \\
+              PIPELINEHOST_SECRET_SUBSONIC_PASSWORD=… pipelinehost run examples/subsonic.lua \\
                   --profile thumbnail --profile blurred-background \\
                   --input-list urls.txt --output-dir covers/ --stats > stats.json
             """)
@@ -95,6 +95,9 @@ struct Run: AsyncParsableCommand {
     @OptionGroup(title: "Cache")
     var cache: CacheOptions
 
+    @OptionGroup(title: "Profiles")
+    var access: ProfileAccessOptions
+
     func validate() throws {
         guard !sources.isEmpty || inputList != nil else {
             throw ValidationError("give at least one SOURCE after the profile file, or --input-list FILE")
@@ -123,6 +126,7 @@ struct Run: AsyncParsableCommand {
         // Reading the profile (up to its one-second limit) and the input list block: they run on
         // the blocking pool, never on Swift's cooperative one.
         let (profileFile, inputList) = (profileFile, inputList)
+        try access.apply()
         let set = try await BlockingExecutor.shared.run { try loadProfiles(profileFile) }
         let chosen = try chooseProfiles(in: set)
         let all = try await sources + BlockingExecutor.shared.run { try InputList.read(inputList) }

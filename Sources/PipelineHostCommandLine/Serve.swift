@@ -74,6 +74,9 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .customLong("no-access-log"), help: "No line per request on standard error.")
     var noAccessLog = false
 
+    @OptionGroup(title: "Profiles")
+    var access: ProfileAccessOptions
+
     @OptionGroup(title: "Cache")
     var cache: CacheOptions
 
@@ -93,6 +96,7 @@ struct Serve: AsyncParsableCommand {
             return handler
         }
         let signer = try Self.signer()
+        try access.apply()
         // Many requests run at once, one CPU stage per core: libvips gets one thread each.
         let cores = PipelineConfiguration.cores
         VipsPlugin.setThreadsPerOperation(1)

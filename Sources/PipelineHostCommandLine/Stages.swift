@@ -92,6 +92,7 @@ struct StageListJSON: Encodable {
         case .integer(let r): (type, range, choices, count) = ("integer", [Double(r.lowerBound), Double(r.upperBound)], nil, nil)
         case .boolean: (type, range, choices, count) = ("boolean", nil, nil, nil)
         case .string: (type, range, choices, count) = ("string", nil, nil, nil)
+        case .environmentVariable: (type, range, choices, count) = ("environment_variable", nil, nil, nil)
         case .choice(let options): (type, range, choices, count) = ("choice", nil, options, nil)
         case .stringList: (type, range, choices, count) = ("string_list", nil, nil, nil)
         case .numberList(let r, let n): (type, range, choices, count) = ("number_list", [r.lowerBound, r.upperBound], nil, n)

@@ -8,7 +8,7 @@ struct SubsonicAuthTests {
     let server: LoopbackServer
     let directory: TemporaryDirectory
     let password = "open-sesame-7f3a"
-    var environment: [String: String] { ["SUBSONIC_PASSWORD": password] }
+    var environment: [String: String] { ["PIPELINEHOST_SECRET_SUBSONIC_PASSWORD": password] }
 
     init() throws {
         server = try LoopbackServer()
@@ -62,17 +62,50 @@ struct SubsonicAuthTests {
 
     @Test("a wrong password gets Subsonic's XML error, reported as not an image")
     func wrongPassword() async throws {
-        let outcome = try await run(#"user = "alice""#, ids: ["al-1"], environment: ["SUBSONIC_PASSWORD": "wrong"])
+        let outcome = try await run(#"user = "alice""#, ids: ["al-1"], environment: ["PIPELINEHOST_SECRET_SUBSONIC_PASSWORD": "wrong"])
         #expect(outcome.status == 1)
         #expect(outcome.stderr.contains("getCoverArt?id=al-1: not an image (text/xml)"))
     }
 
     @Test("a missing password variable is a clear error that names it")
     func missingVariable() async throws {
-        let outcome = try await run(#"user = "alice", password_env = "PIPELINEHOST_TEST_NO_SUCH_VARIABLE""#, ids: ["al-1"])
+        let outcome = try await run(#"user = "alice", password_env = "PIPELINEHOST_SECRET_TEST_NO_SUCH_VARIABLE""#, ids: ["al-1"])
         #expect(outcome.status == 1)
-        #expect(outcome.stderr.contains("subsonic_auth: the environment variable PIPELINEHOST_TEST_NO_SUCH_VARIABLE is not set"))
+        #expect(outcome.stderr.contains("subsonic_auth: the environment variable PIPELINEHOST_SECRET_TEST_NO_SUCH_VARIABLE is not set"))
         #expect(server.requestCount("/rest/getCoverArt") == 0)
+    }
+
+    /// A profile is not trusted with the process's secrets: `password_env` names only what the
+    /// operator allows, and never the service's own keys, refused at load with file:line.
+    @Test("a profile cannot read the service's key, nor a variable the operator did not allow", arguments: [
+        ("PIPELINEHOST_KEY", "one of the service's own secrets"), ("PIPELINEHOST_SALT", "one of the service's own secrets"),
+        ("PIPELINEHOST_REDIS_PASSWORD", "one of the service's own secrets"), ("HOME", "--allow-env HOME"),
+        ("SUBSONIC_PASSWORD", "--allow-env SUBSONIC_PASSWORD"),
+    ])
+    func secretsStayPut(_ variable: String, _ why: String) async throws {
+        let auth = #"user = "alice", method = "plain", password_env = "\#(variable)""#
+        let environment = environment.merging([variable: "0123456789abcdef0123456789abcdef"]) { $1 }
+        for command in ["run", "check"] {
+            let outcome = try await CLIProcess.run(
+                command == "run" ? ["run", try profile(auth), server.url("/rest/getCoverArt?id=1"), "--output-dir", directory.file("out")]
+                    : ["check", try profile(auth)], environment: environment)
+            #expect(outcome.status == 2, "\(command): \(outcome.output)")
+            #expect(outcome.stderr.contains("subsonic.lua:3: subsonic_auth: 'password_env': \(variable)"), "\(outcome.stderr)")
+            #expect(outcome.stderr.contains(why), "\(outcome.stderr)")
+        }
+        #expect(server.requestCount("/rest/getCoverArt") == 0)
+    }
+
+    @Test("--allow-env lets a profile read a variable by name, never one of the service's own")
+    func allowEnv() async throws {
+        let allowed = try await run(#"user = "alice", password_env = "SUBSONIC_PASSWORD""#, ids: ["al-1"],
+                                    extra: ["--allow-env", "SUBSONIC_PASSWORD"], environment: ["SUBSONIC_PASSWORD": password])
+        #expect(allowed.status == 0, "\(allowed.output)")
+        let refused = try await run(#"user = "alice", password_env = "PIPELINEHOST_KEY""#, ids: ["al-1"],
+                                    extra: ["--allow-env", "PIPELINEHOST_KEY"], environment: ["PIPELINEHOST_KEY": password])
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("--allow-env PIPELINEHOST_KEY: the service's own secrets are never readable"), "\(refused.stderr)")
+        #expect(server.requestCount("/rest/getCoverArt") == 1)
     }
 
     @Test("neither the password nor any token reaches the output, the stats or the files")
@@ -130,7 +163,7 @@ struct SubsonicAuthTests {
 
     @Test("its parameters are checked when the profile loads", arguments: [
         (#"usr = "alice""#, "subsonic_auth: unknown parameter 'usr' (did you mean 'user'?)"),
-        ("", "subsonic_auth: needs user, like subsonic_auth { user = \"me\" }; the password comes from $SUBSONIC_PASSWORD"),
+        ("", "subsonic_auth: needs user, like subsonic_auth { user = \"me\" }; the password comes from $PIPELINEHOST_SECRET_SUBSONIC_PASSWORD"),
         (#"user = "alice", method = "md5""#, #"subsonic_auth: 'method' must be one of "token"|"plain", got "md5""#),
     ])
     func parameters(_ auth: String, _ message: String) async throws {

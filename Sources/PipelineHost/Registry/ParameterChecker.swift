@@ -68,6 +68,10 @@ package struct ParameterChecker {
         case .string:
             guard case .string(let v) = value else { throw mismatch() }
             return .string(v)
+        case .environmentVariable:
+            guard case .string(let v) = value else { throw mismatch() }
+            if let problem = EnvironmentAccess.problem(v) { throw ParameterError("\(subject): \(problem)") }
+            return .string(v)
         case .choice(let options):
             guard case .string(let v) = value else { throw mismatch() }
             guard options.contains(v) else {
@@ -103,7 +107,7 @@ package struct ParameterChecker {
         case .number(let r): "a number from \(ParameterValue.number(r.lowerBound)) to \(ParameterValue.number(r.upperBound))"
         case .integer(let r): "a whole number from \(r.lowerBound) to \(r.upperBound)"
         case .boolean: "true or false"
-        case .string: "a string"
+        case .string, .environmentVariable: "a string"
         case .choice: "one of \(type)"
         case .stringList: "a list of strings, like { \"a\", \"b\" }"
         case .numberList(let r, let count):

@@ -11,6 +11,9 @@ public struct ParameterSpec: Sendable {
         case stringList
         /// Exactly `count` numbers in `range`, like focus = { 0.3, 0.6 }.
         case numberList(ClosedRange<Double>, count: Int)
+        /// The name of an environment variable the stage reads: a string that
+        /// `EnvironmentAccess` must allow, checked when the profile loads.
+        case environmentVariable
 
         public var description: String {
             switch self {
@@ -21,6 +24,7 @@ public struct ParameterSpec: Sendable {
             case .choice(let options): options.map { "\"\($0)\"" }.joined(separator: "|")
             case .stringList: "list of strings"
             case .numberList(let r, let count): "\(count) numbers \(Self.format(r.lowerBound))..\(Self.format(r.upperBound))"
+            case .environmentVariable: "environment variable name"
             }
         }
 

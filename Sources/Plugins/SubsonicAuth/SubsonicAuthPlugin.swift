@@ -1,4 +1,3 @@
-import Glibc
 import PipelineHost
 
 /// Registers `subsonic_auth`: signs every transfer to a Subsonic server with a fresh salt, while
@@ -15,8 +14,9 @@ public enum SubsonicAuthPlugin: PipelinePlugin {
             input: .source, output: .source,
             parameters: [
                 ParameterSpec("user", .string, doc: "the Subsonic user name (required)"),
-                ParameterSpec("password_env", .string, default: .string("SUBSONIC_PASSWORD"),
-                              doc: "the environment variable that holds the password"),
+                ParameterSpec("password_env", .environmentVariable, default: .string("PIPELINEHOST_SECRET_SUBSONIC_PASSWORD"),
+                              doc: "the environment variable that holds the password: PIPELINEHOST_SECRET_..., "
+                                  + "or one the operator allows with --allow-env"),
                 ParameterSpec("method", .choice(["token", "plain"]), default: .string("token"),
                               doc: "token: t and s (API 1.13+); plain: p=enc:<hex> for servers without token auth"),
                 ParameterSpec("version", .string, default: .string("1.16.1"), doc: "the API version sent as v"),
@@ -35,7 +35,7 @@ struct SubsonicAuthStage: SourceRewriter {
 
     init(_ p: StageParameters) throws(ParameterError) {
         guard let user = p.string("user"), !user.isEmpty else {
-            throw ParameterError("needs user, like subsonic_auth { user = \"me\" }; the password comes from $SUBSONIC_PASSWORD")
+            throw ParameterError("needs user, like subsonic_auth { user = \"me\" }; the password comes from $PIPELINEHOST_SECRET_SUBSONIC_PASSWORD")
         }
         self.user = user
         passwordVariable = p.string("password_env")!
@@ -48,10 +48,10 @@ struct SubsonicAuthStage: SourceRewriter {
         var source = source
         // Read when a request runs, not when the profile loads: `pipelinehost check` works
         // without the secret, and the password is never kept beyond the signer.
-        guard let raw = getenv(passwordVariable), raw.pointee != 0 else {
+        guard let password = EnvironmentAccess.read(passwordVariable) else {
             throw PipelineError(.profile, "subsonic_auth: the environment variable \(passwordVariable) is not set")
         }
-        source.signers.append(SubsonicSigner(user: user, password: String(cString: raw), method: method,
+        source.signers.append(SubsonicSigner(user: user, password: password, method: method,
                                              version: version, client: client))
         source.volatileParameters.formUnion(SubsonicAuthPlugin.parameterNames)
         return source
