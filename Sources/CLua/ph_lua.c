@@ -386,6 +386,10 @@ typedef struct {
 
 static int put(export_buffer *b, const void *bytes, size_t length) {
     if (b->error[0]) return 0;
+    if (length > PH_LUA_EXPORT_BYTES || b->length + length > PH_LUA_EXPORT_BYTES) {
+        snprintf(b->error, sizeof b->error, "profile values are too large (more than %d MB in all)", PH_LUA_EXPORT_BYTES >> 20);
+        return 0;
+    }
     if (b->length + length > b->capacity) {
         size_t capacity = b->capacity ? b->capacity : 4096;
         while (capacity < b->length + length) capacity *= 2;

@@ -39,8 +39,9 @@ final class PipelineSlot: Sendable {
         do {
             loaded = try await BlockingExecutor.shared.run { try ServedProfiles(load(), allowedHosts: allowedHosts) }
         } catch {
-            logger.error("reload failed, still serving the previous profiles: \(error)")
-            return "\(error)"
+            let message = ProfileError.clipped("\(error)")
+            logger.error("reload failed, still serving the previous profiles: \(message)")
+            return message
         }
         let fresh = Current(pipeline: Pipeline(profiles: loaded.set, configuration: configuration, logger: logger), profiles: loaded)
         let old = current.withLock { slot in

@@ -11,6 +11,19 @@ struct HostileProfileTests {
         #expect(error?.description.hasPrefix("hostile.lua") == true)
     }
 
+    @Test("an error that quotes 10 MB of the profile stays one short line", arguments: [
+        "error(string.rep('x', 1e7))",
+        "profile \"x\" { fetch { [string.rep('k', 1e6)] = 1 }, decode {}, encode {} }",
+        "profile \"x\" { fetch {}, decode {}, encode { format = string.rep('j', 1e6) } }",
+    ])
+    func longErrorsAreCut(_ lua: String) throws {
+        let error = #expect(throws: ProfileError.self) { try TestPipeline.load(lua, name: "long.lua") }
+        let description = error?.description ?? ""
+        #expect(description.utf8.count < 700, "\(description.utf8.count) bytes")
+        #expect(description.hasSuffix("more bytes)"), "\(description.suffix(80))")
+        #expect(!description.contains("\n"))
+    }
+
     @Test("a limit caught by pcall still stops a script that then declares its profiles")
     func sticky() throws {
         let lua = """

@@ -66,6 +66,13 @@ public enum HostileProfiles {
              lua: "local u = {} for i = 1, 1000 do u[i] = i end\nlocal t = {} for i = 1, 10000 do t[i] = u end\n"
                  + "profile \"x\" { fetch { timeout = t }, decode {}, encode {} }",
              expected: "profile values are too large"),
+        Case(name: "one 10 MB string referenced 100 times",
+             lua: "local s = string.rep('x', 1e7)\nlocal t = {} for i = 1, 100 do t[i] = s end\n"
+                 + "profile \"x\" { fetch { schemes = t }, decode {}, encode {} }",
+             expected: "profile values are too large (more than 16 MB in all)"),
+        Case(name: "a 10 MB string used as a parameter name 2 times",
+             lua: "local s = string.rep('k', 1e7)\nprofile \"x\" { fetch { [s] = 1, [s .. 'y'] = 2 }, decode {}, encode {} }",
+             expected: "profile values are too large"),
         Case(name: "10,001 profiles",
              lua: "for i = 1, 10001 do profile('p' .. i) { fetch {}, decode {}, encode {} } end",
              expected: "more than the 10000 a file may hold"),

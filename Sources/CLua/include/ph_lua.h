@@ -51,6 +51,9 @@ ph_lua_limit ph_lua_sandbox_tripped(const ph_lua_sandbox *sandbox);
 #define PH_LUA_EXPORT_DEPTH 8
 #define PH_LUA_EXPORT_ENTRIES 10000
 #define PH_LUA_EXPORT_VALUES 200000
+/// And bytes in all: one large string referenced from many places costs its size each time it
+/// is read back, so a count of values alone lets a 10 MB string under the memory cap become gigabytes.
+#define PH_LUA_EXPORT_BYTES (16 << 20)
 
 /// The declared profiles ({ { name, line, stages-or-nil }, ... }, each stage descriptor
 /// { stage_name, line, params_table, marker }) as plain data, so the caller never walks the

@@ -8,11 +8,26 @@ public struct ProfileError: Error, Sendable, CustomStringConvertible, Equatable 
     /// What is wrong, written for the profile's author.
     public let message: String
 
-    /// A mistake in `file` at `line`.
+    /// The longest message kept, in bytes: a message may quote what the profile wrote (a Lua
+    /// error's text, an unknown name), and one line in a log must stay one readable line.
+    public static let messageLimit = 500
+
+    /// A mistake in `file` at `line`; a message over `messageLimit` bytes is cut.
     public init(file: String, line: Int?, _ message: String) {
         self.file = file
         self.line = line
-        self.message = message
+        self.message = Self.clipped(message)
+    }
+
+    /// `text` cut to `limit` bytes (on a character boundary), saying how much was left out.
+    public static func clipped(_ text: String, to limit: Int = messageLimit) -> String {
+        guard text.utf8.count > limit else { return text }
+        var kept = ""
+        for character in text {
+            guard kept.utf8.count + character.utf8.count <= limit else { break }
+            kept.append(character)
+        }
+        return kept + "… (\(text.utf8.count - kept.utf8.count) more bytes)"
     }
 
     public var description: String {
