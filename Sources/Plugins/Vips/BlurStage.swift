@@ -49,7 +49,7 @@ struct BlurStage: Stage {
                 result = try result.derive("dim") { ph_vips_darken($0, 1 - dim, &$1) }
             }
             return .image(VipsPipelineImage(handle: try image.materialized("blur", result), undecodedBytes: nil,
-                                            sourceSize: image.sourceSize))
+                                            sourceSize: image.sourceSize, pixelLimit: image.pixelLimit))
         }
     }
 

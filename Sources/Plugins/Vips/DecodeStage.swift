@@ -16,6 +16,10 @@ struct DecodeStage: Stage {
         parameters: [
             ParameterSpec("max_pixels", .number(1...1e10), default: .number(100e6),
                           doc: "largest width x height x frames decoded, checked from the header"),
+            // No default written here, so the keys of existing profiles stay; unset means 50e6.
+            ParameterSpec("max_output_pixels", .number(1...1e10),
+                          doc: "largest width x height x frames any later stage may make (pad, enlarge, dpr...), "
+                              + "checked before its pixels are computed; unset: 50e6"),
             ParameterSpec("max_frames", .integer(1...100_000), default: .integer(1000),
                           doc: "files with more frames (pages) than this are refused, even when only the first is used"),
             ParameterSpec("frames", .integer(1...1000), default: .integer(1),
@@ -31,7 +35,8 @@ struct DecodeStage: Stage {
                 throw ParameterError("formats: '\(format)' is not a libvips loader; choose from \(DecodeStage.knownFormats.joined(separator: ", "))")
             }
             return DecodeStage(maxPixels: parameters.number("max_pixels")!, maxFrames: parameters.integer("max_frames")!,
-                               frames: parameters.integer("frames")!, formats: Set(formats))
+                               frames: parameters.integer("frames")!, formats: Set(formats),
+                               maxOutputPixels: parameters.number("max_output_pixels") ?? VipsPipelineImage.defaultPixelLimit)
         })
 
     /// Formats libvips has no loader of its own for (ImageMagick's stays blocked).
@@ -45,6 +50,7 @@ struct DecodeStage: Stage {
     let maxFrames: Int
     let frames: Int
     let formats: Set<String>
+    let maxOutputPixels: Double
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         guard case .encoded(let encoded) = input else { throw PipelineError(.stageFailed, "decode: expected encoded bytes") }
@@ -63,7 +69,7 @@ struct DecodeStage: Stage {
         case .image, .unknown:
             break
         }
-        let (maxPixels, maxFrames, wanted, formats) = (maxPixels, maxFrames, frames, formats)
+        let (maxPixels, maxFrames, wanted, formats, outputLimit) = (maxPixels, maxFrames, frames, formats, maxOutputPixels)
         return try await context.runBlocking { () throws(PipelineError) -> StageValue in
             let format = try Self.checkFormat(bytes, allowed: formats, maxFrames: maxFrames)
             guard let image = ph_vips_open(bytes.baseAddress, bytes.count, 1) else {
@@ -85,7 +91,8 @@ struct DecodeStage: Stage {
                 throw PipelineError(.pixelLimit, "image is \(what) (\(megapixels(pixels))), over max_pixels (\(megapixels(maxPixels)))")
             }
             let handle = frames > 1 ? try Self.open(bytes, frames: frames) : first
-            return .image(VipsPipelineImage(handle: handle, undecodedBytes: bytes, frames: Int32(frames), sourceSize: size))
+            return .image(VipsPipelineImage(handle: handle, undecodedBytes: bytes, frames: Int32(frames), sourceSize: size,
+                                            pixelLimit: outputLimit))
         }
     }
 
@@ -123,9 +130,10 @@ struct DecodeStage: Stage {
         }
         return VipsImageHandle(image, keeping: bytes)
     }
+}
 
-    private func megapixels(_ pixels: Double) -> String {
-        let value = pixels / 1e6
-        return value >= 10 ? "\(Int(value.rounded())) megapixels" : "\((value * 10).rounded() / 10) megapixels"
-    }
+/// "12 megapixels", "3.5 megapixels": for limit messages.
+func megapixels(_ pixels: Double) -> String {
+    let value = pixels / 1e6
+    return value >= 10 ? "\(Int(value.rounded())) megapixels" : "\((value * 10).rounded() / 10) megapixels"
 }

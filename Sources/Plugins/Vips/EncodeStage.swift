@@ -67,11 +67,41 @@ struct EncodeStage: Stage {
         }
     }
 
+    /// What one encode may cost, in JPEG-pixel units: an AV1 encoder at its highest effort
+    /// spends about 50 times a JPEG encoder's time per pixel, so a bound on pixels alone lets
+    /// one request hold a core for minutes. 250e6 allows 50 megapixels of JPEG, 10 of AVIF at
+    /// its default effort, 5 at effort 9.
+    static let costBudget = 250e6
+
+    /// Cost per pixel against JPEG's, by format and the profile's effort (-1: the encoder's default).
+    static func costPerPixel(_ format: String, effort: Int) -> Double {
+        // The effort each encoder is given (as ph_vips.c fits 0-9 to its range), or its default.
+        let fitted: (Int, Int, Int) -> Int = { low, high, fallback in effort < 0 ? fallback : low + (effort * (high - low) + 4) / 9 }
+        switch format {
+        case "avif": return Double(5 * (1 + fitted(0, 9, 4)))
+        case "jxl": return Double(2 * (1 + fitted(1, 9, 7)))
+        case "webp": return Double(1 + fitted(0, 6, 4))
+        case "gif": return 2
+        default: return 1
+        }
+    }
+
+    static func checkCost(of image: VipsImageHandle, format: String, effort: Int) throws(PipelineError) {
+        let pixels = Double(ph_vips_width(image.pointer)) * Double(ph_vips_height(image.pointer))
+        let perPixel = costPerPixel(format, effort: effort)
+        guard pixels * perPixel <= costBudget else {
+            throw PipelineError(.pixelLimit, "encode: \(megapixels(pixels)) as \(format)\(effort >= 0 ? " at effort \(effort)" : "") "
+                                    + "is over the encode budget (\(megapixels(costBudget / perPixel)) at that setting); "
+                                    + "make the image smaller or lower the effort")
+        }
+    }
+
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         let image = try input.vipsImage(for: "encode")
         let (format, code, options) = (format, code, options)
         return try await context.runBlocking { () throws(PipelineError) -> StageValue in
             let ready = try image.prepared()
+            try Self.checkCost(of: ready, format: format, effort: Int(options.effort))
             var buffer: UnsafeMutableRawPointer?
             var length = 0
             var failure = PH_SAVE_OK

@@ -40,6 +40,12 @@ struct VipsPipelineImage: PipelineImage {
     /// Frames to load from `undecodedBytes` (1 for still images and the first-frame default).
     var frames: Int32 = 1
     let sourceSize: PixelSize
+    /// The most pixels (all frames) any stage may make from this image: decode's
+    /// max_output_pixels, carried along so every later stage, a plugin's too, is held to it.
+    var pixelLimit: Double = VipsPipelineImage.defaultPixelLimit
+
+    /// 50 megapixels: a 64 x 40 input padded to 16384 x 16384 would otherwise be 268.
+    static let defaultPixelLimit = 50e6
 
     var size: PixelSize { handle.size }
 
@@ -58,9 +64,15 @@ struct VipsPipelineImage: PipelineImage {
     }
 
     /// Computes the image into memory, so the stages after this one (for several requests,
-    /// on several threads) can all read it.
+    /// on several threads) can all read it. Every stage's result passes here, still lazy: a
+    /// result over `pixelLimit` is refused before any of its pixels is computed.
     func materialized(_ operation: String, _ handle: VipsImageHandle) throws(PipelineError) -> VipsImageHandle {
-        try handle.derive(operation) { ph_vips_copy_memory($0, &$1) }
+        let (width, height) = (Double(ph_vips_width(handle.pointer)), Double(ph_vips_height(handle.pointer)))
+        guard width * height <= pixelLimit else {
+            throw PipelineError(.pixelLimit, "\(operation) would make \(Int(width))x\(Int(height)) "
+                                    + "(\(megapixels(width * height))), over max_output_pixels (\(megapixels(pixelLimit)))")
+        }
+        return try handle.derive(operation) { ph_vips_copy_memory($0, &$1) }
     }
 }
 

@@ -18,7 +18,7 @@ extension StageValue {
         return try await context.runBlocking { () throws(PipelineError) -> StageValue in
             let result = try image.prepared().derive(stage, as: .stageFailed, operation)
             return .image(VipsPipelineImage(handle: try image.materialized(stage, result), undecodedBytes: nil,
-                                            sourceSize: image.sourceSize))
+                                            sourceSize: image.sourceSize, pixelLimit: image.pixelLimit))
         }
     }
 }

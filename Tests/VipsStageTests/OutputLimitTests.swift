@@ -1,0 +1,55 @@
+import PipelineHost
+import Testing
+import TestSupport
+import VipsPlugin
+
+/// A small input that passes max_pixels must not become a huge output: every stage's result is
+/// held to max_output_pixels before its pixels are computed, and an encode to its cost.
+@Suite("output pixels and encode cost are bounded, whatever the input's size")
+struct OutputLimitTests {
+    let directory: TemporaryDirectory
+    let small = Fixtures.quadrants(width: 64, height: 40, format: .png)
+    init() throws { directory = try TemporaryDirectory() }
+
+    func failure(_ stages: String, decode: String = "", encode: String = #"format = "png""#) async throws -> PipelineError? {
+        let path = try directory.write("small.png", small)
+        return try await TestPipeline.failure(#"profile "p" { fetch {}, decode { \#(decode) }, \#(stages), encode { \#(encode) } }"#,
+                                              source: path)
+    }
+
+    @Test("a stage that would make more than 50 megapixels is a pixel_limit error naming it", arguments: [
+        ("pad { width = 16384, height = 16384 }", "pad"),
+        ("downsample { size = 16384, enlarge = true, dpr = 5 }", "downsample"),
+        ("downsample { size = 8000, enlarge = true }, pad { width = 16384, height = 8000 }", "pad"),
+        ("round_corners { radius = 4 }, pad { width = 9000, height = 9000 }", "pad"),
+    ])
+    func stageOutput(_ stages: String, _ stage: String) async throws {
+        let error = try await failure(stages)
+        #expect(error?.kind == .pixelLimit, "\(String(describing: error))")
+        #expect(error?.reason.hasPrefix(stage) == true, "\(String(describing: error))")
+        #expect(error?.reason.contains("over max_output_pixels (50 megapixels)") == true)
+    }
+
+    @Test("max_output_pixels is the profile's to set")
+    func profileSetting() async throws {
+        let refused = try await failure("downsample { size = 1400, enlarge = true }", decode: "max_output_pixels = 1e6")
+        #expect(refused?.kind == .pixelLimit)
+        #expect(refused?.reason.contains("over max_output_pixels (1.0 megapixels)") == true, "\(String(describing: refused))")
+        let allowed = try await failure("downsample { size = 900, enlarge = true }", decode: "max_output_pixels = 1e6")
+        #expect(allowed == nil)
+    }
+
+    @Test("an encode whose cost passes the budget is refused before it runs")
+    func encodeCost() async throws {
+        // 36 megapixels is under the pixel limit; as webp at effort 9 it is over the budget.
+        let error = try await failure("pad { width = 6000, height = 6000 }", encode: #"format = "webp", effort = 9"#)
+        #expect(error?.kind == .pixelLimit, "\(String(describing: error))")
+        #expect(error?.reason.contains("encode: 36 megapixels as webp at effort 9 is over the encode budget") == true,
+                "\(String(describing: error))")
+        if VipsPlugin.canWrite("avif") {
+            let avif = try await failure("pad { width = 3000, height = 3000 }", encode: #"format = "avif", effort = 9"#)
+            #expect(avif?.reason.contains("as avif at effort 9 is over the encode budget (5.0 megapixels") == true,
+                    "\(String(describing: avif))")
+        }
+    }
+}
