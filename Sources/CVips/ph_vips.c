@@ -3,6 +3,8 @@
 #include <vips/vector.h>
 
 #include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -231,8 +233,62 @@ int ph_vips_thumbnail_image(VipsImage *in, int width, int height, ph_crop crop, 
 
 int ph_vips_autorotate(VipsImage *in, VipsImage **out) { return vips_autorot(in, out, NULL); }
 
+struct ph_vips_kill { atomic_int set; };
+
+ph_vips_kill *ph_vips_kill_new(void) { return calloc(1, sizeof(ph_vips_kill)); }
+void ph_vips_kill_set(ph_vips_kill *kill) { atomic_store(&kill->set, 1); }
+int ph_vips_kill_is_set(const ph_vips_kill *kill) { return kill && atomic_load(&kill->set); }
+void ph_vips_kill_free(ph_vips_kill *kill) { free(kill); }
+
+// The kill flag of the work the calling thread runs; read on that thread and handed to the
+// worker threads through the pass-through image below.
+static __thread ph_vips_kill *attached_kill = NULL;
+void ph_vips_kill_attach(ph_vips_kill *kill) { attached_kill = kill; }
+
+// The pass-through between an image and what computes it (a saver, a memory copy): each region
+// asked for is the input's region itself (no copy). A failure to produce it is noted in
+// `failed`; a set kill flag stops it before it is produced.
+typedef struct {
+    int failed;
+    ph_vips_kill *kill;
+} watch_state;
+
+static int watch_generate(VipsRegion *out, void *sequence, void *a, void *b, gboolean *stop) {
+    VipsRegion *input = (VipsRegion *)sequence;
+    watch_state *state = (watch_state *)b;
+    (void)a;
+    (void)stop;
+    if (ph_vips_kill_is_set(state->kill)) {
+        vips_error("pipelinehost", "cancelled");
+        return -1;
+    }
+    if (vips_region_prepare(input, &out->valid)) {
+        g_atomic_int_set(&state->failed, 1);
+        return -1;
+    }
+    return vips_region_region(out, input, &out->valid, out->valid.left, out->valid.top);
+}
+
+// `source` behind a watch; NULL on failure. The caller computes the result before `state` goes.
+static VipsImage *watched(VipsImage *source, VipsDemandStyle style, watch_state *state) {
+    VipsImage *image = vips_image_new();
+    if (vips_image_pipelinev(image, style, source, NULL) ||
+        vips_image_generate(image, vips_start_one, watch_generate, vips_stop_one, source, state)) {
+        g_object_unref(image);
+        return NULL;
+    }
+    return image;
+}
+
 int ph_vips_copy_memory(VipsImage *in, VipsImage **out) {
-    *out = vips_image_copy_memory(in);
+    if (!attached_kill) {
+        *out = vips_image_copy_memory(in);
+        return *out ? 0 : -1;
+    }
+    watch_state state = {0, attached_kill};
+    VipsImage *through = watched(in, VIPS_DEMAND_STYLE_ANY, &state);
+    *out = through ? vips_image_copy_memory(through) : NULL;
+    if (through) g_object_unref(through);
     return *out ? 0 : -1;
 }
 
@@ -335,20 +391,6 @@ static int save_as(VipsImage *in, ph_format format, const ph_save_options *o, in
     return -1;
 }
 
-// The pass-through between the input and the saver: each region the saver asks for is the
-// input's region itself (no copy), and a failure to produce it is noted in `failed`.
-static int watch_generate(VipsRegion *out, void *sequence, void *a, void *b, gboolean *stop) {
-    VipsRegion *input = (VipsRegion *)sequence;
-    int *failed = (int *)b;
-    (void)a;
-    (void)stop;
-    if (vips_region_prepare(input, &out->valid)) {
-        g_atomic_int_set(failed, 1);
-        return -1;
-    }
-    return vips_region_region(out, input, &out->valid, out->valid.left, out->valid.top);
-}
-
 // Metadata other than the ICC profile, for keep_icc: removed before a save that does not strip.
 static void *collect_metadata(VipsImage *image, const char *field, GValue *value, void *names) {
     (void)image;
@@ -398,7 +440,7 @@ static int jpeg_with_icc(void **buffer, size_t *length, VipsImage *image) {
 
 int ph_vips_save(VipsImage *in, ph_format format, const ph_save_options *options, void **buffer, size_t *length,
                  ph_save_failure *failure) {
-    int input_failed = 0;
+    watch_state state = {0, attached_kill};
     *failure = PH_SAVE_OK;
     int strip = options->strip;
     int icc_after = format == PH_FORMAT_JPEG && strip && options->keep_icc && vips_image_get_typeof(in, VIPS_META_ICC_NAME);
@@ -419,25 +461,23 @@ int ph_vips_save(VipsImage *in, ph_format format, const ph_save_options *options
         source = copy;
         strip = 0;
     }
-    VipsImage *watched = vips_image_new();
-    if (vips_image_pipelinev(watched, VIPS_DEMAND_STYLE_THINSTRIP, source, NULL) ||
-        vips_image_generate(watched, vips_start_one, watch_generate, vips_stop_one, source, &input_failed)) {
-        g_object_unref(watched);
+    VipsImage *through = watched(source, VIPS_DEMAND_STYLE_THINSTRIP, &state);
+    if (!through) {
         g_object_unref(source);
         *failure = PH_SAVE_FAILED_SAVER;
         return -1;
     }
-    // The saver runs its worker threads to the end before it returns, so `input_failed` (on
-    // this stack) outlives every use of it.
-    int result = save_as(watched, format, options, strip, buffer, length);
-    g_object_unref(watched);
+    // The saver runs its worker threads to the end before it returns, so `state` (on this
+    // stack) outlives every use of it.
+    int result = save_as(through, format, options, strip, buffer, length);
+    g_object_unref(through);
     if (result == 0 && icc_after && jpeg_with_icc(buffer, length, source)) {
         g_free(*buffer);
         *buffer = NULL;
         result = -1;
     }
     g_object_unref(source);
-    if (result) *failure = g_atomic_int_get(&input_failed) ? PH_SAVE_FAILED_INPUT : PH_SAVE_FAILED_SAVER;
+    if (result) *failure = g_atomic_int_get(&state.failed) ? PH_SAVE_FAILED_INPUT : PH_SAVE_FAILED_SAVER;
     return result;
 }
 

@@ -62,6 +62,11 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("drain-timeout"), help: ArgumentHelp("Seconds SIGTERM waits for requests in progress.", valueName: "seconds"))
     var drainTimeout: Double = 10
 
+    @Option(name: .customLong("request-timeout"), help: ArgumentHelp(
+        "Seconds one image request may take; then its transfer and pixel work stop (unless another request shares them) "
+            + "and it is answered 504.", valueName: "seconds"))
+    var requestTimeout: Double = 30
+
     @Option(name: .customLong("allow-source-host"), help: ArgumentHelp("Only fetch sources on this host (repeat for several).", valueName: "host"))
     var allowSourceHosts: [String] = []
 
@@ -86,6 +91,7 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--max-queue, --connections and --per-host must be at least 1")
         }
         guard drainTimeout >= 0, drainTimeout.isFinite else { throw ValidationError("--drain-timeout must be 0 or more seconds") }
+        guard requestTimeout > 0, requestTimeout <= 86_400 else { throw ValidationError("--request-timeout must be 0 to 86400 seconds") }
     }
 
     func run() async throws {
@@ -102,7 +108,8 @@ struct Serve: AsyncParsableCommand {
         VipsPlugin.setThreadsPerOperation(1)
         let settings = ServeSettings(
             host: host, port: port, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue,
-            drainTimeout: .milliseconds(Int(drainTimeout * 1000)), allowedSourceHosts: Set(allowSourceHosts),
+            drainTimeout: .milliseconds(Int(drainTimeout * 1000)), requestTimeout: .milliseconds(Int(requestTimeout * 1000)),
+            allowedSourceHosts: Set(allowSourceHosts),
             canWriteAVIF: VipsPlugin.canWrite("avif"), sharedCache: try cache.sharedAddress(), sharedMaxEntry: cache.sharedMaxEntry.bytes,
             sharedLeases: cache.leaseSettings, sharedTimeout: .milliseconds(cache.sharedTimeout),
             pipeline: PipelineConfiguration(transfers: connections, transfersPerHost: perHost, cpuStages: cores, cache: cache.settings))

@@ -82,10 +82,22 @@ struct ImageHandler: Sendable {
         }
         let watch = ConnectionWatch.of(connection)
         let tracked = watch.track { work.cancel() }
+        // The request's time budget: past it, the request leaves like a client that hung up,
+        // so its transfer and pixel work stop unless another request still shares them.
+        let timeout = state.settings.requestTimeout
+        let timedOut = Locked(false)
+        let timer = Task {
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            timedOut.withLock { $0 = true }
+            work.cancel()
+        }
         let outcome = await withTaskCancellationHandler { await work.value } onCancel: { work.cancel() }
+        timer.cancel()
         watch.untrack(tracked)
         switch outcome {
         case .success(let result): return result
+        case .failure(let error) where error.kind == .cancelled && timedOut.withLock({ $0 }):
+            throw ServeFailure(.gatewayTimeout, "timeout", "the request took longer than --request-timeout (\(timeout))")
         case .failure(let error) where error.kind == .cancelled && !connection.isActive:
             throw ServeFailure(ServeResponder.clientClosed, "cancelled", "the client closed the connection")
         case .failure(let error): throw ServeFailure(error)

@@ -15,6 +15,9 @@ public struct ServeSettings: Sendable {
     public var maxQueue: Int
     /// How long a SIGTERM waits for requests in progress before cancelling them.
     public var drainTimeout: Duration
+    /// How long one image request may take; then it is cancelled (its transfer and pixel work
+    /// stop unless another request shares them) and answered 504.
+    public var requestTimeout: Duration
     /// When not empty, the only hosts sources may name (lower-case, no port).
     public var allowedSourceHosts: Set<String>
     /// Whether this libvips writes AVIF, for `format = "auto"`.
@@ -34,7 +37,8 @@ public struct ServeSettings: Sendable {
 
     /// Settings with the documented defaults: 127.0.0.1:8080, a queue of 256, a 10 s drain.
     public init(host: String = "127.0.0.1", port: Int = 8080, signer: URLSigner, allowUnsigned: Bool = false,
-                maxQueue: Int = 256, drainTimeout: Duration = .seconds(10), allowedSourceHosts: Set<String> = [],
+                maxQueue: Int = 256, drainTimeout: Duration = .seconds(10), requestTimeout: Duration = .seconds(30),
+                allowedSourceHosts: Set<String> = [],
                 canWriteAVIF: Bool = false, sharedCache: RedisAddress? = nil, sharedMaxEntry: Int = 8 << 20,
                 sharedLeases: LeaseSettings = LeaseSettings(), sharedTimeout: Duration = .milliseconds(50),
                 defaultMaxAge: Int = 3600, pipeline: PipelineConfiguration = PipelineConfiguration()) {
@@ -44,6 +48,7 @@ public struct ServeSettings: Sendable {
         self.allowUnsigned = allowUnsigned
         self.maxQueue = maxQueue
         self.drainTimeout = drainTimeout
+        self.requestTimeout = requestTimeout
         self.allowedSourceHosts = Set(allowedSourceHosts.map { $0.lowercased() })
         self.canWriteAVIF = canWriteAVIF
         self.sharedCache = sharedCache

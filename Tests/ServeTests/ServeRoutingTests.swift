@@ -42,8 +42,9 @@ import TestSupport
         origin.route("/slow.jpg", .delayed(seconds: 3, .ok(Fixtures.sample)))
     }
 
-    func service(allowUnsigned: Bool = false, hosts: Set<String> = []) throws -> ServeApplication {
-        let settings = ServeSettings(port: 0, signer: signer, allowUnsigned: allowUnsigned, allowedSourceHosts: hosts,
+    func service(allowUnsigned: Bool = false, hosts: Set<String> = [], requestTimeout: Duration = .seconds(30)) throws -> ServeApplication {
+        let settings = ServeSettings(port: 0, signer: signer, allowUnsigned: allowUnsigned, requestTimeout: requestTimeout,
+                                     allowedSourceHosts: hosts,
                                      canWriteAVIF: false, pipeline: PipelineConfiguration(cache: CacheSettings(mode: .normal)))
         return try ServeApplication(settings: settings) { try TestPipeline.load(Self.profiles, name: "serve.lua") }
     }
@@ -205,6 +206,18 @@ import TestSupport
             #expect(response.status == .forbidden, "\(String(buffer: response.body))")
             #expect(String(buffer: response.body).contains("allow_hosts"))
             #expect(origin.requestCount("/cover.jpg") == 0)
+        }
+    }
+
+    /// No request holds the service past --request-timeout: it is answered 504, and its
+    /// transfer stops (its only request left).
+    @Test func aRequestPastItsTimeBudgetIs504AndItsWorkStops() async throws {
+        origin.route("/dripping.jpg", .drip(Fixtures.sample, chunk: 512, pause: 0.1))
+        try await service(requestTimeout: .milliseconds(500)).application().test(.live) { client in
+            let response = try await client.execute(uri: signed("thumb", "/dripping.jpg"), method: .get)
+            #expect(response.status == .gatewayTimeout, "\(String(buffer: response.body))")
+            #expect(String(buffer: response.body).contains(#""kind":"timeout""#))
+            #expect(await eventually { origin.abortedCount("/dripping.jpg") == 1 })
         }
     }
 

@@ -53,3 +53,28 @@ struct OutputLimitTests {
         }
     }
 }
+
+@Suite("cancelled pixel work gives its core back")
+struct VipsCancellationTests {
+    /// A blur of 36 megapixels at sigma 200 costs about 20 seconds of CPU. Its only request
+    /// leaves: libvips stops within a region, and the stage ends as cancelled.
+    @Test("the last waiter leaving stops libvips mid-computation")
+    func stopsMidComputation() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write("large.png", Fixtures.quadrants(width: 6000, height: 6000, format: .png))
+        let pipeline = Pipeline(profiles: try TestPipeline.load("""
+            profile "p" { fetch {}, decode {}, blur { sigma = 200 }, encode {} }
+            """), configuration: PipelineConfiguration(cpuStages: 1))
+        let before = VipsPlugin.stoppedComputations
+        let request = Task { try await pipeline.image(for: ImageRequest(source: path, profile: "p")) }
+        // Decoded (the header only) and the blur has the CPU slot: the pixels are read and
+        // blurred in one computation, which the cancellation stops, or never starts.
+        #expect(await eventually(within: 120) {
+            let (decodes, running) = (await pipeline.stats().decodes, await pipeline.activity().runningCPU)
+            return decodes == 1 && running == 1
+        })
+        request.cancel()
+        #expect(await eventually(within: 120) { VipsPlugin.stoppedComputations > before })
+        #expect(await eventually(within: 120) { await pipeline.activity().isIdle })
+    }
+}

@@ -67,6 +67,17 @@ int ph_vips_autorotate(VipsImage *in, VipsImage **out);
 /// Computes a lazy image into memory. The result can be read by several threads at once and
 /// any number of times; a lazy image opened for sequential access can be read only once.
 int ph_vips_copy_memory(VipsImage *in, VipsImage **out);
+
+/// A flag that stops pixel work: set from any thread, checked for every region that
+/// ph_vips_copy_memory and ph_vips_save compute on the thread it is attached to. libvips then
+/// fails the call ("cancelled"), so cancelled work gives its core back within a region.
+typedef struct ph_vips_kill ph_vips_kill;
+ph_vips_kill *ph_vips_kill_new(void);
+void ph_vips_kill_set(ph_vips_kill *kill);
+int ph_vips_kill_is_set(const ph_vips_kill *kill);
+void ph_vips_kill_free(ph_vips_kill *kill);
+/// Attaches `kill` (or NULL) to the calling thread, for the calls it makes next.
+void ph_vips_kill_attach(ph_vips_kill *kill);
 /// Threads libvips uses inside one operation.
 void ph_vips_set_concurrency(int threads);
 /// Converts to 8-bit sRGB when the image is in any other space. An embedded ICC profile (a

@@ -36,7 +36,7 @@ struct BlurStage: Stage {
         if size != nil, image.frames > 1 {
             throw PipelineError(.stageFailed, "blur: size scales one frame; leave it out for \(image.frames) frames")
         }
-        return try await context.runBlocking { () throws(PipelineError) -> StageValue in
+        return try await context.runVips { () throws(PipelineError) -> StageValue in
             let prepared = try image.prepared()
             let target = size.map { Self.outputSize(longest: $0, of: prepared.size, source: image.sourceSize) } ?? prepared.size
             let scale = Double(max(target.width, target.height)) / Double(max(1, max(prepared.size.width, prepared.size.height)))

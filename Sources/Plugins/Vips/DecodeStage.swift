@@ -70,7 +70,7 @@ struct DecodeStage: Stage {
             break
         }
         let (maxPixels, maxFrames, wanted, formats, outputLimit) = (maxPixels, maxFrames, frames, formats, maxOutputPixels)
-        return try await context.runBlocking { () throws(PipelineError) -> StageValue in
+        return try await context.runVips { () throws(PipelineError) -> StageValue in
             let format = try Self.checkFormat(bytes, allowed: formats, maxFrames: maxFrames)
             guard let image = ph_vips_open(bytes.baseAddress, bytes.count, 1) else {
                 throw PipelineError(.decodeFailed, "cannot read the image header: \(VipsRuntime.takeError())")

@@ -100,7 +100,7 @@ struct DownsampleStage: Stage {
         if padding != nil, image.frames > 1 {
             throw PipelineError(.stageFailed, "downsample: fit = \"contain\" pads one frame; leave it out for \(image.frames) frames")
         }
-        return try await context.runBlocking { () throws(PipelineError) -> StageValue in
+        return try await context.runVips { () throws(PipelineError) -> StageValue in
             var resized: VipsImageHandle
             if let bytes = image.undecodedBytes {
                 var out: UnsafeMutablePointer<VipsImage>?

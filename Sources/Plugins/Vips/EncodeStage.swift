@@ -99,7 +99,7 @@ struct EncodeStage: Stage {
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         let image = try input.vipsImage(for: "encode")
         let (format, code, options) = (format, code, options)
-        return try await context.runBlocking { () throws(PipelineError) -> StageValue in
+        return try await context.runVips { () throws(PipelineError) -> StageValue in
             let ready = try image.prepared()
             try Self.checkCost(of: ready, format: format, effort: Int(options.effort))
             var buffer: UnsafeMutableRawPointer?

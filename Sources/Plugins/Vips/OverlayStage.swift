@@ -108,7 +108,7 @@ struct OverlayStage: Stage {
         if case .text(let mediaType) = Sniffer.sniff(encoded.bytes.prefix(1024)) {
             throw PipelineError(.notAnImage, "overlay image \(shown): not an image (\(mediaType))")
         }
-        return try await context.runBlocking { () throws(PipelineError) -> VipsImageHandle in
+        return try await context.runVips { () throws(PipelineError) -> VipsImageHandle in
             do throws(PipelineError) {
                 return try Self.decode(encoded.bytes)
             } catch {

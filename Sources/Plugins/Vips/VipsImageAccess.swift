@@ -15,7 +15,7 @@ extension StageValue {
     public func applyingVips(_ stage: String, in context: StageContext, _ operation: @escaping VipsOperation)
         async throws -> StageValue {
         let image = try vipsImage(for: stage)
-        return try await context.runBlocking { () throws(PipelineError) -> StageValue in
+        return try await context.runVips { () throws(PipelineError) -> StageValue in
             let result = try image.prepared().derive(stage, as: .stageFailed, operation)
             return .image(VipsPipelineImage(handle: try image.materialized(stage, result), undecodedBytes: nil,
                                             sourceSize: image.sourceSize, pixelLimit: image.pixelLimit))
