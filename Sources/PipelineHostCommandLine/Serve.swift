@@ -70,8 +70,10 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("allow-source-host"), help: ArgumentHelp("Only fetch sources on this host (repeat for several).", valueName: "host"))
     var allowSourceHosts: [String] = []
 
-    @Option(name: .long, help: "Transfers at once, over all hosts.")
-    var connections = 16
+    @Option(name: .long, help: ArgumentHelp(
+        "Transfers at once, over all hosts. Each waits on a thread of its own, never on the threads that disk reads and "
+            + "image work use; keep it several times --per-host, so slow origins on a few hosts cannot take every slot."))
+    var connections = 64
 
     @Option(name: .customLong("per-host"), help: "Transfers at once to one host.")
     var perHost = 8

@@ -1,16 +1,24 @@
-import Dispatch
-
-/// Runs blocking calls on Dispatch's global pool instead of Swift's cooperative pool, which has
+/// Runs blocking calls on threads of their own instead of Swift's cooperative pool, which has
 /// only as many threads as cores and must never be blocked.
+///
+/// Each kind of blocking work has its own pool, so none waits behind another: transfers (which
+/// may trickle for minutes from a slow origin), pixel work, and file I/O (disk-cache reads and
+/// writes, profile files). A pipeline runs each stage on its role's pool.
 public struct BlockingExecutor: Sendable {
-    /// The pool every pipeline uses unless it is given its own.
-    public static let shared = BlockingExecutor()
+    /// File I/O: disk-cache reads and writes, profile files, output files.
+    public static let shared = BlockingExecutor(ThreadPool(name: "pipelinehost.io", maxThreads: 16))
+    /// Transfers: as many threads as transfers may run at once in the process.
+    public static let transfers = BlockingExecutor(ThreadPool(name: "pipelinehost.transfer", maxThreads: 512))
+    /// Pixel work (decode, process, encode): the CPU lane bounds how many run at once.
+    public static let pixels = BlockingExecutor(ThreadPool(name: "pipelinehost.pixels", maxThreads: 256))
 
-    private let queue: DispatchQueue
+    private let pool: ThreadPool
 
-    /// Runs blocking work on Dispatch's global queue of this quality of service.
-    public init(qos: DispatchQoS.QoSClass = .userInitiated) {
-        queue = DispatchQueue.global(qos: qos)
+    init(_ pool: ThreadPool) { self.pool = pool }
+
+    /// A pool of its own with at most `maxThreads` threads, started as needed.
+    public init(name: String, maxThreads: Int) {
+        pool = ThreadPool(name: name, maxThreads: maxThreads)
     }
 
     /// Runs `work` on the pool and returns (or throws) what it did. A `work` that cannot
@@ -22,7 +30,7 @@ public struct BlockingExecutor: Sendable {
         // makes the handover visible, for the cost of one uncontended lock.
         let handoff = Locked<Result<T, E>?>(nil)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queue.async {
+            pool.submit {
                 let result = Result { () throws(E) -> T in try work() }
                 handoff.withLock { $0 = result }
                 continuation.resume()

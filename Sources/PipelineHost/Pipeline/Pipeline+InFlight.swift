@@ -100,7 +100,8 @@ extension Pipeline {
         defer { if let lane { release(lane, host: host) } }
         let started = clock.now
         if role == .fetch { counters.add(\.fetches) }
-        let context = StageContext(source: chain.source, logger: logger, blocking: blocking, fetcher: chain.fetcher)
+        let pool = role == .fetch ? blocking.transfers : lane == nil ? blocking.io : blocking.pixels
+        let context = StageContext(source: chain.source, logger: logger, blocking: pool, fetcher: chain.fetcher)
         let result = await Self.run(configured, on: previous.value, in: context)
         let ran = clock.now - started
         switch result {

@@ -15,7 +15,8 @@ public actor Pipeline {
     /// Slot counts, cache settings and metrics.
     public nonisolated let configuration: PipelineConfiguration
     let logger: Logger
-    let blocking: BlockingExecutor
+    /// Blocking work by kind: transfers, pixel work and file I/O each on threads of their own.
+    let blocking: (transfers: BlockingExecutor, pixels: BlockingExecutor, io: BlockingExecutor)
     let clock = ContinuousClock()
 
     /// Running work by step key, and finished cache steps held until their request ends.
@@ -32,16 +33,18 @@ public actor Pipeline {
     private var lastID = 0
 
     /// A pipeline for the profiles of one file. It starts no work until a request comes.
+    /// Blocking work runs on the process's pools, one per kind (`BlockingExecutor.transfers`,
+    /// `.pixels`, `.shared`), unless `blocking` names one pool for all of it.
     public init(profiles: ProfileSet, configuration: PipelineConfiguration = PipelineConfiguration(),
-                logger: Logger = Logger(label: "pipelinehost"), blocking: BlockingExecutor = .shared) {
+                logger: Logger = Logger(label: "pipelinehost"), blocking: BlockingExecutor? = nil) {
         self.profiles = profiles
         self.configuration = configuration
         self.logger = logger
-        self.blocking = blocking
+        self.blocking = blocking.map { ($0, $0, $0) } ?? (.transfers, .pixels, .shared)
         transferLane = Lane(limit: configuration.transfers, perHostLimit: configuration.transfersPerHost)
         cpuLane = Lane(limit: configuration.cpuStages)
         counters = PipelineCounters(factory: configuration.metrics ?? MetricsSystem.factory)
-        cache = TieredCache(settings: configuration.cache, blocking: blocking, counters: counters, logger: logger)
+        cache = TieredCache(settings: configuration.cache, blocking: self.blocking.io, counters: counters, logger: logger)
     }
 
     /// Runs one request. Cancelling the calling task cancels this request only; shared work
@@ -174,7 +177,7 @@ public actor Pipeline {
                 outcome = Self.rewrite(source, with: rewriter, name: configured.name)
             } else {
                 outcome = await Self.run(configured, on: .source(source),
-                                         in: StageContext(source: source, logger: logger, blocking: blocking))
+                                         in: StageContext(source: source, logger: logger, blocking: blocking.io))
             }
             switch outcome {
             case .success(.source(let updated)): source = updated
