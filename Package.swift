@@ -91,6 +91,7 @@ let package = Package(
         .target(name: "PipelineHostServe", dependencies: [
             "PipelineHost", "PipelineHostRedis",
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "Prometheus", package: "swift-prometheus"),

@@ -62,6 +62,20 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("drain-timeout"), help: ArgumentHelp("Seconds SIGTERM waits for requests in progress.", valueName: "seconds"))
     var drainTimeout: Double = 10
 
+    @Option(name: .customLong("head-timeout"), help: ArgumentHelp(
+        "Seconds a client may take to send a request head, from connecting (or from the first byte of a later request); "
+            + "then the connection is closed.", valueName: "seconds"))
+    var headTimeout: Double = 10
+
+    @Option(name: .customLong("idle-timeout"), help: ArgumentHelp(
+        "Seconds a keep-alive connection may wait for its next request.", valueName: "seconds"))
+    var idleTimeout: Double = 60
+
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp(
+        "Open connections at most; more wait in the listen backlog and past it are refused. Default: 4096, or three "
+            + "quarters of the open-file limit (raised to its maximum at start) if that is lower.", valueName: "count"))
+    var maxConnections: Int?
+
     @Option(name: .customLong("request-timeout"), help: ArgumentHelp(
         "Seconds one image request may take; then its transfer and pixel work stop (unless another request shares them) "
             + "and it is answered 504.", valueName: "seconds"))
@@ -93,7 +107,10 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--max-queue, --connections and --per-host must be at least 1")
         }
         guard drainTimeout >= 0, drainTimeout.isFinite else { throw ValidationError("--drain-timeout must be 0 or more seconds") }
-        guard requestTimeout > 0, requestTimeout <= 86_400 else { throw ValidationError("--request-timeout must be 0 to 86400 seconds") }
+        for (name, value) in [("--request-timeout", requestTimeout), ("--head-timeout", headTimeout), ("--idle-timeout", idleTimeout)] {
+            guard value > 0, value <= 86_400 else { throw ValidationError("\(name) must be more than 0 and at most 86400 seconds") }
+        }
+        if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
     }
 
     func run() async throws {
@@ -111,6 +128,8 @@ struct Serve: AsyncParsableCommand {
         let settings = ServeSettings(
             host: host, port: port, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue,
             drainTimeout: .milliseconds(Int(drainTimeout * 1000)), requestTimeout: .milliseconds(Int(requestTimeout * 1000)),
+            headTimeout: .milliseconds(Int(headTimeout * 1000)), idleTimeout: .milliseconds(Int(idleTimeout * 1000)),
+            maxConnections: maxConnections ?? Self.connectionLimit(),
             allowedSourceHosts: Set(allowSourceHosts),
             canWriteAVIF: VipsPlugin.canWrite("avif"), sharedCache: try cache.sharedAddress(), sharedMaxEntry: cache.sharedMaxEntry.bytes,
             sharedLeases: cache.leaseSettings, sharedTimeout: .milliseconds(cache.sharedTimeout),
@@ -131,6 +150,19 @@ struct Serve: AsyncParsableCommand {
             printError("pipelinehost serve: listening on http://\(host):\(port) (\(file); Ctrl-C or SIGTERM drains and stops)")
         }
         printError("pipelinehost serve: stopped")
+    }
+
+    /// 4096 connections, or three quarters of the open-file limit, raised to its hard maximum
+    /// first: the rest is left for the disk cache, transfers and Redis.
+    static func connectionLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 768 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return max(16, min(4096, Int(clamping: limit.rlim_cur) * 3 / 4))
     }
 
     /// The signing keys from PIPELINEHOST_KEY and PIPELINEHOST_SALT; keys that do not read are

@@ -1,4 +1,6 @@
 import Hummingbird
+import HummingbirdCore
+import NIOCore
 import Logging
 import PipelineHost
 import PipelineHostRedis
@@ -40,9 +42,11 @@ public struct ServeApplication: Sendable {
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         return Application(
             responder: ServeResponder(state: state),
-            server: .http1(configuration: .init(additionalChannelHandlers: [ClientGoneHandler()])),
+            server: .http1(headTimeout: TimeAmount(state.settings.headTimeout), idleTimeout: TimeAmount(state.settings.idleTimeout),
+                           handlers: [ClientGoneHandler()]),
             configuration: ApplicationConfiguration(
-                address: .hostname(state.settings.host, port: state.settings.port), serverName: "pipelinehost"),
+                address: .hostname(state.settings.host, port: state.settings.port), serverName: "pipelinehost",
+                availableConnectionsDelegate: MaximumAvailableConnections(state.settings.maxConnections)),
             services: [ReloadOnHangup(slot: state.slot, hangups: hangups)],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger)

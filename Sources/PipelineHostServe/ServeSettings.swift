@@ -15,6 +15,13 @@ public struct ServeSettings: Sendable {
     public var maxQueue: Int
     /// How long a SIGTERM waits for requests in progress before cancelling them.
     public var drainTimeout: Duration
+    /// How long a client may take to send a request head, from the connection's opening or the
+    /// first byte of the request.
+    public var headTimeout: Duration
+    /// How long a keep-alive connection may stay idle between requests.
+    public var idleTimeout: Duration
+    /// Open connections at most; more wait in the kernel's backlog, and past it are refused.
+    public var maxConnections: Int
     /// How long one image request may take; then it is cancelled (its transfer and pixel work
     /// stop unless another request shares them) and answered 504.
     public var requestTimeout: Duration
@@ -38,6 +45,7 @@ public struct ServeSettings: Sendable {
     /// Settings with the documented defaults: 127.0.0.1:8080, a queue of 256, a 10 s drain.
     public init(host: String = "127.0.0.1", port: Int = 8080, signer: URLSigner, allowUnsigned: Bool = false,
                 maxQueue: Int = 256, drainTimeout: Duration = .seconds(10), requestTimeout: Duration = .seconds(30),
+                headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), maxConnections: Int = 4096,
                 allowedSourceHosts: Set<String> = [],
                 canWriteAVIF: Bool = false, sharedCache: RedisAddress? = nil, sharedMaxEntry: Int = 8 << 20,
                 sharedLeases: LeaseSettings = LeaseSettings(), sharedTimeout: Duration = .milliseconds(50),
@@ -49,6 +57,9 @@ public struct ServeSettings: Sendable {
         self.maxQueue = maxQueue
         self.drainTimeout = drainTimeout
         self.requestTimeout = requestTimeout
+        self.headTimeout = headTimeout
+        self.idleTimeout = idleTimeout
+        self.maxConnections = max(1, maxConnections)
         self.allowedSourceHosts = Set(allowedSourceHosts.map { $0.lowercased() })
         self.canWriteAVIF = canWriteAVIF
         self.sharedCache = sharedCache

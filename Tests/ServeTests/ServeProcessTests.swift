@@ -143,6 +143,23 @@ import TestSupport
         _ = try await service.stop()
     }
 
+    /// Past --max-connections, a new connection waits in the listen backlog until one closes.
+    @Test func connectionsPastTheCapWaitForOneToClose() async throws {
+        let service = try await start(["--max-connections", "2"])
+        let (first, second) = (try RawConnection(port: service.port), try RawConnection(port: service.port))
+        for open in [first, second] {  // both accepted and kept alive
+            open.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try await open.receive(within: 60)?.hasPrefix("HTTP/1.1 200") == true)
+        }
+        let third = try RawConnection(port: service.port)
+        third.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try await third.receive(within: 0.5) == nil, "not accepted while two are open")
+        first.close()
+        #expect(try await third.receive(within: 60)?.hasPrefix("HTTP/1.1 200") == true)
+        withExtendedLifetime(second) {}
+        _ = try await service.stop()
+    }
+
     @Test func serveRefusesAWeakKeyAtStart() async throws {
         let keys = ["PIPELINEHOST_KEY": "00", "PIPELINEHOST_SALT": "00"]
         let outcome = try await CLIProcess.start(["serve", profileFile, "--port", "0"], environment: keys).finished()

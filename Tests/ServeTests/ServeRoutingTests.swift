@@ -42,9 +42,11 @@ import TestSupport
         origin.route("/slow.jpg", .delayed(seconds: 3, .ok(Fixtures.sample)))
     }
 
-    func service(allowUnsigned: Bool = false, hosts: Set<String> = [], requestTimeout: Duration = .seconds(30)) throws -> ServeApplication {
-        let settings = ServeSettings(port: 0, signer: signer, allowUnsigned: allowUnsigned, requestTimeout: requestTimeout,
-                                     allowedSourceHosts: hosts,
+    func service(allowUnsigned: Bool = false, hosts: Set<String> = [], maxQueue: Int = 256, requestTimeout: Duration = .seconds(30),
+                 headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), maxConnections: Int = 4096) throws -> ServeApplication {
+        let settings = ServeSettings(port: 0, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue,
+                                     requestTimeout: requestTimeout, headTimeout: headTimeout, idleTimeout: idleTimeout,
+                                     maxConnections: maxConnections, allowedSourceHosts: hosts,
                                      canWriteAVIF: false, pipeline: PipelineConfiguration(cache: CacheSettings(mode: .normal)))
         return try ServeApplication(settings: settings) { try TestPipeline.load(Self.profiles, name: "serve.lua") }
     }
@@ -218,6 +220,47 @@ import TestSupport
             #expect(response.status == .gatewayTimeout, "\(String(buffer: response.body))")
             #expect(String(buffer: response.body).contains(#""kind":"timeout""#))
             #expect(await eventually { origin.abortedCount("/dripping.jpg") == 1 })
+        }
+    }
+
+    /// A connection that sends nothing, or trickles its head, is closed at --head-timeout (the
+    /// trickle's bytes do not reset it); an idle keep-alive connection at --idle-timeout.
+    @Test func connectionsThatNeverFinishARequestAreClosed() async throws {
+        try await service(headTimeout: .milliseconds(300)).application().test(.live) { client in
+            let port = try #require(client.port)
+            let silent = try RawConnection(port: port)
+            #expect(try await silent.receive(within: 60) == "", "closed without a request")
+            let trickle = try RawConnection(port: port)
+            trickle.send("GET /health HTTP/1.1\r\n")
+            let dripping = Task {
+                for index in 0..<600 where !Task.isCancelled {
+                    trickle.send("X-Drip-\(index): a\r\n")
+                    try? await Task.sleep(for: .milliseconds(50))
+                }
+            }
+            #expect(try await trickle.receive(within: 60) == "", "a head that never ends is cut")
+            dripping.cancel()
+        }
+        try await service(idleTimeout: .milliseconds(300)).application().test(.live) { client in
+            let keptAlive = try RawConnection(port: try #require(client.port))
+            keptAlive.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try await keptAlive.receive(within: 60)?.hasPrefix("HTTP/1.1 200") == true)
+            #expect(try await keptAlive.receive(within: 60) == "", "an idle keep-alive connection is closed")
+        }
+    }
+
+    /// /health answers while the image queue is full. (--max-connections is tested on the real
+    /// process: Hummingbird's live test mode rebuilds the server configuration without it.)
+    @Test func healthAnswersWhileTheQueueIsFull() async throws {
+        try await service(maxQueue: 1).application().test(.live) { client in
+            let busy = Task { try await client.execute(uri: signed("thumb", "/slow.jpg"), method: .get) }
+            var full = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get)
+            while full.status != .serviceUnavailable {  // until the slow one holds the only place
+                try await Task.sleep(for: .milliseconds(20))
+                full = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get)
+            }
+            #expect(try await client.execute(uri: "/health", method: .get).status == .ok)
+            _ = try await busy.value
         }
     }
 

@@ -1,0 +1,45 @@
+import Foundation
+import Glibc
+
+/// A TCP connection to a loopback server that sends exactly the bytes a test gives, as a slow
+/// or idle client would. Reads wait on a thread of their own, never on the test pool's.
+public final class RawConnection: Sendable {
+    private let fd: Int32
+
+    public init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard fd >= 0, connected == 0 else {
+            Glibc.close(fd)
+            throw ServerError("cannot connect to 127.0.0.1:\(port)")
+        }
+    }
+
+    deinit { Glibc.close(fd) }
+
+    /// Ends the connection from this side (both directions).
+    public func close() { shutdown(fd, Int32(SHUT_RDWR)) }
+
+    public func send(_ text: String) {
+        _ = text.withCString { Glibc.send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// What the server sends within `seconds`: its bytes, "" when it closed the connection, or
+    /// nil when nothing came in that time.
+    public func receive(within seconds: Double) async throws -> String? {
+        let fd = fd
+        return try await onOwnThread {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, Int32(seconds * 1000)) > 0 else { return nil }
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let count = recv(fd, &buffer, buffer.count, 0)
+            return count <= 0 ? "" : String(decoding: buffer.prefix(count), as: UTF8.self)
+        }
+    }
+}
