@@ -253,14 +253,17 @@ import TestSupport
     /// process: Hummingbird's live test mode rebuilds the server configuration without it.)
     @Test func healthAnswersWhileTheQueueIsFull() async throws {
         try await service(maxQueue: 1).application().test(.live) { client in
-            let busy = Task { try await client.execute(uri: signed("thumb", "/slow.jpg"), method: .get) }
-            var full = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get)
-            while full.status != .serviceUnavailable {  // until the slow one holds the only place
-                try await Task.sleep(for: .milliseconds(20))
-                full = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get)
-            }
+            // The only place in the queue goes to a held request on a connection of its own.
+            origin.route("/held.jpg", .held(gate: "queue-full", .ok(Fixtures.sample)))
+            let busy = try RawConnection(port: try #require(client.port))
+            busy.send("GET \(signed("auto", "/held.jpg")) HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(await eventually {
+                (try? await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get))?.status == .serviceUnavailable
+            })
             #expect(try await client.execute(uri: "/health", method: .get).status == .ok)
-            _ = try await busy.value
+            origin.open("queue-full")
+            let answer = try await busy.receive(within: 60)
+            #expect(answer?.hasPrefix("HTTP/1.1 200") == true, "\(String(describing: answer))")
         }
     }
 
