@@ -4,7 +4,7 @@ import TestSupport
 
 /// Transfers wait on threads of their own, and one host takes at most its per-host share: 16
 /// transfers held by two slow origins leave other hosts, and the disk cache, as they were.
-@Suite("slow origins do not starve other hosts or the disk cache")
+@Suite("slow origins do not starve other hosts or the disk cache", .timeLimit(.minutes(5)))
 struct SlowOriginTests {
     @Test("with 16 transfers held on two hosts, a third host and a disk hit are answered while they hang")
     func heldTransfers() async throws {
@@ -30,7 +30,7 @@ struct SlowOriginTests {
                 Task { try await pipeline.image(for: ImageRequest(source: server.url("/slow.jpg?n=\(index)"), profile: "p")) }
             }
         }
-        #expect(await eventually { await pipeline.activity().runningTransfers == 16 })
+        await pipeline.waitForActivity { $0.runningTransfers == 16 }
         let other = try await pipeline.image(for: ImageRequest(source: fast.url("/fast.jpg"), profile: "p"))
         let stored = try await pipeline.image(for: ImageRequest(source: fast.url("/stored.jpg"), profile: "p"))
         #expect(other.size == PixelSize(width: 32, height: 24))

@@ -3,7 +3,7 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("Metrics: --stats figures and swift-metrics agree on a known workload")
+@Suite("Metrics: --stats figures and swift-metrics agree on a known workload", .timeLimit(.minutes(5)))
 struct MetricsTests {
     let server: LoopbackServer
     let directory: TemporaryDirectory
@@ -28,7 +28,7 @@ struct MetricsTests {
         func request(_ path: String) -> ImageRequest { ImageRequest(source: server.url(path), profile: "thumbnail") }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for salt in 1...3 { group.addTask { _ = try await pipeline.image(for: request("/held.jpg?s=\(salt)")) } }
-            #expect(await eventually { await pipeline.activity().waitingRequests == 3 })
+            await pipeline.waitForActivity { $0.waitingRequests == 3 }
             server.open("three")
             try await group.waitForAll()
         }

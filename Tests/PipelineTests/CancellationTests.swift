@@ -2,7 +2,7 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("Pipeline: cancellation is counted per waiter")
+@Suite("Pipeline: cancellation is counted per waiter", .timeLimit(.minutes(5)))
 struct CancellationTests {
     let server: LoopbackServer
     let profile = TestPipeline.thumbnail()
@@ -20,7 +20,8 @@ struct CancellationTests {
         let request = ImageRequest(source: server.url("/slow.jpg"), profile: "thumbnail")
         let leaving = Task { try await pipeline.image(for: request) }
         let staying = Task { try await pipeline.image(for: request) }
-        #expect(await eventually { await pipeline.activity().waitingRequests == 2 && server.requestCount("/slow.jpg") == 1 })
+        await pipeline.waitForActivity { $0.waitingRequests == 2 && $0.runningTransfers == 1 }
+        #expect(await eventually { server.requestCount("/slow.jpg") == 1 })
         leaving.cancel()
         let left = await leaving.result
         #expect(throws: PipelineError.self) { try left.get() }
@@ -42,7 +43,8 @@ struct CancellationTests {
         let request = ImageRequest(source: server.url("/slow.jpg"), profile: "thumbnail")
         let first = Task { try await pipeline.image(for: request) }
         let second = Task { try await pipeline.image(for: request) }
-        #expect(await eventually { await pipeline.activity().waitingRequests == 2 && server.requestCount("/slow.jpg") == 1 })
+        await pipeline.waitForActivity { $0.waitingRequests == 2 && $0.runningTransfers == 1 }
+        #expect(await eventually { server.requestCount("/slow.jpg") == 1 })
         first.cancel()
         second.cancel()
         for task in [first, second] {
@@ -51,7 +53,7 @@ struct CancellationTests {
         }
         // The server sees the client go away long before the body would have ended.
         #expect(await eventually { server.abortedCount("/slow.jpg") == 1 })
-        #expect(await eventually { await pipeline.activity().isIdle })
+        await pipeline.waitForActivity { $0.isIdle }
         let stats = await pipeline.stats()
         #expect((stats.cancelled, stats.failed, stats.fetches, stats.bytesFetched) == (2, 0, 1, 0))
         // Nothing partial was kept: the next request transfers afresh.
@@ -76,9 +78,9 @@ struct CancellationTests {
         #expect(await eventually { HoldPlugin.enteredCount("cpu-busy") == 1 })
         // The second is fetched, then queues for the CPU slot to decode.
         let queued = Task { try await pipeline.image(for: ImageRequest(source: server.url("/other.jpg"), profile: "held")) }
-        #expect(await eventually { await pipeline.activity().queuedCPU == 1 })
+        await pipeline.waitForActivity { $0.queuedCPU == 1 }
         queued.cancel()
-        #expect(await eventually { await pipeline.activity().queuedCPU == 0 })
+        await pipeline.waitForActivity { $0.queuedCPU == 0 }
         HoldPlugin.open("cpu-busy")
         _ = try await busy.value
         let skipped = await queued.result
@@ -94,9 +96,9 @@ struct CancellationTests {
         server.route("/block.jpg", .held(gate: "prefetch-block", .ok(Fixtures.sample, contentType: "image/jpeg")))
         let pipeline = Pipeline(profiles: try TestPipeline.load(profile), configuration: PipelineConfiguration(transfers: 1))
         let blocker = Task { try await pipeline.image(for: ImageRequest(source: server.url("/block.jpg"), profile: "thumbnail")) }
-        #expect(await eventually { await pipeline.activity().runningTransfers == 1 })
+        await pipeline.waitForActivity { $0.runningTransfers == 1 }
         let prefetch = pipeline.prefetch(["/p1.jpg", "/p2.jpg"].map { ImageRequest(source: server.url($0), profile: "thumbnail") })
-        #expect(await eventually { await pipeline.activity().queuedTransfers == 2 })
+        await pipeline.waitForActivity { $0.queuedTransfers == 2 }
         prefetch.cancel()
         #expect(await prefetch.wait() == 0)
         server.open("prefetch-block")

@@ -2,7 +2,7 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("Pipeline: in-flight work is shared, counted at the server")
+@Suite("Pipeline: in-flight work is shared, counted at the server", .timeLimit(.minutes(5)))
 struct DeduplicationTests {
     let server: LoopbackServer
 
@@ -19,7 +19,7 @@ struct DeduplicationTests {
             for _ in 0..<100 { group.addTask { try await pipeline.image(for: request) } }
             // The transfer is held at the server until every request waits, so all of them
             // are in flight together however slow the machine is.
-            #expect(await eventually { await pipeline.activity().waitingRequests == 100 })
+            await pipeline.waitForActivity { $0.waitingRequests == 100 }
             server.open("twins")
             return try await group.reduce(into: []) { $0.append($1) }
         }
@@ -42,7 +42,7 @@ struct DeduplicationTests {
         }
         let results = try await withThrowingTaskGroup(of: PipelineResult.self) { group in
             for request in requests { group.addTask { try await pipeline.image(for: request) } }
-            #expect(await eventually { await pipeline.activity().waitingRequests == 10 })
+            await pipeline.waitForActivity { $0.waitingRequests == 10 }
             server.open("salted")
             return try await group.reduce(into: []) { $0.append($1) }
         }
@@ -58,7 +58,7 @@ struct DeduplicationTests {
         let url = server.url("/rest/getCoverArt?id=al-9&s=abc&t=def")
         async let thumbnail = pipeline.image(for: ImageRequest(source: url, profile: "thumbnail"))
         async let background = pipeline.image(for: ImageRequest(source: url, profile: "blurred-background"))
-        #expect(await eventually { await pipeline.activity().waitingRequests == 2 })
+        await pipeline.waitForActivity { $0.waitingRequests == 2 }
         server.open("profiles")
         let (small, blurred) = try await (thumbnail, background)
         #expect(server.requestCount("/rest/getCoverArt") == 1)
@@ -77,7 +77,7 @@ struct DeduplicationTests {
         async let normal = pipeline.image(for: ImageRequest(source: url, profile: "thumbnail"))
         async let tiny = pipeline.image(for: ImageRequest(source: url, profile: "thumbnail",
                                                           overrides: ["downsample": ["size": .integer(64)]]))
-        #expect(await eventually { await pipeline.activity().waitingRequests == 2 })
+        await pipeline.waitForActivity { $0.waitingRequests == 2 }
         server.open("override")
         let (big, small) = try await (normal, tiny)
         #expect(big.size == PixelSize(width: 300, height: 300))
@@ -105,7 +105,7 @@ struct DeduplicationTests {
         let second = ImageRequest(source: server.url("/gone.jpg?s=two"), profile: "thumbnail")
         async let a = Result(catching: { () async throws(PipelineError) in try await pipeline.image(for: first) })
         async let b = Result(catching: { () async throws(PipelineError) in try await pipeline.image(for: second) })
-        #expect(await eventually { await pipeline.activity().waitingRequests == 2 })
+        await pipeline.waitForActivity { $0.waitingRequests == 2 }
         server.open("gone")
         let errors = await [a, b].compactMap { if case .failure(let e) = $0 { e } else { nil } }
         #expect(errors.map(\.description) == [server.url("/gone.jpg?s=REDACTED") + ": HTTP 404",

@@ -2,7 +2,7 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("Pipeline: queues serve higher priority first")
+@Suite("Pipeline: queues serve higher priority first", .timeLimit(.minutes(5)))
 struct PriorityTests {
     let server: LoopbackServer
     let pipeline: Pipeline
@@ -27,10 +27,10 @@ struct PriorityTests {
     /// the next starts, so the arrival order is known.
     private func queueBehindHeld(_ queued: [(path: String, priority: Priority)]) async -> [Task<PipelineResult, any Error>] {
         var tasks = [request("/block.jpg", .normal)]
-        #expect(await eventually { await pipeline.activity().runningTransfers == 1 })
+        await pipeline.waitForActivity { $0.runningTransfers == 1 }
         for (index, item) in queued.enumerated() {
             tasks.append(request(item.path, item.priority))
-            #expect(await eventually { await pipeline.activity().queuedTransfers == index + 1 })
+            await pipeline.waitForActivity { $0.queuedTransfers == index + 1 }
         }
         return tasks
     }
@@ -52,7 +52,7 @@ struct PriorityTests {
         var tasks = await queueBehindHeld([("/low-1.jpg", .low), ("/low-2.jpg", .low)])
         // Joins the queued transfer of low-2 rather than queueing a third.
         tasks.append(request("/low-2.jpg", .high))
-        #expect(await eventually { await pipeline.activity().waitingRequests == 4 })
+        await pipeline.waitForActivity { $0.waitingRequests == 4 }
         #expect(await pipeline.activity().queuedTransfers == 2)
         try await release(tasks)
         #expect(server.requestLog == ["/block.jpg", "/low-2.jpg", "/low-1.jpg"])

@@ -24,6 +24,7 @@ extension Pipeline {
             counters.inFlightChanged(to: inFlight.count)
             let task = Task { await self.perform(chain, step: step, work: WorkRef(key: key, id: work)) }
             inFlight.setHandle(key, work: work) { $0 = WorkHandle(task: task) }
+            activityMayHaveChanged()
         }
         let waiter = makeID()
         let outcome = await withTaskCancellationHandler {
@@ -125,12 +126,14 @@ extension Pipeline {
         }
         guard let waiters = inFlight.finish(work.key, work: work.id, hold: hold) else { return }
         for continuation in waiters { continuation.resume(returning: outcome) }
+        activityMayHaveChanged()
     }
 
     /// A waiter's task was cancelled: answer it, and cancel the work if nobody else waits.
     /// Nothing of cancelled work is kept, so a later request starts afresh.
     private func leave(_ key: StageKey, work id: Int, waiter: Int) {
         let departure = inFlight.leave(key, work: id, waiter: waiter)
+        defer { activityMayHaveChanged() }
         departure.waiter?.resume(returning: .failure(.cancelled()))
         if departure.cancelsWork { departure.cancel?.task?.cancel() }
         if departure.orphaned {
@@ -148,6 +151,7 @@ extension Pipeline {
             logger.debug("the last request here left; the work goes on for another process")
         } else {
             inFlight.abandon(key, work: id)?.task?.cancel()
+            activityMayHaveChanged()
         }
     }
 

@@ -27,9 +27,10 @@ extension Pipeline {
     }
 
     func withLane<T>(_ lane: LaneKind, _ body: (inout Lane) -> T) -> T {
+        defer { activityMayHaveChanged() }
         switch lane {
-        case .transfers: body(&transferLane)
-        case .cpu: body(&cpuLane)
+        case .transfers: return body(&transferLane)
+        case .cpu: return body(&cpuLane)
         }
     }
 }

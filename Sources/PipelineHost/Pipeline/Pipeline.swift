@@ -29,7 +29,9 @@ public actor Pipeline {
     /// What the key stages made of recent requests, for the memory-hit path.
     var keyMemo = KeyMemo()
     /// Requests waiting for their final step right now.
-    var waitingRequests = 0
+    var waitingRequests = 0 { didSet { activityMayHaveChanged() } }
+    /// Callers of `waitForActivity` whose condition does not hold yet.
+    var activityWaiters: [Int: (condition: @Sendable (PipelineActivity) -> Bool, continuation: CheckedContinuation<Void, Never>)] = [:]
     private var lastID = 0
 
     /// A pipeline for the profiles of one file. It starts no work until a request comes.
@@ -134,7 +136,10 @@ public actor Pipeline {
         let joined = await join(chain, step: chain.steps.count - 1, priority: priority, asRequest: true, memoryChecked: memoryChecked)
         // Committed, or dropped with the request: either way the values this request held for
         // later arrivals are now on their way to the cache, or must not be reused.
-        defer { inFlight.release(chain.keys) }
+        defer {
+            inFlight.release(chain.keys)
+            activityMayHaveChanged()
+        }
         switch joined {
         case .failure(let error):
             return .failure(error.from(source.redacted))

@@ -1,0 +1,32 @@
+/// Waiting for a state of the queues: the event a test or a progress display waits on, instead
+/// of polling `activity()` against a clock. Every change of what `activity()` reports calls
+/// `activityMayHaveChanged`, which costs nothing while nobody waits.
+extension Pipeline {
+    /// Returns once `condition` holds for the pipeline's activity (at once if it holds now), or
+    /// when the calling task is cancelled.
+    public func waitForActivity(where condition: @escaping @Sendable (PipelineActivity) -> Bool) async {
+        if condition(activity()) { return }
+        let id = makeID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                activityWaiters[id] = (condition, continuation)
+            }
+        } onCancel: {
+            Task { await self.dropActivityWaiter(id) }
+        }
+    }
+
+    /// Answers every waiter whose condition now holds.
+    func activityMayHaveChanged() {
+        guard !activityWaiters.isEmpty else { return }
+        let now = activity()
+        for (id, waiter) in activityWaiters where waiter.condition(now) {
+            activityWaiters[id] = nil
+            waiter.continuation.resume()
+        }
+    }
+
+    private func dropActivityWaiter(_ id: Int) {
+        activityWaiters.removeValue(forKey: id)?.continuation.resume()
+    }
+}
