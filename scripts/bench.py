@@ -119,7 +119,7 @@ def measure(rounds, binary, corpus, results_path):
     small = [f for f in files if f.startswith(("jpeg-2048/", "jpeg-512/"))]
     cover_files = sorted(small)[:24]
     revalidating, answers = serve_revalidating(corpus)
-    os.environ["SUBSONIC_PASSWORD"] = "bench"
+    os.environ["PIPELINEHOST_SECRET_SUBSONIC_PASSWORD"] = "bench"
     distinct = [f"{base}/{small[i % len(small)]}?id={i}" for i in range(100)]
     doubled = [f"{u}&s=a{i}&t=ta{i}" for i, u in enumerate(distinct)] + [f"{u}&s=b{i}&t=tb{i}" for i, u in enumerate(distinct)]
     random.Random(7).shuffle(doubled)
