@@ -175,6 +175,23 @@ import TestSupport
         #expect(cluster[1].tier.stats.negativeHits == 0)
     }
 
+    /// The other way round: a failure remembered for the plain URL does not answer a request
+    /// that carries credentials the key leaves out; it asks the origin itself.
+    @Test func aRequestWithHiddenPartsDoesNotTakeARememberedFailure() async throws {
+        origin.route("/locked.jpg", .status(401))
+        let cluster = try nodes(2)
+        _ = await #expect(throws: PipelineError.self) {
+            try await cluster[0].pipeline.image(for: ImageRequest(source: origin.url("/locked.jpg"), profile: "thumb"))
+        }
+        #expect(await eventually { (try? await redis.cli(["--scan", "--pattern", "pipelinehost:v1:lock:*"]))?.isEmpty == true })
+        let withPassword = "http://me:secret@127.0.0.1:\(origin.port)/locked.jpg"
+        let error = await #expect(throws: PipelineError.self) {
+            try await cluster[1].pipeline.image(for: ImageRequest(source: withPassword, profile: "thumb"))
+        }
+        #expect(error?.reason.contains("remembered") == false, "\(String(describing: error))")
+        #expect(origin.requestCount("/locked.jpg") == 2)
+    }
+
     @Test func twoRunProcessesOverOneListShareTheWork() async throws {
         for id in 1...6 { origin.route("/cover-\(id).jpg", .delayed(seconds: 0.3, .ok(Fixtures.quadrants(width: 320, height: 200)))) }
         let directory = try TemporaryDirectory()

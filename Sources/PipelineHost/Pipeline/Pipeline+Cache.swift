@@ -53,8 +53,12 @@ extension Pipeline {
                 return outcome
             case .lookAgain:
                 if case .hit(let value) = await cache.lookup(key, at: point) { return .success(value) }
-            case .failed(let error):
+            case .failed(let error) where !chain.source.keyHidesParts:
                 return settle(.failure(error))
+            case .failed:
+                // Another process failed on a source with this key, but this one carries parts
+                // the key leaves out (credentials, say) that may well succeed: run it here.
+                break
             case .alone:
                 break
             }
