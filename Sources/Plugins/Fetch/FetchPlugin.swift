@@ -136,6 +136,6 @@ extension FetchPlugin {
         var host = [CChar](repeating: 0, count: 256)
         var port = -1
         guard ph_url_host(url, &host, host.count, &port) != 0 else { return nil }
-        return (String(cString: host), port < 0 ? nil : port)
+        return (String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), port < 0 ? nil : port)
     }
 }
