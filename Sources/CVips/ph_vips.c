@@ -251,6 +251,10 @@ void ph_vips_kill_attach(ph_vips_kill *kill) { attached_kill = kill; }
 typedef struct {
     int failed;
     ph_vips_kill *kill;
+    // Every visit of a worker ends with a release here, which `watch_done` acquires once the
+    // computation has returned: ThreadSanitizer cannot see libvips' (GLib's) own ordering of
+    // its workers before the caller goes on, and this state lives on the caller's stack.
+    atomic_int visits;
 } watch_state;
 
 static int watch_generate(VipsRegion *out, void *sequence, void *a, void *b, gboolean *stop) {
@@ -258,16 +262,22 @@ static int watch_generate(VipsRegion *out, void *sequence, void *a, void *b, gbo
     watch_state *state = (watch_state *)b;
     (void)a;
     (void)stop;
+    int result;
     if (ph_vips_kill_is_set(state->kill)) {
         vips_error("pipelinehost", "cancelled");
-        return -1;
-    }
-    if (vips_region_prepare(input, &out->valid)) {
+        result = -1;
+    } else if (vips_region_prepare(input, &out->valid)) {
         g_atomic_int_set(&state->failed, 1);
-        return -1;
+        result = -1;
+    } else {
+        result = vips_region_region(out, input, &out->valid, out->valid.left, out->valid.top);
     }
-    return vips_region_region(out, input, &out->valid, out->valid.left, out->valid.top);
+    atomic_fetch_add_explicit(&state->visits, 1, memory_order_release);
+    return result;
 }
+
+// The computation through `state` has returned: every worker's use of it happened before this.
+static void watch_done(watch_state *state) { (void)atomic_load_explicit(&state->visits, memory_order_acquire); }
 
 // `source` behind a watch; NULL on failure. The caller computes the result before `state` goes.
 static VipsImage *watched(VipsImage *source, VipsDemandStyle style, watch_state *state) {
@@ -285,9 +295,10 @@ int ph_vips_copy_memory(VipsImage *in, VipsImage **out) {
         *out = vips_image_copy_memory(in);
         return *out ? 0 : -1;
     }
-    watch_state state = {0, attached_kill};
+    watch_state state = {0, attached_kill, 0};
     VipsImage *through = watched(in, VIPS_DEMAND_STYLE_ANY, &state);
     *out = through ? vips_image_copy_memory(through) : NULL;
+    watch_done(&state);
     if (through) g_object_unref(through);
     return *out ? 0 : -1;
 }
@@ -440,7 +451,7 @@ static int jpeg_with_icc(void **buffer, size_t *length, VipsImage *image) {
 
 int ph_vips_save(VipsImage *in, ph_format format, const ph_save_options *options, void **buffer, size_t *length,
                  ph_save_failure *failure) {
-    watch_state state = {0, attached_kill};
+    watch_state state = {0, attached_kill, 0};
     *failure = PH_SAVE_OK;
     int strip = options->strip;
     int icc_after = format == PH_FORMAT_JPEG && strip && options->keep_icc && vips_image_get_typeof(in, VIPS_META_ICC_NAME);
@@ -470,6 +481,7 @@ int ph_vips_save(VipsImage *in, ph_format format, const ph_save_options *options
     // The saver runs its worker threads to the end before it returns, so `state` (on this
     // stack) outlives every use of it.
     int result = save_as(through, format, options, strip, buffer, length);
+    watch_done(&state);
     g_object_unref(through);
     if (result == 0 && icc_after && jpeg_with_icc(buffer, length, source)) {
         g_free(*buffer);
