@@ -251,9 +251,10 @@ void ph_vips_kill_attach(ph_vips_kill *kill) { attached_kill = kill; }
 typedef struct {
     int failed;
     ph_vips_kill *kill;
-    // Every visit of a worker ends with a release here, which `watch_done` acquires once the
-    // computation has returned: ThreadSanitizer cannot see libvips' (GLib's) own ordering of
-    // its workers before the caller goes on, and this state lives on the caller's stack.
+    // ThreadSanitizer cannot see libvips' (GLib's) own ordering between the caller and the
+    // worker threads, and this state lives on the caller's stack. So the caller releases it
+    // here once it is set up and every visit acquires it first; every visit ends with a
+    // release here too, which `watch_done` acquires once the computation has returned.
     atomic_int visits;
 } watch_state;
 
@@ -262,6 +263,7 @@ static int watch_generate(VipsRegion *out, void *sequence, void *a, void *b, gbo
     watch_state *state = (watch_state *)b;
     (void)a;
     (void)stop;
+    (void)atomic_load_explicit(&state->visits, memory_order_acquire);
     int result;
     if (ph_vips_kill_is_set(state->kill)) {
         vips_error("pipelinehost", "cancelled");
@@ -281,6 +283,7 @@ static void watch_done(watch_state *state) { (void)atomic_load_explicit(&state->
 
 // `source` behind a watch; NULL on failure. The caller computes the result before `state` goes.
 static VipsImage *watched(VipsImage *source, VipsDemandStyle style, watch_state *state) {
+    atomic_store_explicit(&state->visits, 0, memory_order_release);
     VipsImage *image = vips_image_new();
     if (vips_image_pipelinev(image, style, source, NULL) ||
         vips_image_generate(image, vips_start_one, watch_generate, vips_stop_one, source, state)) {
