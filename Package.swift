@@ -17,6 +17,11 @@ let package = Package(
         // plugin's own C target.
         .library(name: "PipelineHostCommandLine", targets: ["PipelineHostCommandLine"]),
         .library(name: "CVips", targets: ["CVips"]),
+        // The stock plugin list (`.builtin`), for a package's own `pipelinehost`.
+        .library(name: "BuiltinPlugins", targets: ["BuiltinPlugins"]),
+        // The HTTP service and the Redis tier, for an app that embeds either.
+        .library(name: "PipelineHostServe", targets: ["PipelineHostServe"]),
+        .library(name: "PipelineHostRedis", targets: ["PipelineHostRedis"]),
         .executable(name: "pipelinehost", targets: ["PipelineHostCLI"]),
     ],
     dependencies: [
@@ -75,8 +80,16 @@ let package = Package(
         .target(name: "SubsonicAuthPlugin", dependencies: [
             "PipelineHost", .product(name: "Crypto", package: "swift-crypto"),
         ], path: "Sources/Plugins/SubsonicAuth"),
-        .target(name: "CirclePlugin", dependencies: ["PipelineHost", "CVips", "VipsPlugin"], path: "Sources/Plugins/Circle"),
+        // Its variadic libvips call is wrapped in a C target of its own, as docs/PLUGINS.md tells
+        // a third party to do; CVips brings the libvips headers.
+        .target(name: "CCircle", dependencies: ["CVips"], path: "Sources/Plugins/CCircle"),
+        .target(name: "CirclePlugin", dependencies: ["PipelineHost", "CCircle", "VipsPlugin"], path: "Sources/Plugins/Circle"),
         // new-plugin: targets (scripts/new-plugin adds plugin targets above this line)
+
+        // The stock plugin list, `.builtin`: the command line itself names no plugin.
+        .target(name: "BuiltinPlugins", dependencies: [
+            "PipelineHost", "FetchPlugin", "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin", "CirclePlugin",
+        ]),
 
         // The shared cache tier on Redis (hiredis through CRedis): one tier for many nodes.
         .target(name: "PipelineHostRedis", dependencies: [
@@ -89,7 +102,7 @@ let package = Package(
         // The long-lived HTTP service (`pipelinehost serve`): signed imgproxy-style URLs onto one
         // shared Pipeline, backpressure, reload and drain (docs/SERVE.md).
         .target(name: "PipelineHostServe", dependencies: [
-            "PipelineHost", "PipelineHostRedis",
+            "PipelineHost",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -99,20 +112,21 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
-            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "CoreMetrics", package: "swift-metrics"),
         ]),
 
         // Every subcommand, with the plugins a caller gives (`PipelineHostCommand.main(plugins:)`).
+        // It names no plugin: it builds serve's Redis tier and hands it in, and asks plugins
+        // through their hooks (`canEncode`).
         .target(name: "PipelineHostCommandLine", dependencies: [
             "PipelineHost", "PipelineProfiles", "PipelineHostServe", "PipelineHostRedis",
-            "FetchPlugin", "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin", "CirclePlugin",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The stock executable: the command line with the built-in plugins.
         .executableTarget(name: "PipelineHostCLI", dependencies: [
-            "PipelineHost", "PipelineHostCommandLine",
+            "PipelineHost", "PipelineHostCommandLine", "BuiltinPlugins",
             // new-plugin: executable dependencies
         ]),
 

@@ -1,3 +1,4 @@
+import BuiltinPlugins
 import PipelineHost
 import PipelineHostCommandLine
 // new-plugin: imports

@@ -1,6 +1,5 @@
 import Glibc
 import PipelineHost
-import Synchronization
 
 /// Writes through a temporary file in the same directory and renames it into place, so a
 /// reader (or a crash) never sees a half-written output.
@@ -10,7 +9,7 @@ enum AtomicFile {
     }
 
     /// Temporary files being written right now, so a forced exit can remove them.
-    private static let pending = Mutex(Set<String>())
+    private static let pending = Locked(Set<String>())
 
     static func removePendingTemporaries() {
         pending.withLock { paths in

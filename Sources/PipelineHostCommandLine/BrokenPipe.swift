@@ -1,12 +1,12 @@
 import Glibc
-import Synchronization
+import PipelineHost
 
 /// Standard output's reader went away (`run --json | head -1`). SIGPIPE is ignored while a run
 /// works, so the write fails with EPIPE instead of killing the process in the middle of writing
 /// a file: the run stops as after Ctrl-C, its files are finished or removed, the cache is
 /// flushed, and only then does the process end by SIGPIPE, as the Unix default would have.
 enum BrokenPipe {
-    private static let state = Mutex<(broken: Bool, onBroken: (@Sendable () -> Void)?)>((false, nil))
+    private static let state = Locked<(broken: Bool, onBroken: (@Sendable () -> Void)?)>((false, nil))
 
     /// Ignores SIGPIPE and calls `action` once, on the first failed write to standard output.
     static func whenBroken(_ action: @escaping @Sendable () -> Void) {

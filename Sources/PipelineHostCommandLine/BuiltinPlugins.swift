@@ -1,22 +1,17 @@
 import ArgumentParser
-import CirclePlugin
-import FetchPlugin
-import KeyNormalizePlugin
 import PipelineHost
 import PipelineProfiles
-import SubsonicAuthPlugin
-import VipsPlugin
 
-extension Array where Element == any PipelinePlugin.Type {
-    /// The plugins of the stock `pipelinehost`: cache, fetch, normalize, the libvips stages,
-    /// subsonic_auth and circle. A package adds its own: `[MyPlugin.self] + .builtin`.
-    public static var builtin: [any PipelinePlugin.Type] {
-        [CachePlugin.self, FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self, SubsonicAuthPlugin.self, CirclePlugin.self]
-    }
-}
+/// The plugins this process registers, set once by `PipelineHostCommand.main(plugins:)`. The
+/// command line knows no plugin by name (the stock list, `.builtin`, is in BuiltinPlugins):
+/// what it needs of them goes through the plugin hooks, such as `canEncode`.
+let activePlugins = Locked<[any PipelinePlugin.Type]>([CachePlugin.self])
 
-/// The plugins this process registers, set once by `PipelineHostCommand.main(plugins:)`.
-let activePlugins = Locked<[any PipelinePlugin.Type]>(.builtin)
+/// Whether a registered plugin writes `format`, for `encode { format = "auto" }`.
+func pluginsCanEncode(_ format: String) -> Bool { activePlugins.withLock { $0 }.canEncode(format) }
+
+/// Tells every registered plugin how many threads one operation may use.
+func setThreadsPerOperation(_ threads: Int) { activePlugins.withLock { $0 }.setThreadsPerOperation(threads) }
 
 /// The registry every command uses.
 func makeRegistry() throws -> StageRegistry {

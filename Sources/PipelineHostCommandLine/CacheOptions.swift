@@ -1,6 +1,7 @@
 import ArgumentParser
 import PipelineHost
 import PipelineHostRedis
+import PipelineHostServe
 
 #if canImport(Glibc)
 import Glibc
@@ -86,6 +87,16 @@ struct CacheOptions: ParsableArguments {
                                                       leases: leaseSettings))
         }
         return settings
+    }
+
+    /// Serve's shared tier, made with the service's metrics and logger; nil for none.
+    func sharedTierFactory() throws -> SharedTierFactory? {
+        guard let address = try sharedAddress() else { return nil }
+        let client = sharedClient(address)
+        let (maxEntry, leases) = (sharedMaxEntry.bytes, leaseSettings)
+        return { metrics, logger in
+            RedisTier(client: client, maxEntryBytes: maxEntry, leases: leases, metrics: metrics, logger: logger)
+        }
     }
 
     /// A client for the shared tier with --shared-timeout.

@@ -24,10 +24,7 @@ enum OutputName {
 
     /// The first 64 bits of SHA-256 as 16 hex digits: stable across runs and platforms.
     static func hash(_ text: String) -> String {
-        SHA256.hash(data: Array(text.utf8)).prefix(8).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        SHA256.hash(data: Array(text.utf8)).prefix(8).hexDigits
     }
 
     static func fileExtension(_ format: String?) -> String {

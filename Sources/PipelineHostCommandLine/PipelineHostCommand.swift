@@ -25,7 +25,7 @@ public enum PipelineHostCommand {
         await RootCommand.runMappingUsageErrors()
     }
 
-    /// "0.1.0 (plugin API 1.0)": what `--version` prints.
+    /// "0.1.0 (plugin API 1.1)": what `--version` prints.
     public static let version = "0.1.0 (plugin API \(PluginAPIVersion.current))"
 }
 

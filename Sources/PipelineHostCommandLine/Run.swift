@@ -6,8 +6,6 @@ import Foundation
 #endif
 import Glibc
 import PipelineHost
-import PipelineHostServe
-import VipsPlugin
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -114,7 +112,7 @@ struct Run: AsyncParsableCommand {
     /// With --accept, an encode override for each profile whose encode says format = "auto".
     func autoFormatOverrides(in set: ProfileSet) -> [String: [String: [String: ParameterValue]]] {
         guard let accept else { return [:] }
-        let format = FormatChoice.choose(accept: accept, canWriteAVIF: VipsPlugin.canWrite("avif"))
+        let format = FormatChoice.choose(accept: accept, canWriteAVIF: pluginsCanEncode("avif"))
         var overrides: [String: [String: [String: ParameterValue]]] = [:]
         for profile in set.profiles where profile.stages.contains(where: { $0.name == "encode" && $0.parameters.string("format") == "auto" }) {
             overrides[profile.name] = ["encode": ["format": .string(format)]]
@@ -140,7 +138,7 @@ struct Run: AsyncParsableCommand {
         let requests = all.flatMap { source in chosen.map { ImageRequest(source: source, profile: $0, overrides: overrides[$0] ?? [:]) } }
         // About one CPU stage per core runs at once; libvips gets the cores that leaves it.
         let cores = PipelineConfiguration.cores
-        VipsPlugin.setThreadsPerOperation(cores / min(cores, jobs, requests.count))
+        setThreadsPerOperation(cores / min(cores, jobs, requests.count))
         let pipeline = Pipeline(profiles: set, configuration: PipelineConfiguration(
             transfers: connections, transfersPerHost: perHost, cpuStages: cores, cache: try cache.settingsWithSharedTier()))
         let batch = await Batch.grouped(requests, in: pipeline, window: jobs)

@@ -2,7 +2,6 @@ import ArgumentParser
 import Logging
 import PipelineHost
 import PipelineHostServe
-import VipsPlugin
 
 #if canImport(Glibc)
 import Glibc
@@ -124,15 +123,14 @@ struct Serve: AsyncParsableCommand {
         try access.apply()
         // Many requests run at once, one CPU stage per core: libvips gets one thread each.
         let cores = PipelineConfiguration.cores
-        VipsPlugin.setThreadsPerOperation(1)
+        setThreadsPerOperation(1)
         let settings = ServeSettings(
             host: host, port: port, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue,
             drainTimeout: .milliseconds(Int(drainTimeout * 1000)), requestTimeout: .milliseconds(Int(requestTimeout * 1000)),
             headTimeout: .milliseconds(Int(headTimeout * 1000)), idleTimeout: .milliseconds(Int(idleTimeout * 1000)),
             maxConnections: maxConnections ?? Self.connectionLimit(),
             allowedSourceHosts: Set(allowSourceHosts),
-            canWriteAVIF: VipsPlugin.canWrite("avif"), sharedCache: try cache.sharedAddress(), sharedMaxEntry: cache.sharedMaxEntry.bytes,
-            sharedLeases: cache.leaseSettings, sharedTimeout: .milliseconds(cache.sharedTimeout),
+            canWriteAVIF: pluginsCanEncode("avif"), sharedTier: try cache.sharedTierFactory(),
             pipeline: PipelineConfiguration(transfers: connections, transfersPerHost: perHost, cpuStages: cores, cache: cache.settings))
         let file = profileFile
         let service: ServeApplication

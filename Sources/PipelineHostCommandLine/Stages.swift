@@ -65,7 +65,7 @@ struct StageListJSON: Encodable {
         let doc: String
     }
 
-    /// The plugin API this build provides ("1.0").
+    /// The plugin API this build provides ("1.1").
     let pluginAPIVersion: String
     let stages: [Stage]
     let planned: [String: String]

@@ -142,7 +142,7 @@ public final class RedisTier: CacheTier {
 
     /// The Redis key and the entry's name: both from SHA-256 of the step key.
     static func names(_ key: StageKey) -> (redis: String, name: String) {
-        let digest = SHA256.hash(data: Array(key.description.utf8)).map { String($0, radix: 16).leftPadded }.joined()
+        let digest = SHA256.hash(data: Array(key.description.utf8)).hexDigits
         return ("pipelinehost:v1:" + digest, digest)
     }
 
@@ -218,8 +218,4 @@ final class Counters: Sendable {
         stats.breakerOpened = breaker.timesOpened
         return stats
     }
-}
-
-private extension String {
-    var leftPadded: String { count == 1 ? "0" + self : self }
 }

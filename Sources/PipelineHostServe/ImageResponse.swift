@@ -20,7 +20,7 @@ struct ImageResponse {
         var hasher = SHA256()
         hasher.update(data: Array(result.key.utf8))
         hasher.update(bufferPointer: result.bytes.buffer)
-        return "\"" + hasher.finalize().prefix(16).map { String($0, radix: 16).leftPadded }.joined() + "\""
+        return "\"" + hasher.finalize().prefix(16).hexDigits + "\""
     }
 
     /// "cache result" for the access log and X-Cache: the tier that answered, "joined" for
@@ -66,8 +66,4 @@ struct ImageResponse {
             return value == "*" || value == tag || value == "W/" + tag
         }
     }
-}
-
-private extension String {
-    var leftPadded: String { count == 1 ? "0" + self : self }
 }

@@ -3,7 +3,6 @@ import HummingbirdCore
 import NIOCore
 import Logging
 import PipelineHost
-import PipelineHostRedis
 import Prometheus
 import ServiceLifecycle
 import UnixSignals
@@ -23,10 +22,8 @@ public struct ServeApplication: Sendable {
         let registry = PrometheusCollectorRegistry()
         var configuration = settings.pipeline
         configuration.metrics = PrometheusMetricsFactory(registry: registry)
-        if let address = settings.sharedCache, configuration.cache.mode != .off {
-            configuration.cache.additionalTiers.append(RedisTier(
-                client: RedisClient(address: address, timeout: settings.sharedTimeout), maxEntryBytes: settings.sharedMaxEntry,
-                leases: settings.sharedLeases, metrics: configuration.metrics, logger: logger))
+        if let makeTier = settings.sharedTier, configuration.cache.mode != .off {
+            configuration.cache.additionalTiers.append(makeTier(configuration.metrics, logger))
         }
         let slot = try PipelineSlot(configuration: configuration, allowedHosts: settings.allowedSourceHosts,
                                     logger: logger, load: load)

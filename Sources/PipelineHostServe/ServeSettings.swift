@@ -1,5 +1,9 @@
+import CoreMetrics
+import Logging
 import PipelineHost
-import PipelineHostRedis
+
+/// Makes a shared cache tier with the service's metrics backend and logger.
+public typealias SharedTierFactory = @Sendable (_ metrics: (any MetricsFactory)?, _ logger: Logger) -> any CacheTier
 
 /// How `pipelinehost serve` runs: where it listens, who may ask, and its limits.
 public struct ServeSettings: Sendable {
@@ -33,22 +37,17 @@ public struct ServeSettings: Sendable {
     public var defaultMaxAge: Int
     /// Slots, cache settings and metrics of the shared pipeline.
     public var pipeline: PipelineConfiguration
-    /// A Redis server for the shared tier, after memory and disk; nil for none.
-    public var sharedCache: RedisAddress?
-    /// The largest original the shared tier keeps.
-    public var sharedMaxEntry: Int
-    /// Leases for work shared across nodes.
-    public var sharedLeases: LeaseSettings
-    /// How long each shared-tier call may take.
-    public var sharedTimeout: Duration
+    /// Makes the tier shared by many nodes (the command line's Redis tier), after memory and
+    /// disk; nil for none. Serve knows no Redis: it hands the tier its own metrics backend and
+    /// logger, so the tier's counters are on /metrics.
+    public var sharedTier: SharedTierFactory?
 
     /// Settings with the documented defaults: 127.0.0.1:8080, a queue of 256, a 10 s drain.
     public init(host: String = "127.0.0.1", port: Int = 8080, signer: URLSigner, allowUnsigned: Bool = false,
                 maxQueue: Int = 256, drainTimeout: Duration = .seconds(10), requestTimeout: Duration = .seconds(30),
                 headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), maxConnections: Int = 4096,
                 allowedSourceHosts: Set<String> = [],
-                canWriteAVIF: Bool = false, sharedCache: RedisAddress? = nil, sharedMaxEntry: Int = 8 << 20,
-                sharedLeases: LeaseSettings = LeaseSettings(), sharedTimeout: Duration = .milliseconds(50),
+                canWriteAVIF: Bool = false, sharedTier: SharedTierFactory? = nil,
                 defaultMaxAge: Int = 3600, pipeline: PipelineConfiguration = PipelineConfiguration()) {
         self.host = host
         self.port = port
@@ -62,10 +61,7 @@ public struct ServeSettings: Sendable {
         self.maxConnections = max(1, maxConnections)
         self.allowedSourceHosts = Set(allowedSourceHosts.map { $0.lowercased() })
         self.canWriteAVIF = canWriteAVIF
-        self.sharedCache = sharedCache
-        self.sharedMaxEntry = sharedMaxEntry
-        self.sharedLeases = sharedLeases
-        self.sharedTimeout = sharedTimeout
+        self.sharedTier = sharedTier
         self.defaultMaxAge = defaultMaxAge
         self.pipeline = pipeline
     }

@@ -36,9 +36,9 @@ struct ExternalPluginTests {
         let own = try await run(["stages", "--json"])
         #expect(own.status == 0)
         #expect(own.stdout.contains(#""name" : "grayscale""#) && own.stdout.contains(#""plugin" : "GrayscalePlugin""#))
-        #expect(own.stdout.contains(#""plugin_api_version" : "1.0""#))
+        #expect(own.stdout.contains(#""plugin_api_version" : "1.1""#))
         let stock = try await CLIProcess.run(["stages"])
         #expect(stock.status == 0 && !stock.stdout.contains("grayscale"))
-        #expect(try await run(["--version"]).stdout.contains("plugin API 1.0"))
+        #expect(try await run(["--version"]).stdout.contains("plugin API 1.1"))
     }
 }

@@ -25,6 +25,7 @@ let package = Package(
         .executableTarget(name: "GrayscaleHost", dependencies: [
             "GrayscalePlugin",
             .product(name: "PipelineHostCommandLine", package: "pipelinehost"),
+            .product(name: "BuiltinPlugins", package: "pipelinehost"),
         ]),
     ]
 )

@@ -150,8 +150,4 @@ static inline int ph_vips_width(VipsImage *image) { return vips_image_get_width(
 static inline int ph_vips_height(VipsImage *image) { return vips_image_get_height(image); }
 static inline int ph_vips_bands(VipsImage *image) { return vips_image_get_bands(image); }
 
-/// For the circle plugin: keeps the centred circle that fits the image and makes the rest
-/// transparent (an alpha band), or, with `flatten`, fills it with the background colour.
-int ph_vips_circle(VipsImage *in, int flatten, double red, double green, double blue, VipsImage **out);
-
 #endif

@@ -35,10 +35,7 @@ public struct DiskCache: Sendable {
 
     /// The file name for a key: its SHA-256 in hex, so nothing in a key reaches a path.
     static func name(for key: String) -> String {
-        SHA256.hash(data: Array(key.utf8)).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        SHA256.hash(data: Array(key.utf8)).hexDigits
     }
 
     func path(forName name: String) -> String { "\(entriesDirectory)/\(name.prefix(2))/\(name)" }

@@ -17,9 +17,12 @@ public struct PluginAPIVersion: Sendable, Hashable, Comparable, CustomStringConv
     }
 
     /// The version this build of pipelinehost provides.
-    public static let current = PluginAPIVersion(major: 1, minor: 0)
+    ///
+    /// 1.1 added `PipelinePlugin.canEncode` and `setThreadsPerOperation` (with defaults) and the
+    /// `environmentVariable` parameter type.
+    public static let current = PluginAPIVersion(major: 1, minor: 1)
 
-    /// "1.0".
+    /// "1.1".
     public var description: String { "\(major).\(minor)" }
 
     /// Whether a host of version `self` runs a plugin written for `plugin`.

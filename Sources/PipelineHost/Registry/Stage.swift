@@ -81,9 +81,6 @@ public struct StageIdentity: Sendable, Hashable, CustomStringConvertible {
 
     /// A short hex digest of `bytes` (SHA-256), for a stage's `identityDetail`.
     public static func digest(of bytes: some Sequence<UInt8>) -> String {
-        SHA256.hash(data: Array(bytes)).prefix(16).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        SHA256.hash(data: Array(bytes)).prefix(16).hexDigits
     }
 }

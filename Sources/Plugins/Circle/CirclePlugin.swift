@@ -1,4 +1,4 @@
-import CVips
+import CCircle
 import PipelineHost
 import VipsPlugin
 
@@ -32,7 +32,7 @@ struct CircleStage: Stage {
         let flatten: Int32 = background == nil ? 0 : 1
         let (red, green, blue) = background ?? (0, 0, 0)
         return try await input.applyingVips("circle", in: context) { image, output in
-            ph_vips_circle(image, flatten, red, green, blue, &output)
+            ph_circle(image, flatten, red, green, blue, &output)
         }
     }
 

@@ -48,10 +48,7 @@ struct SubsonicSigner: TransferSigner, CustomStringConvertible {
         hex(Array(Insecure.MD5.hash(data: Array(text.utf8))))
     }
 
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef")
-        return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
-    }
+    static func hex(_ bytes: [UInt8]) -> String { bytes.hexDigits }
 
     /// Splits "http://h/p?a=1&b=2#f" into ("http://h/p", ["a=1", "b=2"]); the fragment goes.
     private static func split(_ location: String) -> (String, [String]) {

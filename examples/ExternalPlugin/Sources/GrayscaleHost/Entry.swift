@@ -1,3 +1,4 @@
+import BuiltinPlugins
 import GrayscalePlugin
 import PipelineHostCommandLine
 

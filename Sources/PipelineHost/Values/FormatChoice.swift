@@ -20,7 +20,7 @@ public enum FormatChoice {
     }
 
     /// The media type of a format name, for Content-Type.
-    static func mediaType(_ format: String?) -> String {
+    public static func mediaType(_ format: String?) -> String {
         switch format {
         case "jpeg": "image/jpeg"
         case "png": "image/png"
