@@ -145,6 +145,8 @@ let package = Package(
         .executableTarget(name: "pipelinehost-soak", dependencies: [
             "TestSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], path: "Tests/Soak"),
+        // Runs a command and reports its peak memory (MeasuredProcess), in C: a test needs no python.
+        .executableTarget(name: "pipelinehost-peak-memory", path: "Tests/PeakMemory"),
         .testTarget(name: "ProfileTests", dependencies: ["TestSupport"]),
         .testTarget(name: "FetchTests", dependencies: ["TestSupport"]),
         .testTarget(name: "NormalizeTests", dependencies: ["TestSupport"]),

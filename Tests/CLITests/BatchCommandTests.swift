@@ -3,7 +3,7 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("pipelinehost run on batches, as a subprocess")
+@Suite("pipelinehost run on batches, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun)
 struct BatchCommandTests {
     let server: LoopbackServer
     let directory: TemporaryDirectory

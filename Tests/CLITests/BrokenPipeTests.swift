@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("pipelinehost run --json | head: ends by SIGPIPE, leaves no temporary files")
+@Suite("pipelinehost run --json | head: ends by SIGPIPE, leaves no temporary files", .tags(.pixels, .network, .process), .notInFastRun)
 struct BrokenPipeTests {
     @Test("the reader leaving mid-batch stops the run cleanly")
     func head() async throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("the disk cache across runs, and pipelinehost cache, as a subprocess")
+@Suite("the disk cache across runs, and pipelinehost cache, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun)
 struct CacheCommandTests {
     let server: LoopbackServer
     let directory: TemporaryDirectory

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("pipelinehost cache: maintenance never follows a symlink out of the cache")
+@Suite("pipelinehost cache: maintenance never follows a symlink out of the cache", .tags(.pixels, .process), .notInFastRun)
 struct CacheSymlinkTests {
     let directory: TemporaryDirectory
     var cache: String { directory.file("cache") }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("pipelinehost: no credential is shown or stored")
+@Suite("pipelinehost: no credential is shown or stored", .tags(.pixels, .network, .process), .notInFastRun)
 struct CredentialTests {
     let server: LoopbackServer
     let directory: TemporaryDirectory

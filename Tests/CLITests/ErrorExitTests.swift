@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("pipelinehost: profile and usage errors exit 2 with one line")
+@Suite("pipelinehost: profile and usage errors exit 2 with one line", .tags(.process), .notInFastRun)
 struct ErrorExitTests {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }
@@ -39,7 +39,7 @@ struct ErrorExitTests {
     }
 }
 
-@Suite("pipelinehost check, stages and help")
+@Suite("pipelinehost check, stages and help", .tags(.process), .notInFastRun)
 struct InspectionCommandTests {
     @Test("check prints each profile's stages with resolved parameters")
     func check() async throws {

@@ -6,7 +6,8 @@ import TestSupport
 /// stage. scripts/test builds it and names its binary in EXTERNAL_PLUGIN_BIN; without that
 /// variable (a plain `swift test`) these tests are skipped, and say so.
 @Suite("a plugin in a package of its own (examples/ExternalPlugin)",
-       .enabled(if: ProcessInfo.processInfo.environment["EXTERNAL_PLUGIN_BIN"] != nil, "scripts/test builds the example and sets EXTERNAL_PLUGIN_BIN"))
+       .enabled(if: ProcessInfo.processInfo.environment["EXTERNAL_PLUGIN_BIN"] != nil, "scripts/test builds the example and sets EXTERNAL_PLUGIN_BIN"),
+       .tags(.pixels, .process), .notInFastRun)
 struct ExternalPluginTests {
     let binary = ProcessInfo.processInfo.environment["EXTERNAL_PLUGIN_BIN"] ?? ""
 

@@ -3,7 +3,7 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("pipelinehost: a hostile profile stops with exit 2, in bounded memory")
+@Suite("pipelinehost: a hostile profile stops with exit 2, in bounded memory", .tags(.pixels, .process), .notInFastRun)
 struct HostileProfileCLITests {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }

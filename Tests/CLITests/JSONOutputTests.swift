@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("pipelinehost run --json over bad input, as a subprocess")
+@Suite("pipelinehost run --json over bad input, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun)
 struct JSONOutputTests {
     let server: LoopbackServer
     let directory: TemporaryDirectory

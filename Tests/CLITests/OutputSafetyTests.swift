@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("pipelinehost: output files are never silently overwritten or misplaced")
+@Suite("pipelinehost: output files are never silently overwritten or misplaced", .tags(.pixels, .network, .process), .notInFastRun)
 struct OutputSafetyTests {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }

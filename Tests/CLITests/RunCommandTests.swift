@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("pipelinehost run, as a subprocess")
+@Suite("pipelinehost run, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun)
 struct RunCommandTests {
     let server: LoopbackServer
     let directory: TemporaryDirectory

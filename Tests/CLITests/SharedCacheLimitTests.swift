@@ -5,7 +5,7 @@ import TestSupport
 
 /// Several processes on one cache directory keep to one size limit together: each counts the
 /// others' writes through the directory's shared usage file.
-@Suite("the disk cache's size limit across processes")
+@Suite("the disk cache's size limit across processes", .tags(.pixels, .process), .notInFastRun)
 struct SharedCacheLimitTests {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }

@@ -6,7 +6,7 @@ import TestSupport
 /// A second profile of one source that arrives after the first one's original was fetched, but
 /// before that request succeeded and stored it, joins the fetched original instead of fetching
 /// again (CI once saw examples/subsonic.lua transfer twice this way).
-@Suite("A finished original waiting for its store stays joinable until its request ends")
+@Suite("A finished original waiting for its store stays joinable until its request ends", .tags(.pixels, .network), .notInFastRun)
 struct AwaitingCommitTests {
     let server: LoopbackServer
     let directory: TemporaryDirectory

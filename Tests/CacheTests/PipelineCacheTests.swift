@@ -6,7 +6,7 @@ import TestSupport
 
 /// Profiles with cache stages, run against the loopback server, with a disk cache directory of
 /// the test's own. A new `Pipeline` on the same directory is what a new process sees.
-@Suite("The cache stage: memory, then disk, then the network")
+@Suite("The cache stage: memory, then disk, then the network", .tags(.pixels, .network), .notInFastRun)
 struct PipelineCacheTests {
     let server: LoopbackServer
     let directory: TemporaryDirectory

@@ -2,7 +2,7 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("circle: round avatars, as a plugin image stage")
+@Suite("circle: round avatars, as a plugin image stage", .tags(.pixels), .notInFastRun)
 struct CircleTests {
     let directory: TemporaryDirectory
     let source: String

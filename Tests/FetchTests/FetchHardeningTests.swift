@@ -3,7 +3,7 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("fetch hardening: connection pools per guard, bounded headers")
+@Suite("fetch hardening: connection pools per guard, bounded headers", .tags(.pixels, .network, .process), .notInFastRun)
 struct FetchHardeningTests {
     let server: LoopbackServer
     let jpeg = Fixtures.quadrants(width: 64, height: 48)

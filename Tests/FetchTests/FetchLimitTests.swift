@@ -3,7 +3,7 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("fetch limits: low speed, schemes, block_private")
+@Suite("fetch limits: low speed, schemes, block_private", .tags(.pixels, .network), .notInFastRun)
 struct FetchLimitTests {
     let server: LoopbackServer
     let jpeg = Fixtures.quadrants(width: 64, height: 48)
@@ -86,7 +86,7 @@ struct FetchLimitTests {
     }
 }
 
-@Suite("fetch retries")
+@Suite("fetch retries", .tags(.pixels, .network), .notInFastRun)
 struct FetchRetryTests {
     let server: LoopbackServer
     let jpeg = Fixtures.quadrants(width: 64, height: 48)

@@ -3,7 +3,7 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("fetch over libcurl", .serialized)
+@Suite("fetch over libcurl", .serialized, .tags(.pixels, .network), .notInFastRun)
 struct FetchTests {
     let server: LoopbackServer
     let jpeg = Fixtures.quadrants(width: 64, height: 48)

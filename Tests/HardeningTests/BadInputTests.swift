@@ -3,7 +3,7 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("bad input: typed errors, nothing cached, the batch goes on")
+@Suite("bad input: typed errors, nothing cached, the batch goes on", .tags(.pixels, .network), .notInFastRun)
 struct BadInputTests {
     let server: LoopbackServer
     let directory: TemporaryDirectory

@@ -3,7 +3,7 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("Metrics: --stats figures and swift-metrics agree on a known workload", .timeLimit(.minutes(5)))
+@Suite("Metrics: --stats figures and swift-metrics agree on a known workload", .timeLimit(.minutes(5)), .tags(.pixels, .network), .notInFastRun)
 struct MetricsTests {
     let server: LoopbackServer
     let directory: TemporaryDirectory

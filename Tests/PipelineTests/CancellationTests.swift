@@ -2,7 +2,7 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("Pipeline: cancellation is counted per waiter", .timeLimit(.minutes(5)))
+@Suite("Pipeline: cancellation is counted per waiter", .timeLimit(.minutes(5)), .tags(.pixels, .network), .notInFastRun)
 struct CancellationTests {
     let server: LoopbackServer
     let profile = TestPipeline.thumbnail()

@@ -2,7 +2,7 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("Pipeline: in-flight work is shared, counted at the server", .timeLimit(.minutes(5)))
+@Suite("Pipeline: in-flight work is shared, counted at the server", .timeLimit(.minutes(5)), .tags(.pixels, .network), .notInFastRun)
 struct DeduplicationTests {
     let server: LoopbackServer
 

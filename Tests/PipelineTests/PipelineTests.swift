@@ -2,7 +2,7 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("Pipeline: profiles end to end over loopback HTTP")
+@Suite("Pipeline: profiles end to end over loopback HTTP", .tags(.pixels, .network), .notInFastRun)
 struct PipelineTests {
     let server: LoopbackServer
 

@@ -2,7 +2,7 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("Pipeline: queues serve higher priority first", .timeLimit(.minutes(5)))
+@Suite("Pipeline: queues serve higher priority first", .timeLimit(.minutes(5)), .tags(.pixels, .network), .notInFastRun)
 struct PriorityTests {
     let server: LoopbackServer
     let pipeline: Pipeline

@@ -2,7 +2,7 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("Loading profile files")
+@Suite("Loading profile files", .tags(.pixels), .notInFastRun)
 struct ProfileLoaderTests {
     @Test("the bundled examples load, with defaults filled in")
     func examplesLoad() throws {

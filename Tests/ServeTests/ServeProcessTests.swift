@@ -4,7 +4,7 @@ import TestSupport
 
 /// `pipelinehost serve` as a user runs it: a subprocess on a loopback port, called with curl, in
 /// front of the loopback origin.
-@Suite(.serialized) struct ServeProcessTests {
+@Suite(.serialized, .tags(.pixels, .network, .process), .notInFastRun) struct ServeProcessTests {
     static let profile = """
         profile "thumb" {
           fetch      { block_private = true, allow_loopback = true, retries = 0 },

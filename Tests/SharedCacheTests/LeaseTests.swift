@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// One flight across nodes: three pipelines (three nodes' worth) on one redis-server.
-@Suite(.serialized) struct LeaseTests {
+@Suite(.serialized, .tags(.pixels, .network, .redis, .process), .notInFastRun) struct LeaseTests {
     let origin: LoopbackServer
     let redis: RedisServer
 
@@ -240,7 +240,7 @@ import TestSupport
 }
 
 /// Serve nodes under load while their Redis dies and comes back.
-@Suite(.serialized) struct RedisFaultTests {
+@Suite(.serialized, .tags(.pixels, .network, .redis, .process), .notInFastRun) struct RedisFaultTests {
     @Test func redisKilledUnderLoadFailsNoRequestAndIsUsedAgainAfterItRestarts() async throws {
         let origin = try LoopbackServer()
         for id in 0..<80 { origin.route("/c\(id).jpg", .ok(Fixtures.quadrants(width: 320, height: 200))) }

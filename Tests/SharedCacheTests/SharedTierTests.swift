@@ -6,7 +6,7 @@ import TestSupport
 
 /// The shared tier on a real redis-server (started on loopback for each test): two pipelines,
 /// standing for two nodes, each with its own memory and disk, share what either made.
-@Suite(.serialized) struct SharedTierTests {
+@Suite(.serialized, .tags(.pixels, .network, .redis), .notInFastRun) struct SharedTierTests {
     static let profile = """
         profile "thumb" {
           normalize  { drop_query = { "u", "t", "s", "p" } },

@@ -3,7 +3,7 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("subsonic_auth: a fresh signature per transfer, never a credential in sight")
+@Suite("subsonic_auth: a fresh signature per transfer, never a credential in sight", .tags(.pixels, .network, .process), .notInFastRun)
 struct SubsonicAuthTests {
     let server: LoopbackServer
     let directory: TemporaryDirectory

@@ -16,7 +16,7 @@ extension DecodesFiles {
     }
 }
 
-@Suite("decode: sniffing and limits")
+@Suite("decode: sniffing and limits", .tags(.pixels), .notInFastRun)
 struct DecodeTests: DecodesFiles {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }
@@ -104,7 +104,7 @@ struct DecodeTests: DecodesFiles {
     }
 }
 
-@Suite("decode: frame limits for any page count, and the format allowlist")
+@Suite("decode: frame limits for any page count, and the format allowlist", .tags(.pixels), .notInFastRun)
 struct DecodeHardeningTests: DecodesFiles {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// encode's options, each shown by what it changes in the bytes or the pixels.
-@Suite("encode: effort, lossless, progressive, chroma subsampling, quality per format, jxl")
+@Suite("encode: effort, lossless, progressive, chroma subsampling, quality per format, jxl", .tags(.pixels), .notInFastRun)
 struct EncodeOptionTests {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }

@@ -2,7 +2,7 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("downsample, blur and encode")
+@Suite("downsample, blur and encode", .tags(.pixels), .notInFastRun)
 struct ImageStageTests {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }

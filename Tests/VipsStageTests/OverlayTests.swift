@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// overlay: a watermark file next to the profile, drawn by gravity, margin, opacity and scale.
-@Suite("overlay: a watermark")
+@Suite("overlay: a watermark", .tags(.pixels, .network), .notInFastRun)
 struct OverlayTests {
     let directory: TemporaryDirectory
     let base: String

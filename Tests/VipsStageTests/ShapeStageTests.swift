@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// sharpen, rotate, flip, pad, trim, flatten and round_corners, each checked by pixels.
-@Suite("sharpen, rotate, flip, pad, trim, flatten, round_corners")
+@Suite("sharpen, rotate, flip, pad, trim, flatten, round_corners", .tags(.pixels), .notInFastRun)
 struct ShapeStageTests {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }

@@ -3,7 +3,10 @@ enum Suggestion {
     /// The closest candidate within two edits, if any.
     static func closest(to word: String, in candidates: some Sequence<String>) -> String? {
         var best: (name: String, distance: Int)?
-        for candidate in candidates {
+        // Lengths that differ by more than two cannot be within two edits; checking first keeps a
+        // hostile megabyte-long name (a profile's key or value) from costing seconds per candidate.
+        let length = word.count
+        for candidate in candidates where abs(candidate.count - length) <= 2 {
             let d = distance(Array(word), Array(candidate))
             if d <= 2, d < (best?.distance ?? .max) { best = (candidate, d) }
         }

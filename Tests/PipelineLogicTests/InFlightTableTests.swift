@@ -1,6 +1,6 @@
 @testable import PipelineHost
+import PipelineTesting
 import Testing
-import TestSupport
 
 /// The in-flight table's rules on their own: no task, no libvips, no curl. A waiter here is a
 /// plain number; the owner (the Pipeline actor) resumes continuations instead.

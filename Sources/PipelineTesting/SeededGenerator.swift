@@ -1,10 +1,12 @@
 /// SplitMix64: a small deterministic generator, so a randomized test or the soak run makes the
-/// same plan every run, and a failing seed can be run again.
+/// same plan every run, and a failing seed can be run again. For tests, like the fakes here.
 public struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64
 
+    /// A generator whose numbers depend only on `seed`.
     public init(seed: UInt64) { state = seed }
 
+    /// The next 64 random bits.
     public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
