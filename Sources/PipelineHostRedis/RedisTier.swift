@@ -34,10 +34,14 @@ public final class RedisTier: CacheTier {
     /// Wakes this node's waiters when another node finishes an entry.
     let done: DoneChannel
     private let logger: Logger
+    /// The time of day entries' lifetimes are counted from.
+    let clock: WallClock
 
     /// A tier on `client`; metrics go to `metrics` (swift-metrics' default when nil).
     public init(client: RedisClient, maxEntryBytes: Int = 8 << 20, staleFor: Double = 86_400, leases: LeaseSettings = LeaseSettings(),
-                metrics: (any MetricsFactory)? = nil, logger: Logger = Logger(label: "pipelinehost.shared")) {
+                metrics: (any MetricsFactory)? = nil, logger: Logger = Logger(label: "pipelinehost.shared"),
+                clock: WallClock = .system) {
+        self.clock = clock
         self.client = client
         self.leases = leases
         done = DoneChannel(address: client.address)
@@ -88,7 +92,7 @@ public final class RedisTier: CacheTier {
             return
         }
         let value = header + entry.image.bytes.array
-        let milliseconds = max(1000, Int(((entry.expiresAt - Self.now()) + staleFor) * 1000))
+        let milliseconds = Self.lifetime(of: entry, staleFor: staleFor, at: clock.now)
         pending.withLock { $0.count += 1 }
         Task {
             do throws(RedisClient.Failure) {
@@ -146,10 +150,12 @@ public final class RedisTier: CacheTier {
         return ("pipelinehost:v1:" + digest, digest)
     }
 
-    static func now() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    /// How long Redis keeps an entry, in milliseconds: while it is fresh at `now`, then
+    /// `staleFor` seconds more as the last good image; at least a second.
+    static func lifetime(of entry: CacheEntry, staleFor: Double, at now: Double) -> Int {
+        let seconds = (entry.expiresAt - now) + staleFor
+        guard seconds.isFinite else { return seconds > 0 ? Int(Int32.max) : 1000 }
+        return max(1000, Int(min(seconds * 1000, Double(Int32.max))))
     }
 }
 

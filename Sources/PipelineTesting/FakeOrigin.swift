@@ -7,6 +7,7 @@ import PipelineHost
 public final class FakeOrigin: Sendable {
     private struct State {
         var bodies: [String: [UInt8]] = [:]
+        var maxAges: [String: Double] = [:]
         var failures: [String: PipelineError] = [:]
         var held: Set<String> = []
         var started: [String: Int] = [:]
@@ -20,9 +21,10 @@ public final class FakeOrigin: Sendable {
     /// An origin that serves nothing yet.
     public init() {}
 
-    /// Serves `bytes` at `path` (the part of a source after its host, such as "/a.jpg").
-    public func serve(_ path: String, _ bytes: [UInt8] = Array("image".utf8)) {
-        state.withLock { $0.bodies[path] = bytes; $0.failures[path] = nil }
+    /// Serves `bytes` at `path` (the part of a source after its host, such as "/a.jpg"), fresh
+    /// for `maxAge` seconds when given (as `Cache-Control: max-age` would say).
+    public func serve(_ path: String, _ bytes: [UInt8] = Array("image".utf8), maxAge: Double? = nil) {
+        state.withLock { $0.bodies[path] = bytes; $0.maxAges[path] = maxAge; $0.failures[path] = nil }
     }
 
     /// Answers `path` with `error`.
@@ -44,8 +46,8 @@ public final class FakeOrigin: Sendable {
     /// Paths in the order their fetches started.
     public var order: [String] { state.withLock { $0.order } }
 
-    /// What the fake fetch stage does with one path.
-    func fetch(_ path: String) async throws -> [UInt8] {
+    /// What the fake fetch stage does with one path: the body, and its max-age if it has one.
+    func fetch(_ path: String) async throws -> (body: [UInt8], maxAge: Double?) {
         state.withLock {
             $0.started[path, default: 0] += 1
             $0.order.append(path)
@@ -58,11 +60,11 @@ public final class FakeOrigin: Sendable {
                 throw PipelineError.cancelled("fake transfer cancelled")
             }
         }
-        let answer: Result<[UInt8], PipelineError> = state.withLock { state in
+        let answer: Result<(body: [UInt8], maxAge: Double?), PipelineError> = state.withLock { state in
             if let failure = state.failures[path] { return .failure(failure) }
             guard let body = state.bodies[path] else { return .failure(PipelineError(.invalidSource, "nothing at \(path)")) }
             state.finished[path, default: 0] += 1
-            return .success(body)
+            return .success((body, state.maxAges[path]))
         }
         return try answer.get()
     }

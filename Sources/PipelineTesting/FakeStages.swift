@@ -36,8 +36,9 @@ public enum FakeStages {
             guard case .source(let source) = input else { throw PipelineError(.stageFailed, "fetch: expected a source") }
             let location = SourceLocation(source.location)
             let path = location.authority.map { location.resource[$0.endIndex...] } ?? location.resource
-            let bytes = try await origin.fetch(path.isEmpty ? "/" : String(path))
-            return .encoded(EncodedImage(bytes: ImageBytes(copying: bytes), format: "fake"))
+            let (bytes, maxAge) = try await origin.fetch(path.isEmpty ? "/" : String(path))
+            return .encoded(EncodedImage(bytes: ImageBytes(copying: bytes), format: "fake",
+                                         cacheHints: maxAge.map { CacheHints(maxAge: $0) }))
         }
     }
 

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A stored value: encoded bytes (with what is known about them) and when they stop being fresh.
 /// An entry past `expiresAt` is not thrown away: it is revalidated, or served as the last good
 /// image when a profile asks for that.
@@ -35,11 +31,4 @@ public struct CacheEntry: Sendable {
 /// variant further on. Originals follow HTTP's freshness; variants follow `ttl`.
 public enum CacheLayer: String, Sendable, Codable {
     case original, variant
-}
-
-/// Wall-clock seconds since 1970.
-func wallClock() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }

@@ -30,15 +30,19 @@ public struct CacheSettings: Sendable {
     /// Tiers looked in after memory and disk, in order, such as one shared between machines.
     /// A hit there is copied into the tiers before it that keep the entry.
     public var additionalTiers: [any CacheTier]
+    /// The time freshness is judged by; tests move a clock of their own instead of sleeping.
+    public var clock: WallClock
 
     /// Settings for every cache stage of a pipeline; a profile's `dir` is overridden by `directory`.
     public init(mode: Mode = .normal, directory: String? = nil, diskLimit: Int = 1 << 30,
-                memory: MemoryCache<StageKey>.Limits = .init(), additionalTiers: [any CacheTier] = []) {
+                memory: MemoryCache<StageKey>.Limits = .init(), additionalTiers: [any CacheTier] = [],
+                clock: WallClock = .system) {
         self.mode = mode
         self.directory = directory
         self.diskLimit = max(0, diskLimit)
         self.memory = memory
         self.additionalTiers = additionalTiers
+        self.clock = clock
     }
 }
 

@@ -13,9 +13,12 @@ final class TieredCache: Sendable {
     private let counters: PipelineCounters
     private let logger: Logger
     private let clock = ContinuousClock()
+    /// The time of day every freshness decision is made at.
+    let wall: WallClock
 
     init(settings: CacheSettings, blocking: BlockingExecutor, counters: PipelineCounters, logger: Logger) {
         mode = settings.mode
+        wall = settings.clock
         memory = MemoryTier(limits: settings.memory)
         disk = DiskTier(writer: DiskWriter(limit: settings.diskLimit, blocking: blocking, counters: counters, logger: logger),
                         blocking: blocking)
@@ -31,7 +34,7 @@ final class TieredCache: Sendable {
         let started = clock.now
         counters.add(\.memoryLookups)
         guard let entry = memory.entry(for: key) else { return nil }
-        let fresh = entry.isFresh(at: wallClock())
+        let fresh = entry.isFresh(at: wall.now)
         guard fresh || mode == .offline else { return nil }
         counters.add(\.memoryHits)
         var value = StepValue(stored: entry, lookup: clock.now - started, stale: !fresh)
@@ -78,7 +81,7 @@ final class TieredCache: Sendable {
             if isDisk { counters.add(\.diskLookups) }
             switch await tier.read(key, at: point) {
             case .hit(let entry):
-                if entry.isFresh(at: wallClock()), mode != .refresh {
+                if entry.isFresh(at: wall.now), mode != .refresh {
                     if isDisk { counters.add(\.diskHits) }
                     for earlier in [memory] + lower[..<index] where earlier.keeps(point) {
                         earlier.store(entry, for: key, at: point)
@@ -138,7 +141,7 @@ final class TieredCache: Sendable {
     func reuse(_ variant: CacheEntry, after original: StepValue, key: StageKey, at point: CachePoint, miss: Miss) -> StepValue {
         counters.add(\.revalidatedVariants)
         var entry = variant
-        let now = wallClock()
+        let now = wall.now
         entry.storedAt = now
         entry.expiresAt = min(now + point.ttl, original.expiresAt ?? .infinity)
         var value = original
@@ -176,7 +179,7 @@ final class TieredCache: Sendable {
     private func pendingStore(_ value: StepValue, image: EncodedImage, key: StageKey, point: CachePoint,
                               freshnessOnly: Bool) -> StepValue {
         var value = value
-        let now = wallClock()
+        let now = wall.now
         let lifetime = point.layer == .original ? image.cacheHints?.maxAge ?? point.ttl : point.ttl
         let expiresAt = min(now + lifetime, value.expiresAt ?? .infinity)
         value.expiresAt = expiresAt

@@ -111,7 +111,7 @@ extension Pipeline {
         case .success(let value):
             counters.stageRan(configured.name, role: role, input: previous.value, output: value, time: ran)
             let timing = PipelineResult.StageTiming(stage: configured.name, waited: started - queued, duration: ran)
-            return .success(previous.carrying(value, timings: previous.timings + [timing]))
+            return .success(previous.carrying(value, timings: previous.timings + [timing], now: cache.wall.now))
         }
     }
 

@@ -39,15 +39,16 @@ struct StepValue: Sendable {
     }
 
     /// This value as the input to the next step: everything but the value and timings carries
-    /// on, and what an origin said about freshness binds everything made from its bytes.
-    func carrying(_ value: StageValue, timings: [PipelineResult.StageTiming]) -> StepValue {
+    /// on, and what an origin said about freshness binds everything made from its bytes (from
+    /// `now`, seconds since 1970).
+    func carrying(_ value: StageValue, timings: [PipelineResult.StageTiming], now: Double) -> StepValue {
         var next = self
         next.value = value
         next.timings = timings
         if case .encoded(let encoded) = value, let hints = encoded.cacheHints {
             next.noStore = next.noStore || hints.noStore
             if let version = hints.validators.version { next.originVersion = version }
-            if let maxAge = hints.maxAge { next.expiresAt = min(next.expiresAt ?? .infinity, wallClock() + maxAge) }
+            if let maxAge = hints.maxAge { next.expiresAt = min(next.expiresAt ?? .infinity, now + maxAge) }
         }
         return next
     }
