@@ -57,13 +57,7 @@ enum ResultJSON {
             try container.encodeIfPresent(kind, forKey: Key("kind"))
             try container.encodeIfPresent(reason, forKey: Key("reason"))
             try container.encodeIfPresent(message, forKey: Key("message"))
-            for (name, value) in details {
-                switch value {
-                case .integer(let integer): try container.encode(integer, forKey: Key(name))
-                case .number(let number): try container.encode(number, forKey: Key(name))
-                case .string(let string): try container.encode(string, forKey: Key(name))
-                }
-            }
+            for (name, value) in details { try container.encode(value, forKey: Key(name)) }
         }
     }
 

@@ -28,7 +28,7 @@ struct ImageHandler: Sendable {
             let answer = ImageResponse(result: result, variesByAccept: auto, defaultMaxAge: state.settings.defaultMaxAge)
             return (answer.response(for: request), logPath, answer.cacheResult)
         } catch {
-            return (ServeResponder.response(for: error, method: request.method), logPath, "-")
+            return (error.response(method: request.method), logPath, "-")
         }
     }
 

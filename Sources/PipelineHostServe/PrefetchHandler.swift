@@ -31,7 +31,7 @@ struct PrefetchHandler: Sendable {
             headers[.contentType] = "application/json"
             return Response(status: .accepted, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
         } catch {
-            return ServeResponder.response(for: error, method: request.method)
+            return error.response(method: request.method)
         }
     }
 

@@ -50,32 +50,27 @@ struct ServeFailure: Error, Sendable {
         fields["kind"] = .string(kind)
         fields["reason"] = .string(reason)
         if let source { fields["source"] = .string(source) }
-        let members = fields.keys.sorted().map { name in "\(Self.quoted(name)):\(Self.json(fields[name]!))" }
-        return "{" + members.joined(separator: ",") + "}\n"
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(fields) else { return #"{"kind":"internal"}"# + "\n" }
+        return String(decoding: data, as: UTF8.self) + "\n"
     }
 
-    private static func json(_ field: ErrorField) -> String {
-        switch field {
-        case .integer(let value): String(value)
-        case .number(let value): value.isFinite ? String(value) : "null"
-        case .string(let text): quoted(text)
-        }
+    /// This failure as an answer: JSON, with Retry-After when it has one, and no body for HEAD.
+    func response(method: HTTPRequest.Method, extra: HTTPFields = [:]) -> Response {
+        var headers = extra
+        let body = body
+        headers[.contentType] = "application/json"
+        headers[.contentLength] = String(body.utf8.count)
+        if let seconds = retryAfter { headers[.retryAfter] = String(seconds) }
+        if method == .head { return Response(status: status, headers: headers) }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
     }
+}
 
-    private static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+/// A failure thrown anywhere Hummingbird answers renders itself.
+extension ServeFailure: HTTPResponseError {
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        response(method: request.method)
     }
 }

@@ -31,7 +31,7 @@ struct ServeResponder: HTTPResponder {
             headers[.allow] = "GET, HEAD"
             var failure = ServeFailure(.methodNotAllowed, "method_not_allowed", "\(request.method) is not served here; use GET or HEAD")
             failure.details = [:]
-            (response, logPath, cache) = (Self.response(for: failure, method: request.method, extra: headers), "-", "-")
+            (response, logPath, cache) = (failure.response(method: request.method, extra: headers), "-", "-")
         }
         log(request, path: logPath, response: response, cache: cache, since: started)
         return response
@@ -71,16 +71,5 @@ struct ServeResponder: HTTPResponder {
         headers[.contentType] = "text/plain; charset=utf-8"
         headers[.contentLength] = String(body.utf8.count)
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
-    }
-
-    /// A failure as JSON, with Retry-After when it has one (no body for HEAD).
-    static func response(for failure: ServeFailure, method: HTTPRequest.Method, extra: HTTPFields = [:]) -> Response {
-        var headers = extra
-        let body = failure.body
-        headers[.contentType] = "application/json"
-        headers[.contentLength] = String(body.utf8.count)
-        if let seconds = failure.retryAfter { headers[.retryAfter] = String(seconds) }
-        if method == .head { return Response(status: failure.status, headers: headers) }
-        return Response(status: failure.status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
     }
 }

@@ -85,3 +85,16 @@ public enum ErrorField: Sendable, Equatable {
     case number(Double)
     case string(String)
 }
+
+extension ErrorField: Encodable {
+    /// The bare JSON value: a number, or a string; a number that is not finite is null.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .integer(let value): try container.encode(value)
+        case .number(let value) where value.isFinite: try container.encode(value)
+        case .number: try container.encodeNil()
+        case .string(let text): try container.encode(text)
+        }
+    }
+}
