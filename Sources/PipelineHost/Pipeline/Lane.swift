@@ -2,15 +2,17 @@
 /// and first come, first served within a priority.
 ///
 /// A plain value owned by the `Pipeline` actor: every method runs on the actor, so the queue
-/// needs no lock. Waiting and cancelling live in `Pipeline+Lanes.swift`.
-struct Lane {
+/// needs no lock. Waiting and cancelling live in `Pipeline+Lanes.swift`. Generic over what a
+/// ticket carries to its waiter (the pipeline's is a continuation; LaneTests use numbers), so its
+/// rules are tested on their own.
+struct Lane<Grant> {
     struct Ticket {
         let id: Int
         var priority: Priority
         /// Arrival order, for first come, first served within a priority.
         let sequence: Int
         let host: String?
-        let grant: CheckedContinuation<Bool, Never>
+        let grant: Grant
     }
 
     let limit: Int
@@ -34,7 +36,7 @@ struct Lane {
         return true
     }
 
-    mutating func enqueue(id: Int, priority: Priority, host: String?, grant: CheckedContinuation<Bool, Never>) {
+    mutating func enqueue(id: Int, priority: Priority, host: String?, grant: Grant) {
         sequence += 1
         queue.append(Ticket(id: id, priority: priority, sequence: sequence, host: host, grant: grant))
     }
@@ -87,6 +89,10 @@ struct Lane {
         return best
     }
 }
+
+/// What a queued step waits on: resumed with true when it gets a slot, false when its work
+/// was cancelled first.
+typealias SlotGrant = CheckedContinuation<Bool, Never>
 
 /// The queues a step can wait in.
 enum LaneKind: Sendable {

@@ -26,7 +26,7 @@ extension Pipeline {
         withLane(lane) { $0.remove(id: ticket) }?.grant.resume(returning: false)
     }
 
-    func withLane<T>(_ lane: LaneKind, _ body: (inout Lane) -> T) -> T {
+    func withLane<T>(_ lane: LaneKind, _ body: (inout Lane<SlotGrant>) -> T) -> T {
         defer { activityMayHaveChanged() }
         switch lane {
         case .transfers: return body(&transferLane)

@@ -21,8 +21,8 @@ public actor Pipeline {
 
     /// Running work by step key, and finished cache steps held until their request ends.
     var inFlight = InFlightTable<StageKey, CheckedContinuation<StepOutcome, Never>, StepValue, WorkHandle>()
-    var transferLane: Lane
-    var cpuLane: Lane
+    var transferLane: Lane<SlotGrant>
+    var cpuLane: Lane<SlotGrant>
     let counters: PipelineCounters
     /// Memory, disk and any additional tiers, and what a lookup behind a cache point means.
     let cache: TieredCache
