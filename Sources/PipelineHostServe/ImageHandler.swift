@@ -32,31 +32,11 @@ struct ImageHandler: Sendable {
         }
     }
 
-    /// Checks everything that needs no pipeline work, in an order that tells an unsigned caller
-    /// nothing: the shape, the signature, then the profile and the source.
+    /// The image the request asks for, checked as ImageResolver checks every image path.
     private func resolve(_ request: Request, path: Substring) throws(ServeFailure) -> (ImagePath, ServedProfiles) {
-        guard request.uri.query == nil else {
-            throw .forbidden("a query string is not covered by the signature; percent-encode \"?\" in plain sources")
-        }
-        guard let (signature, signed) = ImagePath.split(path) else {
-            throw .notFound("not an image path: use /{signature}/{profile}/{base64url source} or .../plain/{source}")
-        }
-        if signature == "unsafe" {
-            guard state.settings.allowUnsigned else { throw .forbidden("unsigned paths are refused: the service runs without --allow-unsigned") }
-        } else if !state.settings.signer.accepts(signature, for: signed) {
-            throw .forbidden("bad signature")
-        }
-        let image: ImagePath
-        do {
-            image = try ImagePath(signature: signature, signed: signed)
-        } catch {
-            throw .notFound(error.message)
-        }
         let profiles = state.slot.now.profiles
-        guard profiles.set[image.profile] != nil else {
-            throw .notFound("no profile named \"\(Redactor.escapingControls(image.profile))\"")
-        }
-        try SourcePolicy.check(image.source, allowedHosts: state.settings.allowedSourceHosts)
+        let image = try ImageResolver(settings: state.settings).resolve(
+            path: path, query: request.uri.query.map { Substring($0) }, profiles: profiles)
         return (image, profiles)
     }
 

@@ -51,18 +51,14 @@ struct PrefetchHandler: Sendable {
         return paths
     }
 
-    /// The same checks as a GET of the path.
+    /// The same checks as a GET of the path (ImageResolver), a "?" starting its query.
     private func check(_ path: String) -> Result<ImageRequest, ServeFailure> {
         let raw = Substring(path)
-        guard let (signature, signed) = ImagePath.split(raw) else { return .failure(.notFound("not an image path")) }
-        if signature == "unsafe" ? !state.settings.allowUnsigned : !state.settings.signer.accepts(signature, for: signed) {
-            return .failure(.forbidden("bad signature"))
-        }
-        guard let image = try? ImagePath(signature: signature, signed: signed) else { return .failure(.notFound("bad source segment")) }
+        let (pathPart, query) = raw.firstIndex(of: "?").map { (raw[..<$0], Optional(raw[raw.index(after: $0)...])) } ?? (raw, nil)
         let profiles = state.slot.now.profiles
-        guard profiles.set[image.profile] != nil else { return .failure(.notFound("no such profile")) }
+        let image: ImagePath
         do {
-            try SourcePolicy.check(image.source, allowedHosts: state.settings.allowedSourceHosts)
+            image = try ImageResolver(settings: state.settings).resolve(path: pathPart, query: query, profiles: profiles)
         } catch {
             return .failure(error)
         }

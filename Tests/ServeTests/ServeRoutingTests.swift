@@ -316,4 +316,18 @@ import TestSupport
             #expect(notJSON.status == .badRequest)
         }
     }
+
+    @Test func aPrefetchPathIsCheckedExactlyAsItsGetIs() async throws {
+        // A query is not covered by the signature, so a GET refuses it even when the signature
+        // was made over it; a prefetch of the same path must not warm what no GET can ask for.
+        let signedPart = "/thumb/plain/" + origin.url("/cover.jpg") + "?x=1"
+        let path = "/" + signer.signature(for: signedPart)! + signedPart
+        try await service().application().test(.live) { client in
+            let get = try await client.execute(uri: path, method: .get)
+            #expect(get.status == .forbidden)
+            let response = try await client.execute(uri: "/prefetch", method: .post, body: ByteBuffer(string: "[\"\(path)\"]"))
+            #expect(String(buffer: response.body) == "{\"accepted\":0,\"refused\":1}\n")
+            #expect(origin.requestCount("/cover.jpg") == 0)
+        }
+    }
 }

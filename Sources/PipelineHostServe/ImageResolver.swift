@@ -1,0 +1,35 @@
+import PipelineHost
+
+/// The checks an image path passes before any pipeline work, for a GET and for each path of a
+/// /prefetch list alike, so the two cannot drift: the shape, the signature, then the profile and
+/// the source. The order tells an unsigned caller nothing about profiles or sources.
+struct ImageResolver: Sendable {
+    let settings: ServeSettings
+
+    /// The image a path asks for, with the profiles that serve it; `query` is what followed a
+    /// "?" (nothing signs it, so any query is refused).
+    func resolve(path: Substring, query: Substring?, profiles: ServedProfiles) throws(ServeFailure) -> ImagePath {
+        guard query == nil else {
+            throw .forbidden("a query string is not covered by the signature; percent-encode \"?\" in plain sources")
+        }
+        guard let (signature, signed) = ImagePath.split(path) else {
+            throw .notFound("not an image path: use /{signature}/{profile}/{base64url source} or .../plain/{source}")
+        }
+        if signature == "unsafe" {
+            guard settings.allowUnsigned else { throw .forbidden("unsigned paths are refused: the service runs without --allow-unsigned") }
+        } else if !settings.signer.accepts(signature, for: signed) {
+            throw .forbidden("bad signature")
+        }
+        let image: ImagePath
+        do {
+            image = try ImagePath(signature: signature, signed: signed)
+        } catch {
+            throw .notFound(error.message)
+        }
+        guard profiles.set[image.profile] != nil else {
+            throw .notFound("no profile named \"\(Redactor.escapingControls(image.profile))\"")
+        }
+        try SourcePolicy.check(image.source, allowedHosts: settings.allowedSourceHosts)
+        return image
+    }
+}
