@@ -139,6 +139,8 @@ final class RedisLease: WorkLease {
         self.keys = keys
         self.token = token
         let every = tier.leases.lease / 3
+        // Owned by this lease, which ends it in `finished`; not the tier's drain, which must not
+        // wait for (or cut short) work still in flight, such as a reload's other pipeline's.
         extender = Task { [tier, keys, token] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: every)
@@ -161,7 +163,7 @@ final class RedisLease: WorkLease {
             // release after a short grace anyway.
             tier.releaseWhenStored(keys, token: token)
         case .failure(let error):
-            Task {
+            tier.background.run {
                 if shareable, NegativeEntry.isWorthRemembering(error) { await tier.rememberFailure(error, keys) }
                 await tier.release(keys, token: token)
             }

@@ -25,7 +25,9 @@ public final class RedisTier: CacheTier {
     let maxEntryBytes: Int
     /// How long after its freshness an entry stays, so `on_error = "stale"` can still use it.
     let staleFor: Double
-    private let pending = Locked<(count: Int, waiters: [CheckedContinuation<Void, Never>])>((0, []))
+    /// The tasks this tier starts and leaves running (stores, releases, grace timers): `drain`
+    /// waits for them all. (A lease's extender is the lease's: it ends when the work does.)
+    let background = BackgroundWork()
     /// Leases whose work succeeded, by value key, waiting for the entry's store to release them.
     private let awaitingStore = Locked<[String: String]>([:])
     let counters: Counters
@@ -93,8 +95,7 @@ public final class RedisTier: CacheTier {
         }
         let value = header + entry.image.bytes.array
         let milliseconds = Self.lifetime(of: entry, staleFor: staleFor, at: clock.now)
-        pending.withLock { $0.count += 1 }
-        Task {
+        background.run { [self] in
             do throws(RedisClient.Failure) {
                 let reply = try await client.command([Array("SET".utf8), Array(redisKey.utf8), value,
                                                       Array("PX".utf8), Array(String(milliseconds).utf8)])
@@ -107,13 +108,6 @@ public final class RedisTier: CacheTier {
             if let token = awaitingStore.withLock({ $0.removeValue(forKey: redisKey) }) {
                 await release(LeaseKeys(redisKey), token: token)
             }
-            let waiters = pending.withLock { state -> [CheckedContinuation<Void, Never>] in
-                state.count -= 1
-                guard state.count == 0 else { return [] }
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            for waiter in waiters { waiter.resume() }
         }
     }
 
@@ -122,7 +116,8 @@ public final class RedisTier: CacheTier {
     func releaseWhenStored(_ keys: LeaseKeys, token: String) {
         awaitingStore.withLock { $0[keys.value] = token }
         let grace = leases.lease
-        Task {
+        // A drain cuts the grace short: the lease is released at once.
+        background.run(untilDrain: true) { [self] in
             try? await Task.sleep(for: grace)
             releaseIfAwaited(keys.value)
         }
@@ -130,19 +125,12 @@ public final class RedisTier: CacheTier {
 
     private func releaseIfAwaited(_ valueKey: String) {
         guard let token = awaitingStore.withLock({ $0.removeValue(forKey: valueKey) }) else { return }
-        Task { await release(LeaseKeys(valueKey), token: token) }
+        background.run { [self] in await release(LeaseKeys(valueKey), token: token) }
     }
 
-    public func drain() async {
-        await withCheckedContinuation { continuation in
-            let done = pending.withLock { state -> Bool in
-                guard state.count > 0 else { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if done { continuation.resume() }
-        }
-    }
+    /// Returns once every store and release this tier started has finished; leases still
+    /// waiting for their entry's store are released now rather than after their grace.
+    public func drain() async { await background.drain() }
 
     /// The Redis key and the entry's name: both from SHA-256 of the step key.
     static func names(_ key: StageKey) -> (redis: String, name: String) {

@@ -1,6 +1,6 @@
 import Foundation
 import PipelineHost
-import PipelineHostRedis
+@testable import PipelineHostRedis
 import Testing
 import TestSupport
 
@@ -152,6 +152,24 @@ import TestSupport
         #expect(errors.allSatisfy { $0?.details?.jsonFields["http_status"] == ErrorField.integer(404) }, "\(errors)")
         #expect(origin.requestCount("/gone.jpg") == 1)
         #expect(cluster.map(\.tier.stats.negativeHits).reduce(0, +) == 2)
+    }
+
+    /// A drain (flushCache) returns only once the tier's own tasks are done: a failure's
+    /// negative entry and lease release, and a lease whose work stored nothing (the origin said
+    /// no-store), which is released at once instead of after its grace.
+    @Test func flushingTheCacheLeavesNoLeaseBehind() async throws {
+        origin.route("/missing.jpg", .status(404))
+        origin.route("/private.jpg", .headers(["Cache-Control": "no-store"], .ok(Fixtures.quadrants(width: 64, height: 64))))
+        // A grace (the lease's length) far longer than the test: only the drain can release it.
+        let node = try nodes(1, leases: LeaseSettings(lease: .seconds(600), wait: .seconds(600)))[0]
+        await #expect(throws: PipelineError.self) {
+            try await node.pipeline.image(for: ImageRequest(source: origin.url("/missing.jpg"), profile: "thumb"))
+        }
+        _ = try await node.pipeline.image(for: ImageRequest(source: origin.url("/private.jpg"), profile: "thumb"))
+        await node.pipeline.flushCache()
+        #expect(try await redis.cli(["--scan", "--pattern", "pipelinehost:v1:lock:*"]).isEmpty, "every lease released")
+        #expect(try await !redis.cli(["--scan", "--pattern", "pipelinehost:v1:neg:*"]).isEmpty, "the 404 is remembered")
+        #expect(node.tier.background.count == 0)
     }
 
     /// The key leaves out credentials and dropped parameters, so a failure that may depend on
