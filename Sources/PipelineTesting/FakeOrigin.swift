@@ -10,6 +10,10 @@ public final class FakeOrigin: Sendable {
         var maxAges: [String: Double] = [:]
         var failures: [String: PipelineError] = [:]
         var held: Set<String> = []
+        var openGates: Set<String> = []
+        /// Continuations waiting for a held path's release or a gate's opening, by name.
+        var waiting: [String: [Int: CheckedContinuation<Bool, Never>]] = [:]
+        var lastWaiter = 0
         var started: [String: Int] = [:]
         var finished: [String: Int] = [:]
         var cancelled: [String: Int] = [:]
@@ -35,7 +39,51 @@ public final class FakeOrigin: Sendable {
     /// Fetches of `path` wait until `release(path)`.
     public func hold(_ path: String) { state.withLock { _ = $0.held.insert(path) } }
     /// Lets held fetches of `path` go on.
-    public func release(_ path: String) { state.withLock { _ = $0.held.remove(path) } }
+    public func release(_ path: String) {
+        let waiters = state.withLock { state in
+            state.held.remove(path)
+            return state.waiting.removeValue(forKey: "path " + path) ?? [:]
+        }
+        for waiter in waiters.values { waiter.resume(returning: true) }
+    }
+
+    /// Lets every fake `decode { gate = name }` waiting, and to come, go on.
+    public func open(gate: String) {
+        let waiters = state.withLock { state in
+            state.openGates.insert(gate)
+            return state.waiting.removeValue(forKey: "gate " + gate) ?? [:]
+        }
+        for waiter in waiters.values { waiter.resume(returning: true) }
+    }
+
+    /// Waits, on an event rather than a clock, until `name` is no longer blocked; false when the
+    /// task was cancelled first.
+    private func wait(_ name: String, blocked: @escaping @Sendable (State) -> Bool) async -> Bool {
+        let id = state.withLock { state in
+            state.lastWaiter += 1
+            return state.lastWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let passes: Bool? = state.withLock { state in
+                    guard !Task.isCancelled else { return false }
+                    guard blocked(state) else { return true }
+                    state.waiting[name, default: [:]][id] = continuation
+                    return nil
+                }
+                if let passes { continuation.resume(returning: passes) }
+            }
+        } onCancel: {
+            state.withLock { $0.waiting[name]?.removeValue(forKey: id) }?.resume(returning: false)
+        }
+    }
+
+    /// What the fake decode stage does with `decode { gate = name }`: waits until it is open.
+    func waitForGate(_ gate: String) async throws {
+        guard await wait("gate " + gate, blocked: { !$0.openGates.contains(gate) }) else {
+            throw PipelineError.cancelled("fake decode cancelled at its gate")
+        }
+    }
 
     /// Fetches of `path` that started, that returned, and that were cancelled while held.
     public func started(_ path: String) -> Int { state.withLock { $0.started[path, default: 0] } }
@@ -52,13 +100,9 @@ public final class FakeOrigin: Sendable {
             $0.started[path, default: 0] += 1
             $0.order.append(path)
         }
-        while state.withLock({ $0.held.contains(path) }) {
-            do {
-                try await Task.sleep(for: .milliseconds(2))
-            } catch {
-                state.withLock { $0.cancelled[path, default: 0] += 1 }
-                throw PipelineError.cancelled("fake transfer cancelled")
-            }
+        guard await wait("path " + path, blocked: { $0.held.contains(path) }) else {
+            state.withLock { $0.cancelled[path, default: 0] += 1 }
+            throw PipelineError.cancelled("fake transfer cancelled")
         }
         let answer: Result<(body: [UInt8], maxAge: Double?), PipelineError> = state.withLock { state in
             if let failure = state.failures[path] { return .failure(failure) }

@@ -6,9 +6,9 @@ import PipelineHost
 ///
 /// `fetch` reads the source's path from a `FakeOrigin`; `decode` makes an image whose width is
 /// the byte count; `encode` turns it back into bytes that name that size. `decode { gate = "g" }`
-/// waits in its CPU slot until `FakeStages.open("g")`, to fill the CPU queue on purpose.
+/// waits in its CPU slot until `origin.open(gate: "g")`, to fill the CPU queue on purpose: the
+/// gates belong to the test's origin, so two tests never share one.
 public enum FakeStages {
-    private static let gates = Locked(Set<String>())
 
     /// A registry with the fake stages reading `origin`, the cache stage, and `extra` plugins.
     public static func registry(origin: FakeOrigin, extra: [any PipelinePlugin.Type] = []) throws -> StageRegistry {
@@ -18,16 +18,13 @@ public enum FakeStages {
             parameters: [], make: { _ in FakeFetch(origin: origin) }))
         try registry.register(StageDefinition(
             name: "decode", summary: "An image as wide as the bytes are long.", input: .encoded, output: .image,
-            parameters: [ParameterSpec("gate", .string, default: .string(""), doc: "wait for FakeStages.open(gate)")],
-            make: { FakeDecode(gate: $0.string("gate") ?? "") }))
+            parameters: [ParameterSpec("gate", .string, default: .string(""), doc: "wait for origin.open(gate:)")],
+            make: { FakeDecode(origin: origin, gate: $0.string("gate") ?? "") }))
         try registry.register(StageDefinition(
             name: "encode", summary: "Bytes that name the image's size.", input: .image, output: .encoded,
             parameters: [], make: { _ in FakeEncode() }))
         return registry
     }
-
-    /// Lets every `decode { gate = name }` waiting, and to come, go on.
-    public static func open(_ gate: String) { gates.withLock { _ = $0.insert(gate) } }
 
     struct FakeFetch: Stage {
         let origin: FakeOrigin
@@ -48,13 +45,12 @@ public enum FakeStages {
     }
 
     struct FakeDecode: Stage {
+        let origin: FakeOrigin
         let gate: String
 
         func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
             guard case .encoded(let encoded) = input else { throw PipelineError(.stageFailed, "decode: expected bytes") }
-            while !gate.isEmpty, !FakeStages.gates.withLock({ $0.contains(gate) }) {
-                try await Task.sleep(for: .milliseconds(2))
-            }
+            if !gate.isEmpty { try await origin.waitForGate(gate) }
             return .image(FakeImage(size: PixelSize(width: encoded.bytes.count, height: 1)))
         }
     }
