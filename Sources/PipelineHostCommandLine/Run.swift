@@ -114,8 +114,8 @@ struct Run: AsyncParsableCommand {
         guard let accept else { return [:] }
         let format = FormatChoice.choose(accept: accept, canWriteAVIF: pluginsCanEncode("avif"))
         var overrides: [String: [String: [String: ParameterValue]]] = [:]
-        for profile in set.profiles where profile.stages.contains(where: { $0.name == "encode" && $0.parameters.string("format") == "auto" }) {
-            overrides[profile.name] = ["encode": ["format": .string(format)]]
+        for profile in set.profiles where profile.stages.contains(where: { $0.autoFormatParameter != nil }) {
+            overrides[profile.name] = profile.formatOverrides(format)
         }
         return overrides
     }

@@ -19,9 +19,9 @@ struct ImageHandler: Sendable {
             logPath = "/-/\(image.profile)/\(Redactor.redact(image.source))"
             var overrides: [String: [String: ParameterValue]] = [:]
             let auto = profiles.autoFormat.contains(image.profile)
-            if auto {
+            if auto, let profile = profiles.set[image.profile] {
                 let format = FormatChoice.choose(accept: request.headers[.accept], canWriteAVIF: state.settings.canWriteAVIF)
-                overrides["encode"] = ["format": .string(format)]
+                overrides = profile.formatOverrides(format)
             }
             let imageRequest = ImageRequest(source: image.source, profile: image.profile, overrides: overrides)
             let result = try await run(imageRequest, request: request, connection: connection)

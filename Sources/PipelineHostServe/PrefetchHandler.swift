@@ -63,8 +63,7 @@ struct PrefetchHandler: Sendable {
             return .failure(error)
         }
         // An auto-format profile is warmed for JPEG, the format every client gets without Accept.
-        let overrides: [String: [String: ParameterValue]] = profiles.autoFormat.contains(image.profile)
-            ? ["encode": ["format": .string("jpeg")]] : [:]
+        let overrides = profiles.set[image.profile]?.formatOverrides("jpeg") ?? [:]
         return .success(ImageRequest(source: image.source, profile: image.profile, overrides: overrides))
     }
 

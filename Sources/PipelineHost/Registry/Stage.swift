@@ -51,10 +51,13 @@ public struct StageDefinition: Sendable {
     public let parameters: [ParameterSpec]
     /// Makes the stage from checked parameters; throw a ParameterError for a bad combination.
     public let make: @Sendable (StageParameters) throws -> any Stage
+    /// What a host may ask of it beyond running it (a format it may choose, safe defaults for
+    /// a public service). (Plugin API 1.1.)
+    public let capabilities: StageCapabilities
 
     /// A stage definition; `role` is inferred from the kinds unless given.
     public init(name: String, version: Int = 1, summary: String, input: ValueKind, output: ValueKind,
-                role: StageRole? = nil,
+                role: StageRole? = nil, capabilities: StageCapabilities = StageCapabilities(),
                 parameters: [ParameterSpec], make: @escaping @Sendable (StageParameters) throws -> any Stage) {
         self.name = name
         self.version = version
@@ -64,6 +67,7 @@ public struct StageDefinition: Sendable {
         self.role = role ?? .inferred(input: input, output: output)
         self.parameters = parameters
         self.make = make
+        self.capabilities = capabilities
     }
 }
 

@@ -11,6 +11,9 @@ public enum FetchPlugin: PipelinePlugin {
                 + "with backoff. Reads ETag, Last-Modified, Cache-Control and Expires for the cache, and "
                 + "revalidates a stale cached copy with a conditional request.",
             input: .source, output: .encoded,
+            capabilities: StageCapabilities(
+                publicServiceDefaults: ["block_private": .boolean(true), "schemes": .stringList(["http", "https"])],
+                allowedHostsParameter: "allow_hosts"),
             parameters: [
                 ParameterSpec("timeout", .number(0.1...600), default: .number(30),
                               doc: "seconds the whole transfer may take"),

@@ -20,6 +20,7 @@ struct EncodeStage: Stage {
             + "by default. Several decoded frames (decode { frames = N }) make an animated webp or gif. "
             + "format = \"auto\": avif, webp or jpeg from what the viewer accepts (serve's Accept header, run's --accept); jpeg without.",
         input: .image, output: .encoded,
+        capabilities: StageCapabilities(formatParameter: "format"),
         parameters: [
             ParameterSpec("format", .choice(formats.map(\.name) + ["auto"]), default: .string("jpeg"),
                           doc: "output format; auto follows serve's Accept header or run's --accept (jpeg without)"),

@@ -1,0 +1,42 @@
+/// What a host may ask of a stage beyond running it, declared by the stage's plugin, so a host
+/// (serve, the command line) never goes by a stage's name.
+public struct StageCapabilities: Sendable {
+    /// The parameter that names the output format, when the stage can follow the viewer:
+    /// written as "auto" in a profile, the host sets it per request (encode's `format`).
+    public var formatParameter: String?
+    /// Values a public service gives these parameters unless the profile wrote them itself
+    /// (fetch's `block_private` and `schemes`): what is safe for strangers' sources.
+    public var publicServiceDefaults: [String: ParameterValue]
+    /// The parameter that takes the hosts a service allows sources on, for a stage that must
+    /// hold redirects to them as well (fetch's `allow_hosts`).
+    public var allowedHostsParameter: String?
+
+    /// Capabilities; none by default.
+    public init(formatParameter: String? = nil, publicServiceDefaults: [String: ParameterValue] = [:],
+                allowedHostsParameter: String? = nil) {
+        self.formatParameter = formatParameter
+        self.publicServiceDefaults = publicServiceDefaults
+        self.allowedHostsParameter = allowedHostsParameter
+    }
+}
+
+extension ConfiguredStage {
+    /// The format parameter this stage lets a host choose per request: its name, when the
+    /// stage declares one and the profile wrote "auto" there.
+    public var autoFormatParameter: String? {
+        guard let name = definition.capabilities.formatParameter, parameters.string(name) == "auto" else { return nil }
+        return name
+    }
+}
+
+extension Profile {
+    /// The override that makes every "auto" format of this profile `format`; empty when none
+    /// says "auto".
+    public func formatOverrides(_ format: String) -> [String: [String: ParameterValue]] {
+        var overrides: [String: [String: ParameterValue]] = [:]
+        for stage in stages {
+            if let parameter = stage.autoFormatParameter { overrides[stage.name, default: [:]][parameter] = .string(format) }
+        }
+        return overrides
+    }
+}
