@@ -12,12 +12,14 @@ public enum HoldPlugin: PipelinePlugin {
     }
     private static let gates = Locked(Gates())
 
+    static let gate = Parameter<String>("gate", .string, default: "hold", doc: "the gate to wait for")
+
     public static func register(in registry: inout StageRegistry) throws {
         try registry.register(StageDefinition(
             name: "hold", summary: "Wait for a test gate, then pass the image on.",
             input: .image, output: .image,
-            parameters: [ParameterSpec("gate", .string, default: .string("hold"), doc: "the gate to wait for")],
-            make: { HoldStage(gate: $0.string("gate")!) }))
+            parameters: [gate.spec],
+            make: { HoldStage(gate: $0[gate]) }))
     }
 
     /// Opens `gate`: stages waiting there go on at once, and later ones do not wait.

@@ -8,6 +8,23 @@ public enum CachePlugin: PipelinePlugin {
     /// Seconds in a day, the unit of `ttl`'s default.
     public static let secondsPerDay = 86_400.0
 
+    /// The stage's parameters, each declared once: the definition lists their specs, and
+    /// `CachePolicy` reads them typed.
+    enum Keys {
+        static let memory = OptionalParameter<Bool>("memory", .boolean,
+            doc: "keep entries in the memory cache (default: true at the end, false after fetch)")
+        static let disk = OptionalParameter<Bool>("disk", .boolean,
+            doc: "keep entries in the disk cache (default: true after fetch, false at the end)")
+        static let ttl = Parameter<Double>("ttl", .number(0...(3650 * secondsPerDay)), default: 7 * secondsPerDay,
+            doc: "seconds an entry stays fresh when the server does not say (Cache-Control max-age or Expires win for originals)")
+        static let onError = Parameter<String>("on_error", .choice(["fail", "stale"]), default: "fail",
+            doc: "\"stale\": when fetching or revalidating fails, serve the last good entry, flagged stale")
+        static let directory = OptionalParameter<String>("dir", .string,
+            doc: "disk cache directory, relative to the profile file (default: $XDG_CACHE_HOME/pipelinehost; --cache-dir wins over both)")
+
+        static let specs = [memory.spec, disk.spec, ttl.spec, onError.spec, directory.spec]
+    }
+
     public static func register(in registry: inout StageRegistry) throws {
         try registry.register(StageDefinition(
             name: "cache",
@@ -15,20 +32,7 @@ public enum CachePlugin: PipelinePlugin {
                 + "end, the display-ready variant (in memory by default). A later request is served "
                 + "from memory, then disk, before anything runs again.",
             input: .encoded, output: .encoded, role: .cache,
-            parameters: [
-                ParameterSpec("memory", .boolean,
-                              doc: "keep entries in the memory cache (default: true at the end, false after fetch)"),
-                ParameterSpec("disk", .boolean,
-                              doc: "keep entries in the disk cache (default: true after fetch, false at the end)"),
-                ParameterSpec("ttl", .number(0...(3650 * secondsPerDay)), default: .number(7 * secondsPerDay),
-                              doc: "seconds an entry stays fresh when the server does not say "
-                                + "(Cache-Control max-age or Expires win for originals)"),
-                ParameterSpec("on_error", .choice(["fail", "stale"]), default: .string("fail"),
-                              doc: "\"stale\": when fetching or revalidating fails, serve the last good entry, flagged stale"),
-                ParameterSpec("dir", .string,
-                              doc: "disk cache directory, relative to the profile file (default: "
-                                + "$XDG_CACHE_HOME/pipelinehost; --cache-dir wins over both)"),
-            ],
+            parameters: Keys.specs,
             make: { CacheStage(policy: CachePolicy($0)) }))
     }
 }
@@ -61,10 +65,9 @@ public struct CachePolicy: Sendable, Hashable {
     }
 
     init(_ parameters: StageParameters) {
-        self.init(memory: parameters.boolean("memory"), disk: parameters.boolean("disk"),
-                  ttl: parameters.number("ttl") ?? 7 * CachePlugin.secondsPerDay,
-                  onError: OnError(rawValue: parameters.string("on_error") ?? "fail") ?? .fail,
-                  directory: parameters.string("dir"))
+        typealias Keys = CachePlugin.Keys
+        self.init(memory: parameters[Keys.memory], disk: parameters[Keys.disk], ttl: parameters[Keys.ttl],
+                  onError: OnError(rawValue: parameters[Keys.onError]) ?? .fail, directory: parameters[Keys.directory])
     }
 }
 

@@ -12,21 +12,26 @@ public enum SubsonicAuthPlugin: PipelinePlugin {
             summary: "Sign each transfer with Subsonic auth (u, t = md5(password + salt), s = a fresh salt, v, c). "
                 + "The password comes from an environment variable, never from the profile; the key and output never see it.",
             input: .source, output: .source,
-            parameters: [
-                ParameterSpec("user", .string, doc: "the Subsonic user name (required)"),
-                ParameterSpec("password_env", .environmentVariable, default: .string("PIPELINEHOST_SECRET_SUBSONIC_PASSWORD"),
-                              doc: "the environment variable that holds the password: PIPELINEHOST_SECRET_..., "
-                                  + "or one the operator allows with --allow-env"),
-                ParameterSpec("method", .choice(["token", "plain"]), default: .string("token"),
-                              doc: "token: t and s (API 1.13+); plain: p=enc:<hex> for servers without token auth"),
-                ParameterSpec("version", .string, default: .string("1.16.1"), doc: "the API version sent as v"),
-                ParameterSpec("client", .string, default: .string("pipelinehost"), doc: "the client name sent as c"),
-            ],
+            parameters: SubsonicAuthStage.Keys.specs,
             make: { try SubsonicAuthStage($0) }))
     }
 }
 
 struct SubsonicAuthStage: SourceRewriter {
+    /// The stage's parameters, each declared once: the definition lists their specs, and the
+    /// stage reads them typed.
+    enum Keys {
+        static let user = OptionalParameter<String>("user", .string, doc: "the Subsonic user name (required)")
+        static let passwordEnv = Parameter<String>("password_env", .environmentVariable, default: "PIPELINEHOST_SECRET_SUBSONIC_PASSWORD",
+            doc: "the environment variable that holds the password: PIPELINEHOST_SECRET_..., or one the operator allows with --allow-env")
+        static let method = Parameter<String>("method", .choice(["token", "plain"]), default: "token",
+            doc: "token: t and s (API 1.13+); plain: p=enc:<hex> for servers without token auth")
+        static let version = Parameter<String>("version", .string, default: "1.16.1", doc: "the API version sent as v")
+        static let client = Parameter<String>("client", .string, default: "pipelinehost", doc: "the client name sent as c")
+
+        static let specs = [user.spec, passwordEnv.spec, method.spec, version.spec, client.spec]
+    }
+
     let user: String
     let passwordVariable: String
     let method: SubsonicSigner.Method
@@ -34,14 +39,14 @@ struct SubsonicAuthStage: SourceRewriter {
     let client: String
 
     init(_ p: StageParameters) throws(ParameterError) {
-        guard let user = p.string("user"), !user.isEmpty else {
+        guard let user = p[Keys.user], !user.isEmpty else {
             throw ParameterError("needs user, like subsonic_auth { user = \"me\" }; the password comes from $PIPELINEHOST_SECRET_SUBSONIC_PASSWORD")
         }
         self.user = user
-        passwordVariable = p.string("password_env")!
-        method = p.string("method") == "plain" ? .plain : .token
-        version = p.string("version")!
-        client = p.string("client")!
+        passwordVariable = p[Keys.passwordEnv]
+        method = p[Keys.method] == "plain" ? .plain : .token
+        version = p[Keys.version]
+        client = p[Keys.client]
     }
 
     func rewrite(_ source: Source) throws -> Source {

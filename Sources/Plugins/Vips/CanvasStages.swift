@@ -3,17 +3,26 @@ import PipelineHost
 
 /// Extends (or crops) the image to an exact size on a coloured canvas.
 struct PadStage: Stage {
+    /// The stage's parameters, each declared once: the definition lists their specs, and the
+    /// stage reads them typed.
+    enum Keys {
+        static let width = OptionalParameter<Int>("width", .integer(1...16384),
+            doc: "canvas width in pixels")
+        static let height = OptionalParameter<Int>("height", .integer(1...16384),
+            doc: "canvas height in pixels")
+        static let background = Parameter<String>("background", .string, default: "#000000",
+            doc: "canvas colour, \"#rrggbb\", or \"#rrggbbaa\" for an image with alpha")
+        static let gravity = Parameter<String>("gravity", .choice(Gravity.names), default: "centre",
+            doc: "where the image sits on the canvas")
+
+        static let specs = [width.spec, height.spec, background.spec, gravity.spec]
+    }
+
     static let definition = StageDefinition(
         name: "pad",
         summary: "Place the image on a canvas of exactly width x height in the background colour (a larger image is cropped).",
         input: .image, output: .image,
-        parameters: [
-            ParameterSpec("width", .integer(1...16384), doc: "canvas width in pixels"),
-            ParameterSpec("height", .integer(1...16384), doc: "canvas height in pixels"),
-            ParameterSpec("background", .string, default: .string("#000000"),
-                          doc: "canvas colour, \"#rrggbb\", or \"#rrggbbaa\" for an image with alpha"),
-            ParameterSpec("gravity", .choice(Gravity.names), default: .string("centre"), doc: "where the image sits on the canvas"),
-        ],
+        parameters: Keys.specs,
         make: { try PadStage($0) })
 
     let width: Int32
@@ -23,12 +32,12 @@ struct PadStage: Stage {
     let y: Double
 
     init(_ p: StageParameters) throws(ParameterError) {
-        guard let width = p.integer("width"), let height = p.integer("height") else {
+        guard let width = p[Keys.width], let height = p[Keys.height] else {
             throw ParameterError("pad needs width and height, like pad { width = 300, height = 300 }")
         }
         (self.width, self.height) = (Int32(width), Int32(height))
-        rgba = try Colour.parameter("background", of: "pad", p.string("background")!).rgba
-        (x, y) = Gravity.point(p.string("gravity")!)!
+        rgba = try Colour.parameter("background", of: "pad", p[Keys.background]).rgba
+        (x, y) = Gravity.point(p[Keys.gravity])!
     }
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
@@ -41,13 +50,21 @@ struct PadStage: Stage {
 
 /// Cuts away a uniform border.
 struct TrimStage: Stage {
+    /// The stage's parameters, each declared once: the definition lists their specs, and the
+    /// stage reads them typed.
+    enum Keys {
+        static let threshold = Parameter<Double>("threshold", .number(0...255), default: 10,
+            doc: "how far (0-255) a pixel may be from the border colour and still count as border")
+
+        static let specs = [threshold.spec]
+    }
+
     static let definition = StageDefinition(
         name: "trim",
         summary: "Cut away a border of one colour (the top-left pixel's); an image of one colour throughout is kept whole.",
         input: .image, output: .image,
-        parameters: [ParameterSpec("threshold", .number(0...255), default: .number(10),
-                                   doc: "how far (0-255) a pixel may be from the border colour and still count as border")],
-        make: { TrimStage(threshold: $0.number("threshold")!) })
+        parameters: Keys.specs,
+        make: { TrimStage(threshold: $0[Keys.threshold]) })
 
     let threshold: Double
 
@@ -59,12 +76,21 @@ struct TrimStage: Stage {
 
 /// Composes transparency onto a colour, for formats without alpha.
 struct FlattenStage: Stage {
+    /// The stage's parameters, each declared once: the definition lists their specs, and the
+    /// stage reads them typed.
+    enum Keys {
+        static let background = Parameter<String>("background", .string, default: "#ffffff",
+            doc: "the colour behind, \"#rrggbb\"")
+
+        static let specs = [background.spec]
+    }
+
     static let definition = StageDefinition(
         name: "flatten",
         summary: "Compose transparent parts onto a colour and drop the alpha, as jpeg needs; images without alpha pass unchanged.",
         input: .image, output: .image,
-        parameters: [ParameterSpec("background", .string, default: .string("#ffffff"), doc: "the colour behind, \"#rrggbb\"")],
-        make: { try FlattenStage(Colour.parameter("background", of: "flatten", $0.string("background")!)) })
+        parameters: Keys.specs,
+        make: { try FlattenStage(Colour.parameter("background", of: "flatten", $0[Keys.background])) })
 
     let rgb: [Double]
 
@@ -78,22 +104,30 @@ struct FlattenStage: Stage {
 
 /// Rounds the corners: transparent outside, or filled with a background colour.
 struct RoundCornersStage: Stage {
+    /// The stage's parameters, each declared once: the definition lists their specs, and the
+    /// stage reads them typed.
+    enum Keys {
+        static let radius = Parameter<Int>("radius", .integer(1...4096), default: 16,
+            doc: "corner radius in pixels")
+        static let background = OptionalParameter<String>("background", .string,
+            doc: "fill outside the corners with this colour, \"#rrggbb\"; without it, transparent")
+
+        static let specs = [radius.spec, background.spec]
+    }
+
     static let definition = StageDefinition(
         name: "round_corners",
         summary: "Round the corners: transparent outside them (encode png or webp), or filled with background for jpeg.",
         input: .image, output: .image,
-        parameters: [
-            ParameterSpec("radius", .integer(1...4096), default: .integer(16), doc: "corner radius in pixels"),
-            ParameterSpec("background", .string, doc: "fill outside the corners with this colour, \"#rrggbb\"; without it, transparent"),
-        ],
+        parameters: Keys.specs,
         make: { try RoundCornersStage($0) })
 
     let radius: Int32
     let background: [Double]?
 
     init(_ p: StageParameters) throws(ParameterError) {
-        radius = Int32(p.integer("radius")!)
-        background = try p.string("background").map { text throws(ParameterError) in
+        radius = Int32(p[Keys.radius])
+        background = try p[Keys.background].map { text throws(ParameterError) in
             Array(try Colour.parameter("background", of: "round_corners", text).rgba.prefix(3))
         }
     }

@@ -4,6 +4,24 @@ import PipelineHost
 /// Opens encoded bytes lazily: sniffs them, reads the header, checks the pixel limit. No pixel is
 /// decoded here; the next stage decides how (shrink-on-load when it can).
 struct DecodeStage: Stage {
+    /// The stage's parameters, each declared once: the definition lists their specs, and the
+    /// stage reads them typed.
+    enum Keys {
+        static let maxPixels = Parameter<Double>("max_pixels", .number(1...1e10), default: 100e6,
+            doc: "largest width x height x frames decoded, checked from the header")
+        // No default written here, so the keys of existing profiles stay; unset means 50e6.
+        static let maxOutputPixels = OptionalParameter<Double>("max_output_pixels", .number(1...1e10),
+            doc: "largest width x height x frames any later stage may make (pad, enlarge, dpr...), checked before its pixels are computed; unset: 50e6")
+        static let maxFrames = Parameter<Int>("max_frames", .integer(1...100_000), default: 1000,
+            doc: "files with more frames (pages) than this are refused, even when only the first is used")
+        static let frames = Parameter<Int>("frames", .integer(1...1000), default: 1,
+            doc: "frames of animated input to keep (1: the first); more make an animation for webp output")
+        static let formats = Parameter<[String]>("formats", .stringList, default: DecodeStage.defaultFormats,
+            doc: "image formats accepted, by libvips loader name; others are unsupported_format. Also: jxl (its loader is unblocked when listed), jp2k, rad, ppm, fits, svg, pdf, magick (svg, pdf and magick stay blocked as untrusted)")
+
+        static let specs = [maxPixels.spec, maxOutputPixels.spec, maxFrames.spec, frames.spec, formats.spec]
+    }
+
     static let definition = StageDefinition(
         name: "decode",
         // 2: an embedded ICC profile is applied (the pixels become sRGB), so every variant made
@@ -13,30 +31,15 @@ struct DecodeStage: Stage {
             + "read the header and check max_pixels and max_frames before any pixel is decoded. "
             + "Animated input gives its first frame unless frames asks for more.",
         input: .encoded, output: .image,
-        parameters: [
-            ParameterSpec("max_pixels", .number(1...1e10), default: .number(100e6),
-                          doc: "largest width x height x frames decoded, checked from the header"),
-            // No default written here, so the keys of existing profiles stay; unset means 50e6.
-            ParameterSpec("max_output_pixels", .number(1...1e10),
-                          doc: "largest width x height x frames any later stage may make (pad, enlarge, dpr...), "
-                              + "checked before its pixels are computed; unset: 50e6"),
-            ParameterSpec("max_frames", .integer(1...100_000), default: .integer(1000),
-                          doc: "files with more frames (pages) than this are refused, even when only the first is used"),
-            ParameterSpec("frames", .integer(1...1000), default: .integer(1),
-                          doc: "frames of animated input to keep (1: the first); more make an animation for webp output"),
-            ParameterSpec("formats", .stringList, default: .stringList(DecodeStage.defaultFormats),
-                          doc: "image formats accepted, by libvips loader name; others are unsupported_format. "
-                              + "Also: jxl (its loader is unblocked when listed), jp2k, rad, ppm, fits, svg, pdf, magick "
-                              + "(svg, pdf and magick stay blocked as untrusted)"),
-        ],
+        parameters: Keys.specs,
         make: { parameters in
-            let formats = parameters.strings("formats")!
+            let formats = parameters[Keys.formats]
             for format in formats where !DecodeStage.knownFormats.contains(format) {
                 throw ParameterError("formats: '\(format)' is not a libvips loader; choose from \(DecodeStage.knownFormats.joined(separator: ", "))")
             }
-            return DecodeStage(maxPixels: parameters.number("max_pixels")!, maxFrames: parameters.integer("max_frames")!,
-                               frames: parameters.integer("frames")!, formats: Set(formats),
-                               maxOutputPixels: parameters.number("max_output_pixels") ?? VipsPipelineImage.defaultPixelLimit)
+            return DecodeStage(maxPixels: parameters[Keys.maxPixels], maxFrames: parameters[Keys.maxFrames],
+                               frames: parameters[Keys.frames], formats: Set(formats),
+                               maxOutputPixels: parameters[Keys.maxOutputPixels] ?? VipsPipelineImage.defaultPixelLimit)
         })
 
     /// Formats libvips has no loader of its own for (ImageMagick's stays blocked).

@@ -8,33 +8,40 @@ import PipelineHost
 /// default: left out, they are not part of the stage's identity, so variants made before
 /// they existed keep their keys.
 struct DownsampleStage: Stage {
+    /// The stage's parameters, each declared once: the definition lists their specs, and the
+    /// stage reads them typed.
+    enum Keys {
+        static let size = OptionalParameter<Int>("size", .integer(1...16384),
+            doc: "longest side in pixels (or give width and/or height)")
+        static let width = OptionalParameter<Int>("width", .integer(1...16384),
+            doc: "box width in pixels")
+        static let height = OptionalParameter<Int>("height", .integer(1...16384),
+            doc: "box height in pixels")
+        static let fit = Parameter<String>("fit", .choice(["inside", "cover", "contain"]), default: "inside",
+            doc: "inside: keep all of the image; cover: fill the box and crop; contain: keep all of it and pad the box")
+        static let gravity = OptionalParameter<String>("gravity", .choice(Gravity.names + ["attention", "entropy"]),
+            doc: "cover: the part to keep (centre when left out; attention and entropy are libvips' smartcrop); contain: where the image sits")
+        static let focus = OptionalParameter<[Double]>("focus", .numberList(0...1, count: 2),
+            doc: "cover: keep the crop centred as near as it can be on { x, y }, fractions of the width and height")
+        static let background = OptionalParameter<String>("background", .string,
+            doc: "contain: the padding's colour, \"#rrggbb\" or \"#rrggbbaa\" (black when left out, transparent for images with alpha)")
+        static let dpr = OptionalParameter<Double>("dpr", .number(1...5),
+            doc: "device pixel ratio: the box is this many times larger (1 when left out)")
+        static let enlarge = Parameter<Bool>("enlarge", .boolean, default: false,
+            doc: "also scale images up that are smaller than the box")
+        static let shrinkOnLoad = Parameter<String>("shrink_on_load", .choice(["quality", "speed"]), default: "quality",
+            doc: "quality: libvips' choice, a JPEG decoded at twice the box or more; speed: at the smallest JPEG scale that covers the box, as PIL's draft mode and thumbor do")
+
+        static let specs = [size.spec, width.spec, height.spec, fit.spec, gravity.spec, focus.spec, background.spec, dpr.spec, enlarge.spec, shrinkOnLoad.spec]
+    }
+
     static let definition = StageDefinition(
         name: "downsample",
         summary: "Resize to fit a box with shrink-on-load (vips_thumbnail_buffer), honouring EXIF "
             + "orientation and converting to sRGB. fit = \"cover\" crops to fill the box, at gravity or focus; "
             + "fit = \"contain\" pads it with background.",
         input: .image, output: .image, role: .decode,
-        parameters: [
-            ParameterSpec("size", .integer(1...16384), doc: "longest side in pixels (or give width and/or height)"),
-            ParameterSpec("width", .integer(1...16384), doc: "box width in pixels"),
-            ParameterSpec("height", .integer(1...16384), doc: "box height in pixels"),
-            ParameterSpec("fit", .choice(["inside", "cover", "contain"]), default: .string("inside"),
-                          doc: "inside: keep all of the image; cover: fill the box and crop; contain: keep all of it and pad the box"),
-            ParameterSpec("gravity", .choice(Gravity.names + ["attention", "entropy"]),
-                          doc: "cover: the part to keep (centre when left out; attention and entropy are libvips' smartcrop); "
-                              + "contain: where the image sits"),
-            ParameterSpec("focus", .numberList(0...1, count: 2),
-                          doc: "cover: keep the crop centred as near as it can be on { x, y }, fractions of the width and height"),
-            ParameterSpec("background", .string,
-                          doc: "contain: the padding's colour, \"#rrggbb\" or \"#rrggbbaa\" (black when left out, transparent for images with alpha)"),
-            ParameterSpec("dpr", .number(1...5),
-                          doc: "device pixel ratio: the box is this many times larger (1 when left out)"),
-            ParameterSpec("enlarge", .boolean, default: .boolean(false),
-                          doc: "also scale images up that are smaller than the box"),
-            ParameterSpec("shrink_on_load", .choice(["quality", "speed"]), default: .string("quality"),
-                          doc: "quality: libvips' choice, a JPEG decoded at twice the box or more; speed: at the "
-                              + "smallest JPEG scale that covers the box, as PIL's draft mode and thumbor do"),
-        ],
+        parameters: Keys.specs,
         make: { try DownsampleStage($0) })
 
     /// Used for a side the profile leaves open ("width = 300" alone).
@@ -49,18 +56,18 @@ struct DownsampleStage: Stage {
     let draft: Bool
 
     init(_ p: StageParameters) throws(ParameterError) {
-        let size = p.integer("size"), width = p.integer("width"), height = p.integer("height")
+        let size = p[Keys.size], width = p[Keys.width], height = p[Keys.height]
         if size != nil, width != nil || height != nil {
             throw ParameterError("give either size or width/height, not both")
         }
         guard size != nil || width != nil || height != nil else {
             throw ParameterError("needs size, or width and/or height, like downsample { size = 300 }")
         }
-        let fit = p.string("fit")!
+        let fit = p[Keys.fit]
         if fit != "inside", size == nil, width == nil || height == nil {
             throw ParameterError("fit = \"\(fit)\" needs both width and height, or size")
         }
-        let gravity = p.string("gravity"), focus = p.numbers("focus"), background = p.string("background")
+        let gravity = p[Keys.gravity], focus = p[Keys.focus], background = p[Keys.background]
         if fit == "inside", gravity != nil || focus != nil {
             throw ParameterError("\(gravity != nil ? "gravity" : "focus") needs fit = \"cover\" (or \"contain\" for gravity)")
         }
@@ -69,7 +76,7 @@ struct DownsampleStage: Stage {
             throw ParameterError("fit = \"contain\" keeps the whole image: it takes a compass gravity, not \(focus != nil ? "focus" : "gravity = \"\(gravity!)\"")")
         }
         if background != nil, fit != "contain" { throw ParameterError("background needs fit = \"contain\"") }
-        let dpr = p.number("dpr") ?? 1
+        let dpr = p[Keys.dpr] ?? 1
         let scaled = { (side: Int?) -> Int32 in side.map { Int32(min(16384, (Double($0) * dpr).rounded())) } ?? Self.unbounded }
         self.width = scaled(size ?? width)
         self.height = scaled(size ?? height)
@@ -90,8 +97,8 @@ struct DownsampleStage: Stage {
         } else {
             padding = nil
         }
-        enlarge = p.boolean("enlarge")!
-        draft = p.string("shrink_on_load") == "speed"
+        enlarge = p[Keys.enlarge]
+        draft = p[Keys.shrinkOnLoad] == "speed"
     }
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {

@@ -14,6 +14,35 @@ struct EncodeStage: Stage {
         ("avif", PH_FORMAT_AVIF), ("jxl", PH_FORMAT_JXL),
     ]
 
+    /// The stage's parameters, each declared once: the definition lists their specs, and the
+    /// stage reads them typed.
+    enum Keys {
+        static let format = Parameter<String>("format", .choice(formats.map(\.name) + ["auto"]), default: "jpeg",
+            doc: "output format; auto follows serve's Accept header or run's --accept (jpeg without)")
+        static let quality = Parameter<Int>("quality", .integer(1...100), default: 82,
+            doc: "quality for jpeg, webp, avif and jxl")
+        static let webpQuality = OptionalParameter<Int>("webp_quality", .integer(1...100),
+            doc: "quality when the output is webp (quality when left out)")
+        static let avifQuality = OptionalParameter<Int>("avif_quality", .integer(1...100),
+            doc: "quality when the output is avif (quality when left out)")
+        static let jxlQuality = OptionalParameter<Int>("jxl_quality", .integer(1...100),
+            doc: "quality when the output is jxl (quality when left out)")
+        static let effort = OptionalParameter<Int>("effort", .integer(0...9),
+            doc: "0 fastest to 9 smallest, fitted to each encoder (webp, avif, jxl; their default when left out)")
+        static let lossless = OptionalParameter<Bool>("lossless", .boolean,
+            doc: "keep every pixel exactly (webp, avif, jxl)")
+        static let progressive = OptionalParameter<Bool>("progressive", .boolean,
+            doc: "progressive jpeg, interlaced png")
+        static let chromaSubsampling = OptionalParameter<String>("chroma_subsampling", .choice(["auto", "on", "off"]),
+            doc: "halve the colour resolution (jpeg, avif); auto: below quality 90")
+        static let strip = Parameter<Bool>("strip", .boolean, default: true,
+            doc: "drop EXIF, XMP and ICC metadata")
+        static let keep = OptionalParameter<[String]>("keep", .stringList,
+            doc: "metadata strip keeps: { \"icc\" } keeps the colour profile")
+
+        static let specs = [format.spec, quality.spec, webpQuality.spec, avifQuality.spec, jxlQuality.spec, effort.spec, lossless.spec, progressive.spec, chromaSubsampling.spec, strip.spec, keep.spec]
+    }
+
     static let definition = StageDefinition(
         name: "encode",
         summary: "Encode to jpeg, png, webp, gif, avif or jxl (the last two if this libvips can write them); metadata stripped "
@@ -21,22 +50,7 @@ struct EncodeStage: Stage {
             + "format = \"auto\": avif, webp or jpeg from what the viewer accepts (serve's Accept header, run's --accept); jpeg without.",
         input: .image, output: .encoded,
         capabilities: StageCapabilities(formatParameter: "format"),
-        parameters: [
-            ParameterSpec("format", .choice(formats.map(\.name) + ["auto"]), default: .string("jpeg"),
-                          doc: "output format; auto follows serve's Accept header or run's --accept (jpeg without)"),
-            ParameterSpec("quality", .integer(1...100), default: .integer(82), doc: "quality for jpeg, webp, avif and jxl"),
-            ParameterSpec("webp_quality", .integer(1...100), doc: "quality when the output is webp (quality when left out)"),
-            ParameterSpec("avif_quality", .integer(1...100), doc: "quality when the output is avif (quality when left out)"),
-            ParameterSpec("jxl_quality", .integer(1...100), doc: "quality when the output is jxl (quality when left out)"),
-            ParameterSpec("effort", .integer(0...9),
-                          doc: "0 fastest to 9 smallest, fitted to each encoder (webp, avif, jxl; their default when left out)"),
-            ParameterSpec("lossless", .boolean, doc: "keep every pixel exactly (webp, avif, jxl)"),
-            ParameterSpec("progressive", .boolean, doc: "progressive jpeg, interlaced png"),
-            ParameterSpec("chroma_subsampling", .choice(["auto", "on", "off"]),
-                          doc: "halve the colour resolution (jpeg, avif); auto: below quality 90"),
-            ParameterSpec("strip", .boolean, default: .boolean(true), doc: "drop EXIF, XMP and ICC metadata"),
-            ParameterSpec("keep", .stringList, doc: "metadata strip keeps: { \"icc\" } keeps the colour profile"),
-        ],
+        parameters: Keys.specs,
         make: { try EncodeStage($0) })
 
     let format: String
@@ -45,22 +59,22 @@ struct EncodeStage: Stage {
 
     init(_ p: StageParameters) throws {
         // "auto" is resolved per request by serve and run --accept, as an override; without one it is JPEG.
-        let format = p.string("format")! == "auto" ? "jpeg" : p.string("format")!
+        let format = p[Keys.format] == "auto" ? "jpeg" : p[Keys.format]
         self.format = format
         code = Self.formats.first { $0.name == format }!.code
-        let keep = p.strings("keep") ?? []
+        let keep = p[Keys.keep] ?? []
         for item in keep where item != "icc" {
             throw ParameterError("encode: 'keep' takes { \"icc\" }, got \"\(item)\"")
         }
-        let quality = p.integer("\(format)_quality") ?? p.integer("quality")!
-        let subsample = switch p.string("chroma_subsampling") {
+        let quality = p.integer("\(format)_quality") ?? p[Keys.quality]
+        let subsample = switch p[Keys.chromaSubsampling] {
         case "on": PH_SUBSAMPLE_ON
         case "off": PH_SUBSAMPLE_OFF
         default: PH_SUBSAMPLE_AUTO
         }
-        options = ph_save_options(quality: Int32(quality), strip: p.boolean("strip")! ? 1 : 0, keep_icc: keep.contains("icc") ? 1 : 0,
-                                  effort: Int32(p.integer("effort") ?? -1), lossless: p.boolean("lossless") == true ? 1 : 0,
-                                  progressive: p.boolean("progressive") == true ? 1 : 0, subsample: subsample)
+        options = ph_save_options(quality: Int32(quality), strip: p[Keys.strip] ? 1 : 0, keep_icc: keep.contains("icc") ? 1 : 0,
+                                  effort: Int32(p[Keys.effort] ?? -1), lossless: p[Keys.lossless] == true ? 1 : 0,
+                                  progressive: p[Keys.progressive] == true ? 1 : 0, subsample: subsample)
         // Debian's libvips always writes JPEG, PNG and WebP. Checking the others starts libvips,
         // which a profile load otherwise leaves to the first decode.
         guard ["jpeg", "png", "webp"].contains(format) || ((try? VipsRuntime.start()) != nil && ph_vips_can_save(code) != 0) else {

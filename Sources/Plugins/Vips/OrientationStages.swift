@@ -4,12 +4,21 @@ import PipelineHost
 /// Turns the image clockwise. EXIF orientation is already applied before any stage sees the
 /// image; this is for turning it further.
 struct RotateStage: Stage {
+    /// The stage's parameters, each declared once: the definition lists their specs, and the
+    /// stage reads them typed.
+    enum Keys {
+        static let angle = Parameter<Int>("angle", .integer(90...270), default: 90,
+            doc: "90, 180 or 270")
+
+        static let specs = [angle.spec]
+    }
+
     static let definition = StageDefinition(
         name: "rotate",
         summary: "Turn clockwise by 90, 180 or 270 degrees (EXIF orientation is already applied).",
         input: .image, output: .image,
-        parameters: [ParameterSpec("angle", .integer(90...270), default: .integer(90), doc: "90, 180 or 270")],
-        make: { try RotateStage($0.integer("angle")!) })
+        parameters: Keys.specs,
+        make: { try RotateStage($0[Keys.angle]) })
 
     let angle: Int32
 
@@ -26,13 +35,21 @@ struct RotateStage: Stage {
 
 /// Mirrors the image.
 struct FlipStage: Stage {
+    /// The stage's parameters, each declared once: the definition lists their specs, and the
+    /// stage reads them typed.
+    enum Keys {
+        static let direction = Parameter<String>("direction", .choice(["horizontal", "vertical"]), default: "horizontal",
+            doc: "horizontal swaps left and right; vertical swaps top and bottom")
+
+        static let specs = [direction.spec]
+    }
+
     static let definition = StageDefinition(
         name: "flip",
         summary: "Mirror left to right (horizontal) or top to bottom (vertical).",
         input: .image, output: .image,
-        parameters: [ParameterSpec("direction", .choice(["horizontal", "vertical"]), default: .string("horizontal"),
-                                   doc: "horizontal swaps left and right; vertical swaps top and bottom")],
-        make: { FlipStage(horizontal: $0.string("direction") == "horizontal") })
+        parameters: Keys.specs,
+        make: { FlipStage(horizontal: $0[Keys.direction] == "horizontal") })
 
     let horizontal: Bool
 

@@ -8,19 +8,29 @@ import PipelineHost
 /// the first request that needs it, through the profile's own fetch stage and so by the same
 /// rules as the sources (a failure is not kept: the next request tries again).
 struct OverlayStage: Stage {
+    /// The stage's parameters, each declared once: the definition lists their specs, and the
+    /// stage reads them typed.
+    enum Keys {
+        static let image = OptionalParameter<String>("image", .string,
+            doc: "the overlay: a file relative to the profile file, or an http(s) URL (change the URL when the image changes)")
+        static let gravity = Parameter<String>("gravity", .choice(Gravity.names), default: "south_east",
+            doc: "where it goes")
+        static let margin = Parameter<Int>("margin", .integer(0...4096), default: 0,
+            doc: "pixels kept free at the edges")
+        static let opacity = Parameter<Double>("opacity", .number(0...1), default: 1,
+            doc: "0 invisible, 1 as drawn")
+        static let scale = OptionalParameter<Double>("scale", .number(0.01...1),
+            doc: "its width as a fraction of the image's (its own size when left out)")
+
+        static let specs = [image.spec, gravity.spec, margin.spec, opacity.spec, scale.spec]
+    }
+
     static let definition = StageDefinition(
         name: "overlay",
         summary: "Draw an image (a watermark) over the result: a file relative to the profile, or a URL fetched by the "
             + "profile's fetch rules; placed by gravity inside a margin, at an opacity, scaled to a fraction of the width.",
         input: .image, output: .image,
-        parameters: [
-            ParameterSpec("image", .string,
-                          doc: "the overlay: a file relative to the profile file, or an http(s) URL (change the URL when the image changes)"),
-            ParameterSpec("gravity", .choice(Gravity.names), default: .string("south_east"), doc: "where it goes"),
-            ParameterSpec("margin", .integer(0...4096), default: .integer(0), doc: "pixels kept free at the edges"),
-            ParameterSpec("opacity", .number(0...1), default: .number(1), doc: "0 invisible, 1 as drawn"),
-            ParameterSpec("scale", .number(0.01...1), doc: "its width as a fraction of the image's (its own size when left out)"),
-        ],
+        parameters: Keys.specs,
         make: { try OverlayStage($0) })
 
     /// An overlay larger than this is refused: it is decoded whole and kept in memory.
@@ -38,7 +48,7 @@ struct OverlayStage: Stage {
     let identityDetail: String?
 
     init(_ p: StageParameters) throws(ParameterError) {
-        guard let written = p.string("image") else {
+        guard let written = p[Keys.image] else {
             throw ParameterError("overlay needs image, a file relative to the profile or a URL, like overlay { image = \"logo.png\" }")
         }
         if written.lowercased().hasPrefix("http://") || written.lowercased().hasPrefix("https://") {
@@ -56,10 +66,10 @@ struct OverlayStage: Stage {
             }
             (url, identityDetail) = (nil, StageIdentity.digest(of: data))
         }
-        (x, y) = Gravity.point(p.string("gravity")!)!
-        margin = Int32(p.integer("margin")!)
-        opacity = p.number("opacity")!
-        scale = p.number("scale") ?? 0
+        (x, y) = Gravity.point(p[Keys.gravity])!
+        margin = Int32(p[Keys.margin])
+        opacity = p[Keys.opacity]
+        scale = p[Keys.scale] ?? 0
     }
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {

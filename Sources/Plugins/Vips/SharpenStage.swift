@@ -4,17 +4,23 @@ import PipelineHost
 /// Unsharp masking, for the edges a downscale softens. libvips sharpens lightness only, so
 /// colours do not fringe.
 struct SharpenStage: Stage {
+    /// The stage's parameters, each declared once: the definition lists their specs, and the
+    /// stage reads them typed.
+    enum Keys {
+        static let sigma = Parameter<Double>("sigma", .number(0.1...10), default: 0.5,
+            doc: "radius in pixels of the blur it sharpens against (libvips' 0.5 suits thumbnails)")
+        static let amount = Parameter<Double>("amount", .number(0...20), default: 3,
+            doc: "how much strong edges are sharpened (libvips' m2)")
+
+        static let specs = [sigma.spec, amount.spec]
+    }
+
     static let definition = StageDefinition(
         name: "sharpen",
         summary: "Sharpen edges that a downscale softened; run it after downsample. Lightness only, so colours do not fringe.",
         input: .image, output: .image,
-        parameters: [
-            ParameterSpec("sigma", .number(0.1...10), default: .number(0.5),
-                          doc: "radius in pixels of the blur it sharpens against (libvips' 0.5 suits thumbnails)"),
-            ParameterSpec("amount", .number(0...20), default: .number(3),
-                          doc: "how much strong edges are sharpened (libvips' m2)"),
-        ],
-        make: { SharpenStage(sigma: $0.number("sigma")!, amount: $0.number("amount")!) })
+        parameters: Keys.specs,
+        make: { SharpenStage(sigma: $0[Keys.sigma], amount: $0[Keys.amount]) })
 
     let sigma: Double
     let amount: Double
