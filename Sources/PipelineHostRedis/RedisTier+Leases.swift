@@ -180,7 +180,7 @@ enum NegativeEntry {
         switch error.kind {
         case .notAnImage, .unsupportedFormat, .pixelLimit, .tooLarge, .decodeFailed, .blocked, .invalidSource: true
         case .httpStatus:
-            if case .integer(let status) = error.details?.jsonFields["http_status"] { (400..<500).contains(status) } else { false }
+            (400..<500).contains(error.upstreamStatus ?? 0)
         default: false
         }
     }
@@ -206,12 +206,15 @@ enum NegativeEntry {
             }
         }
         guard let kind else { return nil }
-        return PipelineError(PipelineError.Kind(kind), reason + " (remembered by the shared cache)",
+        return PipelineError(PipelineError.Kind(named: kind), reason + " (remembered by the shared cache)",
                              details: fields.isEmpty ? nil : StoredDetails(jsonFields: fields))
     }
 }
 
-/// Details read back from a negative entry.
+/// Details read back from a negative entry: the fields as the failing layer wrote them.
 struct StoredDetails: ErrorDetails {
     let jsonFields: [String: ErrorField]
+
+    /// The upstream status the entry recorded (fetch writes it as http_status).
+    var upstreamStatus: Int? { if case .integer(let status) = jsonFields["http_status"] { status } else { nil } }
 }

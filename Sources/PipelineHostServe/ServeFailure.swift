@@ -29,7 +29,7 @@ struct ServeFailure: Error, Sendable {
 
     /// The status table of docs/SERVE.md: what each kind of pipeline failure answers.
     init(_ error: PipelineError) {
-        let upstream: Int? = if case .integer(let code) = error.details?.jsonFields["http_status"] { code } else { nil }
+        let upstream = error.upstreamStatus
         let status: HTTPResponse.Status = switch error.kind {
         case .httpStatus where upstream == 404 || upstream == 410: .notFound
         case .httpStatus, .transport: .badGateway

@@ -38,3 +38,27 @@ struct CapabilityTests {
         #expect(set["c"]?.formatOverrides("webp") == [:], "the fake encode declares no format parameter")
     }
 }
+
+/// A plugin's error kinds cannot pass for the core's, and the upstream status is a typed fact.
+@Suite("Error kinds and typed details")
+struct ErrorKindTests {
+    struct Upstream: ErrorDetails {
+        let status: Int
+        var jsonFields: [String: ErrorField] { ["status_seen": .integer(status)] }
+        var upstreamStatus: Int? { status }
+    }
+
+    @Test("a plugin that names its kind \"timeout\" gets a kind of its own; a name read back is the core's")
+    func kinds() {
+        #expect(PipelineError.Kind("timeout") != .timeout)
+        #expect(PipelineError.Kind("timeout").name == "plugin_timeout")
+        #expect(PipelineError.Kind("output_failed").name == "output_failed", "names the core does not use stay")
+        #expect(PipelineError.Kind(named: "timeout") == .timeout)
+    }
+
+    @Test("the upstream status comes from whichever layer's details carry it, under any field name")
+    func upstream() {
+        #expect(PipelineError(.httpStatus, "HTTP 404", details: Upstream(status: 404)).upstreamStatus == 404)
+        #expect(PipelineError(.timeout, "slow").upstreamStatus == nil)
+    }
+}

@@ -17,6 +17,9 @@ public struct FetchFailure: ErrorDetails, Equatable {
         self.retryAfter = retryAfter
     }
 
+    /// The HTTP status, for serve and the shared cache.
+    public var upstreamStatus: Int? { httpStatus }
+
     /// The fields `run --json` prints: http_status, curl_code, retry_after.
     public var jsonFields: [String: ErrorField] {
         var fields: [String: ErrorField] = [:]
