@@ -6,17 +6,17 @@ import Testing
 /// plain number; the owner (the Pipeline actor) resumes continuations instead.
 @Suite("InFlightTable: start, join, leave, finish, raise, hold")
 struct InFlightTableTests {
-    typealias Table = InFlightTable<String, Int, String, String>
+    typealias Table = InFlightTable<String, Int, String, String, String>
 
     @Test("the first claim starts work, the next ones join it, and finishing answers them all")
     func joinAndFinish() {
         var table = Table()
         guard case .start(let work) = table.claim("a", priority: .normal) else { Issue.record("did not start"); return }
-        let waiting = table.wait("a", work: work, waiter: 1, 1)
+        let waiting = table.wait("a", work: work, waiter: 1, priority: .normal, 1)
         #expect(waiting)
         let second = table.claim("a", priority: .normal)
         #expect(second == .join(work: work, raised: []))
-        let alsoWaiting = table.wait("a", work: work, waiter: 2, 2)
+        let alsoWaiting = table.wait("a", work: work, waiter: 2, priority: .normal, 2)
         #expect(alsoWaiting)
         let answered = table.finish("a", work: work)
         #expect(answered?.sorted() == [1, 2])
@@ -29,16 +29,16 @@ struct InFlightTableTests {
     func leave() {
         var table = Table()
         guard case .start(let work) = table.claim("a", priority: .normal) else { return }
-        _ = table.wait("a", work: work, waiter: 1, 1)
+        _ = table.wait("a", work: work, waiter: 1, priority: .normal, 1)
         _ = table.claim("a", priority: .normal)
-        _ = table.wait("a", work: work, waiter: 2, 2)
+        _ = table.wait("a", work: work, waiter: 2, priority: .normal, 2)
         table.setHandle("a", work: work) { $0 = "task-a" }
         let first = table.leave("a", work: work, waiter: 1)
-        #expect(first.waiter == 1 && !first.cancelsWork)
+        #expect(first == .othersWait(1, lowered: []))
         let again = table.leave("a", work: work, waiter: 1)
-        #expect(again.waiter == nil && !again.cancelsWork, "a waiter is answered once")
+        #expect(again == .answered, "a waiter is answered once")
         let last = table.leave("a", work: work, waiter: 2)
-        #expect(last.waiter == 2 && last.cancelsWork && last.cancel == "task-a")
+        #expect(last == .cancel(2, "task-a"))
         #expect(table.count == 0)
         let late = table.finish("a", work: work)
         #expect(late == nil, "cancelled work's late result reaches nobody")
@@ -50,15 +50,15 @@ struct InFlightTableTests {
     func orphaned() {
         var table = Table()
         guard case .start(let work) = table.claim("a", priority: .normal) else { return }
-        _ = table.wait("a", work: work, waiter: 1, 1)
+        _ = table.wait("a", work: work, waiter: 1, priority: .normal, 1)
         table.setHandle("a", work: work) { $0 = "task-a" }
-        table.shareWithOthers("a", work: work)
+        table.lead("a", work: work, lease: "lease-a")
         let last = table.leave("a", work: work, waiter: 1)
-        #expect(last.waiter == 1 && !last.cancelsWork && last.orphaned)
+        #expect(last == .orphaned(1, "lease-a"))
         #expect(table.isOrphaned("a", work: work) && table.count == 1, "it stays, joinable")
         // A waiter coming back keeps it: abandoning it then does nothing.
         #expect(table.claim("a", priority: .normal) == .join(work: work, raised: []))
-        _ = table.wait("a", work: work, waiter: 2, 2)
+        _ = table.wait("a", work: work, waiter: 2, priority: .normal, 2)
         #expect(table.abandon("a", work: work) == nil && !table.isOrphaned("a", work: work))
         _ = table.leave("a", work: work, waiter: 2)
         #expect(table.abandon("a", work: work) == "task-a" && table.count == 0, "nobody anywhere: cancel it")
@@ -70,7 +70,7 @@ struct InFlightTableTests {
         var table = Table()
         guard case .start(let fetch) = table.claim("fetch", priority: .low),
               case .start(let decode) = table.claim("decode", priority: .low) else { return }
-        table.setParent("decode", work: decode, "fetch")
+        _ = table.wait("fetch", work: fetch, waiter: 1, priority: .low, 1, inputOf: ("decode", decode))
         let raisedHigh = table.claim("decode", priority: .high)
         #expect(raisedHigh == .join(work: decode, raised: ["decode", "fetch"]))
         #expect(table.priority("fetch", work: fetch) == .high)
@@ -82,7 +82,7 @@ struct InFlightTableTests {
     func hold() {
         var table = Table()
         guard case .start(let work) = table.claim("a", priority: .normal) else { return }
-        _ = table.wait("a", work: work, waiter: 1, 1)
+        _ = table.wait("a", work: work, waiter: 1, priority: .normal, 1)
         let answered = table.finish("a", work: work, hold: "original")
         #expect(answered == [1])
         let claimed = table.claim("a", priority: .normal)
@@ -90,6 +90,33 @@ struct InFlightTableTests {
         #expect(table.heldValue("a") == "original")
         table.release(["a"])
         if case .start = table.claim("a", priority: .normal) {} else { Issue.record("released value still held") }
+    }
+
+    @Test("a leaving waiter lowers the work to the highest priority left, and the step it waits for too")
+    func lowerOnLeave() {
+        var table = Table()
+        guard case .start(let decode) = table.claim("decode", priority: .low) else { return }
+        _ = table.wait("decode", work: decode, waiter: 1, priority: .low, 1)
+        guard case .start(let fetch) = table.claim("fetch", priority: .low) else { return }
+        _ = table.wait("fetch", work: fetch, waiter: 2, priority: .low, 2, inputOf: ("decode", decode))
+        // A high-priority request joins the decode: both steps go up.
+        #expect(table.claim("decode", priority: .high) == .join(work: decode, raised: ["decode", "fetch"]))
+        _ = table.wait("decode", work: decode, waiter: 3, priority: .high, 3)
+        // Another request waits for the fetch itself at normal priority.
+        _ = table.claim("fetch", priority: .normal)
+        _ = table.wait("fetch", work: fetch, waiter: 4, priority: .normal, 4)
+        // The high one leaves: the decode falls back to low; the fetch only to normal, its own
+        // waiter's priority.
+        #expect(table.leave("decode", work: decode, waiter: 3) == .othersWait(3, lowered: ["decode", "fetch"]))
+        #expect(table.priority("decode", work: decode) == .low)
+        #expect(table.priority("fetch", work: fetch) == .normal)
+        // The normal one leaves too: the fetch is back to the decode's low.
+        #expect(table.leave("fetch", work: fetch, waiter: 4) == .othersWait(4, lowered: ["fetch"]))
+        #expect(table.priority("fetch", work: fetch) == .low)
+        // Once the decode has its input, a change of its priority no longer reaches the fetch.
+        table.inputArrived("decode", work: decode)
+        #expect(table.claim("decode", priority: .high) == .join(work: decode, raised: ["decode"]))
+        #expect(table.priority("fetch", work: fetch) == .low)
     }
 
     /// Thousands of random operation sequences against a model of what must hold after each.
@@ -105,7 +132,7 @@ struct InFlightTableTests {
     }
 
     private struct Model {
-        var work: [String: (id: Int, waiters: Set<Int>, priority: Priority)] = [:]
+        var work: [String: (id: Int, waiters: [Int: Priority], priority: Priority)] = [:]
         var held: Set<String> = []
         var answered: Set<Int> = []
         var waiting: Set<Int> = []
@@ -131,29 +158,35 @@ struct InFlightTableTests {
                     model.heldAnswers += 1
                 case .start(let id):
                     #expect(model.work[key] == nil && !model.held.contains(key))
-                    let registered = table.wait(key, work: id, waiter: nextWaiter, nextWaiter)
+                    let registered = table.wait(key, work: id, waiter: nextWaiter, priority: priority, nextWaiter)
                     #expect(registered)
-                    model.work[key] = (id, [nextWaiter], priority)
+                    model.work[key] = (id, [nextWaiter: priority], priority)
                     model.waiting.insert(nextWaiter)
                 case .join(let id, let raised):
                     #expect(model.work[key]?.id == id)
                     #expect(raised == (priority > model.work[key]!.priority ? [key] : []))
                     model.work[key]!.priority = max(priority, model.work[key]!.priority)
-                    let registered = table.wait(key, work: id, waiter: nextWaiter, nextWaiter)
+                    let registered = table.wait(key, work: id, waiter: nextWaiter, priority: priority, nextWaiter)
                     #expect(registered)
-                    model.work[key]!.waiters.insert(nextWaiter)
+                    model.work[key]!.waiters[nextWaiter] = priority
                     model.waiting.insert(nextWaiter)
                 }
             case 2:  // some waiter of the key's work leaves
-                guard let work = model.work[key], let waiter = work.waiters.randomElement(using: &random) else { break }
+                guard let work = model.work[key], let waiter = work.waiters.keys.randomElement(using: &random) else { break }
                 let departure = table.leave(key, work: work.id, waiter: waiter)
-                #expect(departure.waiter == waiter)
                 #expect(!model.answered.contains(waiter))
                 model.answered.insert(waiter)
                 model.waiting.remove(waiter)
-                model.work[key]!.waiters.remove(waiter)
-                #expect(departure.cancelsWork == model.work[key]!.waiters.isEmpty)
-                if model.work[key]!.waiters.isEmpty { model.work[key] = nil }
+                model.work[key]!.waiters[waiter] = nil
+                // The work runs on at the highest priority left, or is cancelled with nobody left.
+                if let highest = model.work[key]!.waiters.values.max() {
+                    let lowered = highest < work.priority ? [key] : []
+                    #expect(departure == .othersWait(waiter, lowered: lowered))
+                    model.work[key]!.priority = highest
+                } else {
+                    #expect(departure == .cancel(waiter, nil))
+                    model.work[key] = nil
+                }
             case 3:  // the key's work finishes, sometimes holding its value
                 guard let work = model.work[key] else {
                     let nobody = table.finish(key, work: 999_999)
@@ -162,10 +195,10 @@ struct InFlightTableTests {
                 }
                 let hold = random.next(2) == 0
                 let answered = table.finish(key, work: work.id, hold: hold ? "v" : nil)
-                #expect(Set(answered ?? []) == work.waiters)
-                #expect(model.answered.isDisjoint(with: work.waiters))
-                model.answered.formUnion(work.waiters)
-                model.waiting.subtract(work.waiters)
+                #expect(Set(answered ?? []) == Set(work.waiters.keys))
+                #expect(model.answered.isDisjoint(with: work.waiters.keys))
+                model.answered.formUnion(work.waiters.keys)
+                model.waiting.subtract(work.waiters.keys)
                 model.work[key] = nil
                 if hold { model.held.insert(key) }
             default:  // the request that held the key's value ends
@@ -176,7 +209,7 @@ struct InFlightTableTests {
             #expect(Set(table.running.keys) == Set(model.work.keys))
             for (key, work) in model.work {
                 #expect(table.running[key]?.id == work.id)
-                #expect(Set(table.running[key]!.waiters.keys) == work.waiters)
+                #expect(Set(table.running[key]!.waiters.keys) == Set(work.waiters.keys))
                 #expect(!work.waiters.isEmpty, "no work runs with nobody waiting")
                 #expect(table.priority(key, work: work.id) == work.priority)
             }

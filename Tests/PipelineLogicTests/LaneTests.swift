@@ -46,6 +46,25 @@ struct LaneTests {
         #expect(lane.release(host: nil).map(\.grant) == [2])
     }
 
+    @Test("a reprioritized ticket moves down as well as up, keeping its arrival order")
+    func reprioritize() {
+        var lane = TestLane(limit: 1)
+        fill(&lane, 1)
+        lane.enqueue(id: 1, priority: .high, host: nil, grant: 1)
+        lane.enqueue(id: 2, priority: .normal, host: nil, grant: 2)
+        lane.enqueue(id: 3, priority: .normal, host: nil, grant: 3)
+        lane.reprioritize(id: 1, to: .normal)
+        var granted: [Int] = []
+        for _ in 0..<3 { granted += lane.release(host: nil).map(\.grant) }
+        #expect(granted == [1, 2, 3], "first come, first served at its new priority")
+        lane.enqueue(id: 4, priority: .high, host: nil, grant: 4)
+        lane.enqueue(id: 5, priority: .high, host: nil, grant: 5)
+        lane.reprioritize(id: 4, to: .low)
+        granted = []
+        for _ in 0..<2 { granted += lane.release(host: nil).map(\.grant) }
+        #expect(granted == [5, 4])
+    }
+
     @Test("a removed ticket is never granted, and removing one that has a slot finds nothing")
     func remove() {
         var lane = TestLane(limit: 1)

@@ -58,6 +58,19 @@ struct PriorityTests {
         #expect(server.requestLog == ["/block.jpg", "/low-2.jpg", "/low-1.jpg"])
     }
 
+    @Test("a high-priority request that leaves queued work lowers it again")
+    func leavingLowers() async throws {
+        let tasks = await queueBehindHeld([("/low-1.jpg", .normal), ("/low-2.jpg", .low)])
+        // Raises the queued transfer of low-2 above low-1, then leaves it.
+        let high = request("/low-2.jpg", .high)
+        await pipeline.waitForActivity { $0.waitingRequests == 4 }
+        high.cancel()
+        await pipeline.waitForActivity { $0.waitingRequests == 3 }
+        #expect(await pipeline.activity().queuedTransfers == 2)
+        try await release(tasks)
+        #expect(server.requestLog == ["/block.jpg", "/low-1.jpg", "/low-2.jpg"])
+    }
+
     @Test("within a priority, first come first served")
     func fifo() async throws {
         let tasks = await queueBehindHeld([("/low-2.jpg", .normal), ("/high.jpg", .normal), ("/low-1.jpg", .normal)])

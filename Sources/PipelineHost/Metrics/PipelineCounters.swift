@@ -34,12 +34,33 @@ final class PipelineCounters: Sendable {
     /// The figures so far.
     var stats: PipelineStats { state.withLock { $0.stats } }
 
+    /// The figures so far, with the count of work running now.
+    func stats(inFlight: Int) -> PipelineStats {
+        var stats = stats
+        stats.inFlight = inFlight
+        return stats
+    }
+
     func add(_ field: WritableKeyPath<PipelineStats, Int>, _ amount: Int = 1) {
         let counter = state.withLock { state in
             state.stats[keyPath: field] += amount
             return state.counters[field]
         }
         counter?.increment(by: amount)
+    }
+
+    /// A request ended, after `time`: what it ended in.
+    func requestEnded(_ outcome: Result<PipelineResult, PipelineError>, in time: Duration) {
+        requestFinished(in: time)
+        switch outcome {
+        case .success(let result):
+            add(\.succeeded)
+            if result.coalesced { add(\.coalesced) }
+            if result.stale { add(\.staleResults) }
+            if result.isOversized { add(\.oversizedSources) }
+        case .failure(let error):
+            add(error.kind == .cancelled ? \.cancelled : \.failed)
+        }
     }
 
     /// A stage ran and gave `output`: fetches count their bytes, a decode from bytes counts as

@@ -1,25 +1,41 @@
 /// The in-flight table: the work running for each step key, who waits for it, at what
-/// priority, and the finished values kept joinable until their request ends.
+/// priority, the shared leases it leads, and the finished values kept joinable until their
+/// request ends.
 ///
 /// A plain value, like `Lane`. Its mutating functions make every decision (start or join,
-/// whether a leaving waiter cancels the work, who a result goes to, which work a new waiter
-/// raises) and return what the owner must carry out: resume these waiters, cancel that task,
-/// raise those lane tickets. The `Pipeline` actor owns one and only does the carrying out, so
-/// the rules are tested on their own, with no task, libvips or curl (`InFlightTableTests`).
-struct InFlightTable<Key: Hashable, Waiter, Value, Handle> {
+/// what a leaving waiter means for the work, who a result goes to, which work a waiter raises
+/// or lowers) and return what the owner must carry out: resume these waiters, cancel that task,
+/// ask that lease, move those lane tickets. The `Pipeline` actor owns one and only does the
+/// carrying out, so the rules are tested on their own, with no task, libvips or curl
+/// (`InFlightTableTests`).
+struct InFlightTable<Key: Hashable, Waiter, Value, Handle, Lease> {
+    /// One waiter of a piece of work, at the priority it asked for.
+    struct Waiting {
+        var continuation: Waiter
+        var priority: Priority
+    }
+
+    /// Where work waits as an input: the key of the work it waits for, and its waiter id there,
+    /// so a change of its priority reaches that waiter's entry.
+    struct InputLink: Equatable {
+        let key: Key
+        let waiter: Int
+    }
+
     /// One running piece of work: the value of one step key.
     struct Work {
         let id: Int
+        /// The highest priority of its waiters (the claim's, until the first one registers).
         var priority: Priority
         /// Who waits for the value, by waiter id: requests, or the work of the next step.
-        var waiters: [Int: Waiter] = [:]
-        /// The previous step's key while this work waits for it, so a raise reaches it.
-        var parent: Key?
+        var waiters: [Int: Waiting] = [:]
+        /// The previous step's work while this work waits for it as an input.
+        var input: InputLink?
         /// What the owner keeps with the work (its task, its lane ticket).
         var handle: Handle?
-        /// Processes elsewhere may wait for this work (it holds a shared lease): when the last
-        /// waiter here leaves, it stays until the owner has asked whether anyone still waits.
-        var othersMayWait = false
+        /// The shared lease this work leads: processes elsewhere may wait for it, so when the
+        /// last waiter here leaves, it stays until the owner has asked the lease.
+        var lease: Lease?
     }
 
     private(set) var running: [Key: Work] = [:]
@@ -53,42 +69,54 @@ struct InFlightTable<Key: Hashable, Waiter, Value, Handle> {
     /// The value `claim` found held.
     func heldValue(_ key: Key) -> Value? { held[key] }
 
-    /// The second step: registers the waiter's continuation on the work it claimed. False when
-    /// that work is gone (the owner answers the waiter itself).
-    mutating func wait(_ key: Key, work id: Int, waiter: Int, _ continuation: Waiter) -> Bool {
+    /// The second step: registers the waiter on the work it claimed, at the priority it claimed
+    /// with. `inputOf` is the work that waits (for an earlier step's value), linked so that its
+    /// priority changes reach this entry. False when that work is gone (the owner answers the
+    /// waiter itself).
+    mutating func wait(_ key: Key, work id: Int, waiter: Int, priority: Priority, _ continuation: Waiter,
+                       inputOf dependent: (key: Key, work: Int)? = nil) -> Bool {
         guard running[key]?.id == id else { return false }
-        running[key]!.waiters[waiter] = continuation
+        running[key]!.waiters[waiter] = Waiting(continuation: continuation, priority: priority)
+        if let dependent, running[dependent.key]?.id == dependent.work {
+            running[dependent.key]!.input = InputLink(key: key, waiter: waiter)
+        }
         return true
     }
 
-    /// What a waiter that left gets back, and whether its work is to be cancelled.
-    struct Departure {
-        /// The leaving waiter, to be answered `cancelled`; nil when it was already answered.
-        var waiter: Waiter?
-        /// The work's handle when nobody waits any more: cancel it. Nothing of it is kept.
-        var cancel: Handle?
-        var cancelsWork: Bool
-        /// Nobody here waits any more, but others elsewhere may: the work stays, and the owner
-        /// asks, then calls `abandon` if nobody does.
-        var orphaned = false
+    /// What a waiter's leaving means.
+    enum Departure {
+        /// The waiter was answered already (its work finished or was cancelled): nothing to do.
+        case answered
+        /// Others here still wait: answer the waiter `cancelled`; the work goes on at their
+        /// priority, and `lowered` are the keys whose priority fell (their lane tickets move).
+        case othersWait(Waiter, lowered: [Key])
+        /// Nobody waits any more: answer the waiter, and cancel the work's handle. The work is
+        /// out of the table, and nothing of it is kept.
+        case cancel(Waiter, Handle?)
+        /// Nobody here waits, but the work leads a shared lease: answer the waiter, ask the lease
+        /// whether a process elsewhere waits, and call `abandon` if none does.
+        case orphaned(Waiter, Lease)
     }
 
-    /// A waiter's task was cancelled. The work goes on while anyone else waits, and is taken out
-    /// of the table, to be cancelled, when the last waiter leaves.
+    /// A waiter's task was cancelled. The work goes on while anyone else waits, at the highest
+    /// priority left (as Nuke does), and is taken out of the table when the last waiter leaves.
     mutating func leave(_ key: Key, work id: Int, waiter: Int) -> Departure {
-        guard running[key]?.id == id, let continuation = running[key]!.waiters.removeValue(forKey: waiter) else {
-            return Departure(waiter: nil, cancel: nil, cancelsWork: false)
+        guard running[key]?.id == id, let left = running[key]!.waiters.removeValue(forKey: waiter) else {
+            return .answered
         }
-        guard running[key]!.waiters.isEmpty else { return Departure(waiter: continuation, cancel: nil, cancelsWork: false) }
-        if running[key]!.othersMayWait { return Departure(waiter: continuation, cancel: nil, cancelsWork: false, orphaned: true) }
+        if !running[key]!.waiters.isEmpty {
+            return .othersWait(left.continuation, lowered: settlePriority(key))
+        }
+        if let lease = running[key]!.lease { return .orphaned(left.continuation, lease) }
         let work = running.removeValue(forKey: key)!
-        return Departure(waiter: continuation, cancel: work.handle, cancelsWork: true)
+        return .cancel(left.continuation, work.handle)
     }
 
-    /// Marks work `id` as one that processes elsewhere may wait for (see `Work.othersMayWait`).
-    mutating func shareWithOthers(_ key: Key, work id: Int) {
+    /// Work `id` leads a shared lease that processes elsewhere may wait on: its last waiter
+    /// here leaving orphans it instead of cancelling it (see `Departure.orphaned`).
+    mutating func lead(_ key: Key, work id: Int, lease: Lease) {
         guard running[key]?.id == id else { return }
-        running[key]!.othersMayWait = true
+        running[key]!.lease = lease
     }
 
     /// Orphaned work that nobody elsewhere waits for either: takes it out of the table and
@@ -111,7 +139,7 @@ struct InFlightTable<Key: Hashable, Waiter, Value, Handle> {
         guard running[key]?.id == id else { return nil }
         let work = running.removeValue(forKey: key)!
         if let value { held[key] = value }
-        return Array(work.waiters.values)
+        return work.waiters.values.map(\.continuation)
     }
 
     /// Drops held values: their request has ended, and what it stored is in the cache now, or
@@ -122,14 +150,33 @@ struct InFlightTable<Key: Hashable, Waiter, Value, Handle> {
 
     /// Raises running work, and the work it waits for, to `priority`. Returns the keys raised.
     mutating func raise(_ key: Key, to priority: Priority) -> [Key] {
-        var raised: [Key] = []
-        var current: Key? = key
-        while let key = current, let work = running[key], priority > work.priority {
-            running[key]!.priority = priority
-            raised.append(key)
-            current = work.parent
+        reprioritize(from: key) { priority > $0.priority ? priority : nil }
+    }
+
+    /// Sets work's priority to the highest of its waiters' after one left, and carries a fall
+    /// to the work it waits for. Returns the keys lowered.
+    private mutating func settlePriority(_ key: Key) -> [Key] {
+        reprioritize(from: key) { work in
+            work.waiters.values.map(\.priority).max().flatMap { $0 < work.priority ? $0 : nil }
         }
-        return raised
+    }
+
+    /// Walks from `key` along the input links while `change` gives a work a new priority: sets
+    /// it, and the work's entry among its input's waiters, so the input's own priority follows.
+    /// Returns the keys changed.
+    private mutating func reprioritize(from key: Key, _ change: (Work) -> Priority?) -> [Key] {
+        var changed: [Key] = []
+        var current: Key? = key
+        while let key = current, let work = running[key], let priority = change(work) {
+            running[key]!.priority = priority
+            changed.append(key)
+            current = nil
+            if let link = work.input, running[link.key]?.waiters[link.waiter] != nil {
+                running[link.key]!.waiters[link.waiter]!.priority = priority
+                current = link.key
+            }
+        }
+        return changed
     }
 
     func priority(_ key: Key, work id: Int) -> Priority? {
@@ -144,9 +191,11 @@ struct InFlightTable<Key: Hashable, Waiter, Value, Handle> {
         update(&running[key]!.handle)
     }
 
-    /// Records which step work `id` waits for (nil: none now).
-    mutating func setParent(_ key: Key, work id: Int, _ parent: Key?) {
+    /// Work `id` has its input's value (or gave up on it): it waits for no step now.
+    mutating func inputArrived(_ key: Key, work id: Int) {
         guard running[key]?.id == id else { return }
-        running[key]!.parent = parent
+        running[key]!.input = nil
     }
 }
+
+extension InFlightTable.Departure: Equatable where Waiter: Equatable, Handle: Equatable, Lease: Equatable {}

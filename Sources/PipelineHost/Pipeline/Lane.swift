@@ -64,8 +64,16 @@ struct Lane<Grant> {
         return queue.remove(at: index)
     }
 
+    /// Raises a queued ticket; a lower priority leaves it as it is.
     mutating func raise(id: Int, to priority: Priority) {
         guard let index = queue.firstIndex(where: { $0.id == id }), queue[index].priority < priority else { return }
+        queue[index].priority = priority
+    }
+
+    /// Moves a queued ticket to `priority`, up or down (its work's waiters changed). It keeps
+    /// its arrival order among tickets of that priority.
+    mutating func reprioritize(id: Int, to priority: Priority) {
+        guard let index = queue.firstIndex(where: { $0.id == id }) else { return }
         queue[index].priority = priority
     }
 
@@ -105,5 +113,16 @@ enum LaneKind: Sendable {
         case .decode, .process, .encode: self = .cpu
         case .key, .cache: return nil
         }
+    }
+}
+
+/// The pipeline's two queues, by kind.
+struct Lanes {
+    var transfers: Lane<SlotGrant>
+    var cpu: Lane<SlotGrant>
+
+    subscript(kind: LaneKind) -> Lane<SlotGrant> {
+        get { kind == .transfers ? transfers : cpu }
+        set { if kind == .transfers { transfers = newValue } else { cpu = newValue } }
     }
 }

@@ -8,25 +8,15 @@ extension Pipeline {
         if condition(activity()) { return }
         let id = makeID()
         await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                activityWaiters[id] = (condition, continuation)
-            }
+            await withCheckedContinuation { activityWaiters.add(id, condition, $0) }
         } onCancel: {
             Task { await self.dropActivityWaiter(id) }
         }
     }
 
-    /// Answers every waiter whose condition now holds.
     func activityMayHaveChanged() {
-        guard !activityWaiters.isEmpty else { return }
-        let now = activity()
-        for (id, waiter) in activityWaiters where waiter.condition(now) {
-            activityWaiters[id] = nil
-            waiter.continuation.resume()
-        }
+        if !activityWaiters.isEmpty { activityWaiters.answer(activity()) }
     }
 
-    private func dropActivityWaiter(_ id: Int) {
-        activityWaiters.removeValue(forKey: id)?.continuation.resume()
-    }
+    private func dropActivityWaiter(_ id: Int) { activityWaiters.drop(id) }
 }

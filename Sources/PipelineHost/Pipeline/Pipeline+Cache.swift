@@ -1,12 +1,6 @@
 /// Where a chain meets its cache points. `TieredCache` decides what a lookup means; this file
 /// runs the work behind a point when it must.
 extension Pipeline {
-    /// A fresh memory entry for step `step`, if a cache point there keeps one.
-    func memoryHit(_ chain: Chain, step: Int) -> StepValue? {
-        guard let point = chain.caches[step] else { return nil }
-        return cache.memoryHit(chain.keys[step], at: point)
-    }
-
     /// Step `step` behind its cache point: a stored entry if one answers, else the work (a
     /// conditional fetch when a stale original has validators), settled by the cache. A stale
     /// variant whose original turns out unchanged serves again without decoding anything.
@@ -38,10 +32,7 @@ extension Pipeline {
             case .lead(let lease):
                 // A variant others wait for outlives this process's requests (see `leave`). An
                 // original does not: it is stored only once a request has decoded it.
-                if point.layer == .variant {
-                    inFlight.shareWithOthers(work.key, work: work.id)
-                    inFlight.setHandle(work.key, work: work.id) { $0?.lease = lease }
-                }
+                if point.layer == .variant { inFlight.lead(work.key, work: work.id, lease: lease) }
                 let outcome = settle(await compute(chain, step: step, work: work, validators: miss.validators))
                 if inFlight.isOrphaned(work.key, work: work.id), case .success(let value) = outcome {
                     // Nobody here waits any more; it went on for waiters elsewhere: store it.

@@ -6,19 +6,22 @@ extension Pipeline {
     ///
     /// Cancelling the calling task answers this waiter at once with `cancelled`; the work goes
     /// on while anyone else waits for it, and is cancelled when the last waiter leaves.
-    func join(_ chain: Chain, step: Int, priority: Priority, asRequest: Bool, memoryChecked: Bool = false) async -> StepOutcome {
+    /// `inputOf`: the work that waits for this step as its input, linked so its priority
+    /// changes reach this step.
+    func join(_ chain: Chain, step: Int, priority: Priority, asRequest: Bool, memoryChecked: Bool = false,
+              inputOf dependent: WorkRef? = nil) async -> StepOutcome {
         // A memory hit answers at once: no work, no task, no disk.
-        if !memoryChecked, let hit = memoryHit(chain, step: step) { return .success(hit) }
+        if !memoryChecked, let point = chain.caches[step], let hit = cache.memoryHit(chain.keys[step], at: point) {
+            return .success(hit)
+        }
         let key = chain.keys[step]
         let id: Int, joined: Bool
         switch inFlight.claim(key, priority: priority) {
         case .held:
-            guard var held = inFlight.heldValue(key) else { return .failure(.cancelled()) }
-            held.coalesced = true
-            return .success(held)
+            return inFlight.heldValue(key).map { .success($0.sharing()) } ?? .failure(.cancelled())
         case .join(let work, let raised):
             (id, joined) = (work, true)
-            for key in raised { raiseTicket(of: key, to: priority) }
+            for key in raised { moveTicket(of: key) }
         case .start(let work):
             (id, joined) = (work, false)
             counters.inFlightChanged(to: inFlight.count)
@@ -32,7 +35,8 @@ extension Pipeline {
                 // Runs synchronously on the actor, in the same turn as the claim, so the work is
                 // still there and the waiter is registered before any cancellation handler's
                 // hop back to the actor can look for it.
-                guard inFlight.wait(key, work: id, waiter: waiter, continuation) else {
+                guard inFlight.wait(key, work: id, waiter: waiter, priority: priority, continuation,
+                                    inputOf: dependent.map { ($0.key, $0.id) }) else {
                     continuation.resume(returning: .failure(.cancelled()))
                     return
                 }
@@ -42,9 +46,7 @@ extension Pipeline {
             Task { await self.leave(key, work: id, waiter: waiter) }
         }
         if asRequest { waitingRequests -= 1 }
-        guard joined, case .success(var value) = outcome else { return outcome }
-        value.coalesced = true
-        return .success(value)
+        return joined ? outcome.map { $0.sharing() } : outcome
     }
 
     /// The body of one piece of work: look in the cache when a cache stage follows this step,
@@ -65,9 +67,7 @@ extension Pipeline {
     func compute(_ chain: Chain, step: Int, work: WorkRef, validators: Validators? = nil) async -> StepOutcome {
         let input: StepOutcome
         if step == 0 {
-            var source = chain.source
-            source.validators = validators
-            input = .success(StepValue(value: .source(source), timings: [], coalesced: false))
+            input = .success(StepValue(source: chain.source, validators: validators))
         } else {
             input = await joinAsInput(chain, step: step - 1, for: work)
         }
@@ -81,9 +81,8 @@ extension Pipeline {
     /// linked to it meanwhile so a priority raise reaches it.
     func joinAsInput(_ chain: Chain, step: Int, for work: WorkRef) async -> StepOutcome {
         guard let priority = inFlight.priority(work.key, work: work.id) else { return .failure(.cancelled()) }
-        inFlight.setParent(work.key, work: work.id, chain.keys[step])
-        defer { inFlight.setParent(work.key, work: work.id, nil) }
-        return await join(chain, step: step, priority: priority, asRequest: false)
+        defer { inFlight.inputArrived(work.key, work: work.id) }
+        return await join(chain, step: step, priority: priority, asRequest: false, inputOf: work)
     }
 
     private func runStep(_ chain: Chain, step: Int, work: WorkRef, after previous: StepValue) async -> StepOutcome {
@@ -99,20 +98,9 @@ extension Pipeline {
             guard await acquire(lane, host: host, for: work) else { return .failure(.cancelled()) }
         }
         defer { if let lane { release(lane, host: host) } }
-        let started = clock.now
-        if role == .fetch { counters.add(\.fetches) }
         let pool = role == .fetch ? blocking.transfers : lane == nil ? blocking.io : blocking.pixels
         let context = StageContext(source: chain.source, logger: logger, blocking: pool, fetcher: chain.fetcher)
-        let result = await Self.run(configured, on: previous.value, in: context)
-        let ran = clock.now - started
-        switch result {
-        case .failure(let error):
-            return .failure(error)
-        case .success(let value):
-            counters.stageRan(configured.name, role: role, input: previous.value, output: value, time: ran)
-            let timing = PipelineResult.StageTiming(stage: configured.name, waited: started - queued, duration: ran)
-            return .success(previous.carrying(value, timings: previous.timings + [timing], now: cache.wall.now))
-        }
+        return await StageRun.step(configured, after: previous, in: context, queuedAt: queued, counters: counters, wall: cache.wall)
     }
 
     /// Answers every waiter and takes the work out of the table. Work that was cancelled is
@@ -120,60 +108,45 @@ extension Pipeline {
     /// waits for its request stays joinable until that request ends (`release` in `outcome`):
     /// a request arriving in between would find it neither in flight nor stored.
     private func finish(_ work: WorkRef, with outcome: StepOutcome) {
-        var hold: StepValue?
-        if case .success(let value) = outcome, value.pending.contains(where: { $0.key == work.key && !$0.isCommitted }) {
-            hold = value
-        }
+        let hold = try? outcome.get().awaitingCommit(of: work.key)
         guard let waiters = inFlight.finish(work.key, work: work.id, hold: hold) else { return }
         for continuation in waiters { continuation.resume(returning: outcome) }
         activityMayHaveChanged()
     }
 
-    /// A waiter's task was cancelled: answer it, and cancel the work if nobody else waits.
-    /// Nothing of cancelled work is kept, so a later request starts afresh.
+    /// A waiter's task was cancelled: answer it, and carry out what its leaving means for the
+    /// work (`InFlightTable.Departure`). Nothing of cancelled work is kept.
     private func leave(_ key: StageKey, work id: Int, waiter: Int) {
-        let departure = inFlight.leave(key, work: id, waiter: waiter)
         defer { activityMayHaveChanged() }
-        departure.waiter?.resume(returning: .failure(.cancelled()))
-        if departure.cancelsWork { departure.cancel?.task?.cancel() }
-        if departure.orphaned {
-            // The work holds a shared lease: go on if another process waits for it, else cancel.
-            let lease = inFlight.handle(key)?.lease
+        switch inFlight.leave(key, work: id, waiter: waiter) {
+        case .answered:
+            break
+        case .othersWait(let continuation, let lowered):
+            continuation.resume(returning: .failure(.cancelled()))
+            for key in lowered { moveTicket(of: key) }
+        case .cancel(let continuation, let handle):
+            continuation.resume(returning: .failure(.cancelled()))
+            handle?.task?.cancel()
+        case .orphaned(let continuation, let lease):
+            continuation.resume(returning: .failure(.cancelled()))
             Task {
-                let othersWait = await lease?.othersWait() ?? false
-                self.orphanAsked(key, work: id, othersWait: othersWait)
+                if await lease.othersWait() {
+                    logger.debug("the last request here left; the work goes on for another process")
+                } else {
+                    abandon(key, work: id)
+                }
             }
         }
     }
 
-    private func orphanAsked(_ key: StageKey, work id: Int, othersWait: Bool) {
-        if othersWait {
-            logger.debug("the last request here left; the work goes on for another process")
-        } else {
-            inFlight.abandon(key, work: id)?.task?.cancel()
-            activityMayHaveChanged()
-        }
+    private func abandon(_ key: StageKey, work id: Int) {
+        inFlight.abandon(key, work: id)?.task?.cancel()
+        activityMayHaveChanged()
     }
 
-    /// A raised work's lane ticket moves up its queue too.
-    private func raiseTicket(of key: StageKey, to priority: Priority) {
-        if let ticket = inFlight.handle(key)?.ticket { withLane(ticket.lane) { $0.raise(id: ticket.id, to: priority) } }
+    /// Work whose priority changed moves its lane ticket, if it waits for a slot, to match.
+    private func moveTicket(of key: StageKey) {
+        guard let ticket = inFlight.handle(key)?.ticket, let priority = inFlight.running[key]?.priority else { return }
+        lanes[ticket.lane].reprioritize(id: ticket.id, to: priority)
     }
-}
-
-/// What the actor keeps with one piece of running work in its `InFlightTable`: the task, to
-/// cancel it when the last waiter leaves, its shared lease if it leads one, and its lane ticket while it waits for a slot, so a
-/// priority raise reaches the queue.
-struct WorkHandle {
-    var task: Task<Void, Never>?
-    var ticket: (lane: LaneKind, id: Int)?
-    /// The shared lease the work leads, asked whether other processes wait when it is orphaned.
-    var lease: (any WorkLease)?
-}
-
-/// A piece of running work as its task refers to it: by key and id, never by reference, so the
-/// task of cancelled work cannot touch newer work under the same key.
-struct WorkRef: Sendable {
-    let key: StageKey
-    let id: Int
 }

@@ -2,7 +2,7 @@
 extension Pipeline {
     /// Waits for a slot; false when the work was cancelled while it waited.
     func acquire(_ lane: LaneKind, host: String?, for work: WorkRef) async -> Bool {
-        if withLane(lane, { $0.tryAcquire(host: host) }) { return true }
+        if lanes[lane].tryAcquire(host: host) { return true }
         // Work no longer in the table was cancelled: its task is on its way out.
         guard let priority = inFlight.priority(work.key, work: work.id) else { return false }
         let ticket = makeID()
@@ -10,7 +10,7 @@ extension Pipeline {
         defer { inFlight.setHandle(work.key, work: work.id) { $0?.ticket = nil } }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { grant in
-                withLane(lane) { $0.enqueue(id: ticket, priority: priority, host: host, grant: grant) }
+                lanes[lane].enqueue(id: ticket, priority: priority, host: host, grant: grant)
             }
         } onCancel: {
             Task { await self.drop(ticket, from: lane) }
@@ -18,19 +18,11 @@ extension Pipeline {
     }
 
     func release(_ lane: LaneKind, host: String?) {
-        for ticket in withLane(lane, { $0.release(host: host) }) { ticket.grant.resume(returning: true) }
+        for ticket in lanes[lane].release(host: host) { ticket.grant.resume(returning: true) }
     }
 
     /// Takes a cancelled work's ticket out of the queue, so queued CPU work is skipped.
     private func drop(_ ticket: Int, from lane: LaneKind) {
-        withLane(lane) { $0.remove(id: ticket) }?.grant.resume(returning: false)
-    }
-
-    func withLane<T>(_ lane: LaneKind, _ body: (inout Lane<SlotGrant>) -> T) -> T {
-        defer { activityMayHaveChanged() }
-        switch lane {
-        case .transfers: return body(&transferLane)
-        case .cpu: return body(&cpuLane)
-        }
+        lanes[lane].remove(id: ticket)?.grant.resume(returning: false)
     }
 }

@@ -20,9 +20,9 @@ public actor Pipeline {
     let clock = ContinuousClock()
 
     /// Running work by step key, and finished cache steps held until their request ends.
-    var inFlight = InFlightTable<StageKey, CheckedContinuation<StepOutcome, Never>, StepValue, WorkHandle>()
-    var transferLane: Lane<SlotGrant>
-    var cpuLane: Lane<SlotGrant>
+    var inFlight = InFlightTable<StageKey, CheckedContinuation<StepOutcome, Never>, StepValue, WorkHandle, any WorkLease>()
+    /// Slots for transfers and for CPU stages; every change answers `activityWaiters`.
+    var lanes: Lanes { didSet { activityMayHaveChanged() } }
     let counters: PipelineCounters
     /// Memory, disk and any additional tiers, and what a lookup behind a cache point means.
     let cache: TieredCache
@@ -31,7 +31,7 @@ public actor Pipeline {
     /// Requests waiting for their final step right now.
     var waitingRequests = 0 { didSet { activityMayHaveChanged() } }
     /// Callers of `waitForActivity` whose condition does not hold yet.
-    var activityWaiters: [Int: (condition: @Sendable (PipelineActivity) -> Bool, continuation: CheckedContinuation<Void, Never>)] = [:]
+    var activityWaiters = ActivityWaiters()
     private var lastID = 0
 
     /// A pipeline for the profiles of one file. It starts no work until a request comes.
@@ -43,8 +43,8 @@ public actor Pipeline {
         self.configuration = configuration
         self.logger = logger
         self.blocking = blocking.map { ($0, $0, $0) } ?? (.transfers, .pixels, .shared)
-        transferLane = Lane(limit: configuration.transfers, perHostLimit: configuration.transfersPerHost)
-        cpuLane = Lane(limit: configuration.cpuStages)
+        lanes = Lanes(transfers: Lane(limit: configuration.transfers, perHostLimit: configuration.transfersPerHost),
+                      cpu: Lane(limit: configuration.cpuStages))
         counters = PipelineCounters(factory: configuration.metrics ?? MetricsSystem.factory)
         cache = TieredCache(settings: configuration.cache, blocking: self.blocking.io, counters: counters, logger: logger)
     }
@@ -62,43 +62,30 @@ public actor Pipeline {
         let outcome: Result<PipelineResult, PipelineError>
         if let remembered, let hit = cache.memoryHit(remembered.key, at: remembered.point) {
             joinable?()
-            outcome = .success(result(request, origin: remembered.origin, key: remembered.key, keyTimings: [], hit))
+            outcome = .success(PipelineResult(request, origin: remembered.origin, key: remembered.key, keyTimings: [], hit))
         } else {
             outcome = await self.outcome(of: request, priority: priority, memoryChecked: remembered != nil, joinable: joinable)
         }
-        counters.requestFinished(in: clock.now - started)
-        switch outcome {
-        case .success(let result):
-            counters.add(\.succeeded)
-            if result.coalesced { counters.add(\.coalesced) }
-            if result.stale { counters.add(\.staleResults) }
-            if result.isOversized { counters.add(\.oversizedSources) }
-            return result
-        case .failure(let error):
-            counters.add(error.kind == .cancelled ? \.cancelled : \.failed)
-            throw error
-        }
+        counters.requestEnded(outcome, in: clock.now - started)
+        return try outcome.get()
     }
 
     /// The stable key of a request's source: what its key stages (normalize) make of it. Requests
     /// with equal source keys share their download when they run at the same time.
     public func sourceKey(for request: ImageRequest) async throws(PipelineError) -> String {
-        let plan = try RequestPlan(request, in: profiles)
-        return try await runKeyStages(request, plan).get().source.key
+        try await StageRun.keyStages(request, RequestPlan(request, in: profiles), logger: logger, blocking: blocking.io).get().source.key
     }
 
     /// What the pipeline has done so far.
     public func stats() -> PipelineStats {
-        var stats = counters.stats
-        stats.inFlight = inFlight.count
-        return stats
+        counters.stats(inFlight: inFlight.count)
     }
 
     /// What is running and queued right now.
     public func activity() -> PipelineActivity {
         PipelineActivity(work: inFlight.count, waitingRequests: waitingRequests,
-                         runningTransfers: transferLane.running, queuedTransfers: transferLane.queue.count,
-                         runningCPU: cpuLane.running, queuedCPU: cpuLane.queue.count, keyMemoBytes: keyMemo.bytes)
+                         runningTransfers: lanes.transfers.running, queuedTransfers: lanes.transfers.queue.count,
+                         runningCPU: lanes.cpu.running, queuedCPU: lanes.cpu.queue.count, keyMemoBytes: keyMemo.bytes)
     }
 
     func makeID() -> Int {
@@ -113,21 +100,12 @@ public actor Pipeline {
         // Every way out before the work is registered says so too, so nobody waits forever.
         var announced = false
         defer { if !announced { joinable?() } }
-        let plan: RequestPlan
-        do {
-            plan = try RequestPlan(request, in: profiles)
-        } catch {
-            return .failure(error.from(Redactor.redact(request.source)))
+        let chain: Chain, keyTimings: [PipelineResult.StageTiming]
+        switch await StageRun.chain(for: request, in: profiles, settings: configuration.cache, logger: logger, blocking: blocking.io) {
+        case .success(let planned): (chain, keyTimings) = planned
+        case .failure(let error): return .failure(error)
         }
-        let source: Source, keyTimings: [PipelineResult.StageTiming]
-        switch await runKeyStages(request, plan) {
-        case .success(let keyed): (source, keyTimings) = keyed
-        case .failure(let error): return .failure(error.from(Redactor.redact(request.source)))
-        }
-        let chain = Chain(source: source, plan: plan, settings: configuration.cache, profileFile: profiles.file)
-        guard !chain.steps.isEmpty else {
-            return .failure(PipelineError(.profile, "profile \"\(request.profile)\" has no stage after its key stages", source: source.redacted))
-        }
+        let source = chain.source
         keyMemo.remember(request, chain: chain)
         // The claim in `join` happens in this turn of the actor, before its first suspension, so
         // a request let in by this call finds the work running.
@@ -149,68 +127,7 @@ public actor Pipeline {
                 return .failure(PipelineError(.profile, "profile \"\(request.profile)\" did not end in encoded bytes", source: source.redacted))
             }
             cache.commit(prefix.pending)
-            return .success(result(request, origin: source, key: chain.keys.last!, keyTimings: keyTimings, prefix))
-        }
-    }
-
-    /// A request's result from its final step's value, which holds encoded bytes.
-    private func result(_ request: ImageRequest, origin: Source, key: StageKey, keyTimings: [PipelineResult.StageTiming],
-                        _ value: StepValue) -> PipelineResult {
-        guard case .encoded(let encoded) = value.value else { preconditionFailure("a final step gives encoded bytes") }
-        return PipelineResult(
-            request: request, origin: origin, stageKey: key,
-            bytes: encoded.bytes, format: encoded.format, size: encoded.size, sourceSize: encoded.sourceSize,
-            timings: keyTimings + value.timings, coalesced: value.coalesced,
-            memoryHit: value.memoryHit, diskHit: value.diskHit, sharedHit: value.sharedHit, stale: value.stale,
-            expiresAt: value.expiresAt, noStore: value.noStore)
-    }
-
-    /// Runs the key stages, which only rewrite the source; they are cheap and run inline.
-    private func runKeyStages(_ request: ImageRequest, _ plan: RequestPlan) async
-        -> Result<(source: Source, timings: [PipelineResult.StageTiming]), PipelineError> {
-        var source = Source(location: request.source)
-        // One reading of a source for every reader: what the key would be made from must be
-        // what the transfer connects to, so a source either reads alike everywhere or runs nothing.
-        if let ambiguity = SourceLocation(request.source).ambiguity {
-            return .failure(PipelineError(.invalidSource, "ambiguous source: \(ambiguity)").from(source.redacted))
-        }
-        var timings: [PipelineResult.StageTiming] = []
-        for configured in plan.keyStages {
-            let started = clock.now
-            let outcome: Result<StageValue, PipelineError>
-            if let rewriter = configured.rewriter {
-                outcome = Self.rewrite(source, with: rewriter, name: configured.name)
-            } else {
-                outcome = await Self.run(configured, on: .source(source),
-                                         in: StageContext(source: source, logger: logger, blocking: blocking.io))
-            }
-            switch outcome {
-            case .success(.source(let updated)): source = updated
-            case .success: return .failure(PipelineError(.stageFailed, "\(configured.name): a key stage must give a source"))
-            case .failure(let error): return .failure(error.from(source.redacted))
-            }
-            timings.append(.init(stage: configured.name, duration: clock.now - started))
-        }
-        return .success((source, timings))
-    }
-
-    /// A synchronous key stage, in place, with its errors made PipelineErrors.
-    private static func rewrite(_ source: Source, with rewriter: any SourceRewriter, name: String) -> Result<StageValue, PipelineError> {
-        do {
-            return .success(.source(try rewriter.rewrite(source)))
-        } catch {
-            return .failure(PipelineError(thrown: error, by: name))
-        }
-    }
-
-    /// Runs one stage off the actor, turning whatever it throws into a PipelineError.
-    static func run(_ configured: ConfiguredStage, on input: StageValue, in context: StageContext) async
-        -> Result<StageValue, PipelineError> {
-        do {
-            try context.checkCancellation()
-            return .success(try await configured.stage.run(input, in: context))
-        } catch {
-            return .failure(PipelineError(thrown: error, by: configured.name))
+            return .success(PipelineResult(request, origin: source, key: chain.keys.last!, keyTimings: keyTimings, prefix))
         }
     }
 }

@@ -52,6 +52,25 @@ struct StepValue: Sendable {
         }
         return next
     }
+
+    /// The first step's input: the source, with `validators` for a conditional fetch.
+    init(source: Source, validators: Validators?) {
+        var source = source
+        source.validators = validators
+        self.init(value: .source(source), timings: [], coalesced: false)
+    }
+
+    /// This value as a waiter that joined work another started gets it.
+    func sharing() -> StepValue {
+        var shared = self
+        shared.coalesced = true
+        return shared
+    }
+
+    /// This value, if the store of `key`'s entry in it waits for its request to end.
+    func awaitingCommit(of key: StageKey) -> StepValue? {
+        pending.contains { $0.key == key && !$0.isCommitted } ? self : nil
+    }
 }
 
 typealias StepOutcome = Result<StepValue, PipelineError>

@@ -1,0 +1,14 @@
+/// What the actor keeps with one piece of running work in its `InFlightTable`: the task, to
+/// cancel it when the last waiter leaves, and its lane ticket while it waits for a slot, so a
+/// change of priority reaches the queue.
+struct WorkHandle {
+    var task: Task<Void, Never>?
+    var ticket: (lane: LaneKind, id: Int)?
+}
+
+/// A piece of running work as its task refers to it: by key and id, never by reference, so the
+/// task of cancelled work cannot touch newer work under the same key.
+struct WorkRef: Sendable {
+    let key: StageKey
+    let id: Int
+}
