@@ -153,7 +153,7 @@ let package = Package(
         .testTarget(name: "VipsStageTests", dependencies: ["TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["TestSupport"]),
         // The pipeline's rules with fake stages only: this target links neither libvips nor curl.
-        .testTarget(name: "PipelineLogicTests", dependencies: ["PipelineTesting", "PipelineProfiles"]),
+        .testTarget(name: "PipelineLogicTests", dependencies: ["PipelineTesting", "PipelineProfiles", "PipelineHostRedis"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "PipelineHostCommandLine"]),
         .testTarget(name: "CacheTests", dependencies: ["TestSupport"]),
         .testTarget(name: "HardeningTests", dependencies: ["TestSupport"]),

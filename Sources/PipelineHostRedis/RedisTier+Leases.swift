@@ -7,46 +7,61 @@ import PipelineHost
 /// negative entry appears, take over when the lease expires (its holder died), and give up after
 /// `sharedWait`, computing locally. A waiter wakes when the leader publishes on the done channel,
 /// or after the poll interval, since pub/sub can drop a message.
+///
+/// `LeaseMachine` decides each step; `coordinate` carries its actions out against Redis.
 extension RedisTier: WorkCoordinator {
     public func coordinate(_ key: StageKey, at point: CachePoint) async -> Coordination {
         let keys = LeaseKeys(Self.names(key).redis)
         let token = Self.token()
-        let deadline = ContinuousClock.now + leases.wait
-        var waited = false
+        var machine = LeaseMachine(settings: leases)
+        var action = machine.next(after: .miss(now: .now))
         while true {
+            let event: LeaseMachine.Event
             do throws(RedisClient.Failure) {
-                // The leader's result first: it releases its lease only once the entry (or the
-                // negative entry) is there, so a free lease alone means nobody leads, or the
-                // leader died. A node that just missed still looks for a negative entry: a
-                // failure a moment ago has released its lease already.
-                if waited, case .integer(1) = try await client.command("EXISTS", keys.value) { return .lookAgain }
-                if case .string(let stored) = try await client.command("GET", keys.negative),
-                   let error = NegativeEntry.decode(stored) {
-                    counters.add(\.negativeHits)
-                    return .failed(error)
+                switch action {
+                case .checkEntry:
+                    event = .entry(found: try await client.command("EXISTS", keys.value) == .integer(1))
+                case .checkNegative:
+                    guard case .string(let stored) = try await client.command("GET", keys.negative) else { event = .negative(nil); break }
+                    event = .negative(NegativeEntry.decode(stored))
+                case .setNX:
+                    let reply = try await client.command("SET", keys.lock, token, "NX", "PX", String(leases.milliseconds))
+                    event = .lease(won: reply == .status("OK"))
+                case .markWaiting(let first):
+                    if first { counters.add(\.leasesWaited) }
+                    // Tells the leader someone waits, should its own requests leave (`othersWait`).
+                    _ = try await client.command("SET", keys.waiting, "1", "PX", String(leases.waitingMarkerMilliseconds))
+                    event = .marked(now: .now, cancelled: Task.isCancelled)
+                case .wait(let until):
+                    await done.wait(for: keys.digest, upTo: until - .now)
+                    event = .woke
+                case .release:
+                    await release(keys, token: token)
+                    event = .released
+                case .finish(let outcome):
+                    return coordination(outcome, keys: keys, token: token)
                 }
-                if try await client.command("SET", keys.lock, token, "NX", "PX", String(leases.milliseconds)) == .status("OK") {
-                    // The leader may have stored and released between the look above and this
-                    // SET: then the entry is there, and there is nothing to take over.
-                    if waited, case .integer(1) = try await client.command("EXISTS", keys.value) {
-                        await release(keys, token: token)
-                        return .lookAgain
-                    }
-                    counters.add(waited ? \.leasesTakenOver : \.leasesWon)
-                    return .lead(RedisLease(tier: self, keys: keys, token: token))
-                }
-                if !waited {
-                    waited = true
-                    counters.add(\.leasesWaited)
-                }
-                // Tells the leader someone waits, should its own requests leave (`othersWait`).
-                _ = try await client.command("SET", keys.waiting, "1", "PX", String(leases.waitingMarkerMilliseconds))
             } catch {
                 counters.error(error)
-                return .alone
+                event = .unreachable
             }
-            guard ContinuousClock.now < deadline, !Task.isCancelled else { return .alone }
-            await done.wait(for: keys.digest, upTo: leases.poll)
+            action = machine.next(after: event)
+        }
+    }
+
+    /// The machine's outcome as the pipeline takes it, counted.
+    private func coordination(_ outcome: LeaseMachine.Outcome, keys: LeaseKeys, token: String) -> Coordination {
+        switch outcome {
+        case .lead(let takenOver):
+            counters.add(takenOver ? \.leasesTakenOver : \.leasesWon)
+            return .lead(RedisLease(tier: self, keys: keys, token: token))
+        case .lookAgain:
+            return .lookAgain
+        case .failed(let error):
+            counters.add(\.negativeHits)
+            return .failed(error)
+        case .alone:
+            return .alone
         }
     }
 
