@@ -162,7 +162,8 @@ let package = Package(
         .testTarget(name: "CirclePluginTests", dependencies: ["TestSupport", "CirclePlugin"]),
         .testTarget(name: "SharedCacheTests", dependencies: ["TestSupport", "PipelineHostRedis"]),
         .testTarget(name: "ServeTests", dependencies: [
-            "TestSupport", "PipelineHostServe", .product(name: "HummingbirdTesting", package: "hummingbird"),
+            "TestSupport", "PipelineHostServe", "PipelineTesting", "PipelineProfiles",
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ]),
         // new-plugin: test targets

@@ -1,10 +1,12 @@
 import NIOCore
 import PipelineHost
 
-/// Cancels the requests in progress on a connection when it closes. One close callback per
-/// connection, not per request: a keep-alive connection serves thousands of requests, and a
-/// callback per request on its closeFuture would keep every finished request (and its image)
-/// alive until the connection closed.
+/// Cancels the requests in progress on a connection when it closes. One per connection, made by
+/// the connection's own handling (`TimedHTTP1Channel.handle`) and reached by its requests as a
+/// task-local, so nothing outlives the connection and no table is shared between connections.
+/// One close callback per connection, not per request: a keep-alive connection serves thousands
+/// of requests, and a callback per request on its closeFuture would keep every finished request
+/// (and its image) alive until the connection closed.
 final class ConnectionWatch: Sendable {
     private struct State {
         var closed = false
@@ -13,24 +15,14 @@ final class ConnectionWatch: Sendable {
     }
 
     private let state = Locked(State())
-    private static let open = Locked<[ObjectIdentifier: ConnectionWatch]>([:])
 
-    /// The watch of `channel`, made (and hooked to its close) on first use.
-    static func of(_ channel: any Channel) -> ConnectionWatch {
-        let id = ObjectIdentifier(channel)
-        let (watch, isNew) = open.withLock { watches in
-            if let existing = watches[id] { return (existing, false) }
-            let made = ConnectionWatch()
-            watches[id] = made
-            return (made, true)
-        }
-        if isNew {
-            channel.closeFuture.whenComplete { _ in
-                _ = open.withLock { $0.removeValue(forKey: id) }
-                watch.close()
-            }
-        }
-        return watch
+    /// The watch of the connection the current request came on; nil outside a connection (the
+    /// router's test client).
+    @TaskLocal static var current: ConnectionWatch?
+
+    /// A watch that closes when `channel` does.
+    init(closingWith channel: any Channel) {
+        channel.closeFuture.whenComplete { [self] _ in close() }
     }
 
     /// Runs `cancel` when the connection closes before `untrack`; at once if it has closed.

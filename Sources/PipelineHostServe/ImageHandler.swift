@@ -9,14 +9,14 @@ import PipelineHost
 struct ImageHandler: Sendable {
     let state: ServeState
 
-    /// The response, and what the access log says about it: the path with the source redacted
-    /// and the cache result.
-    func respond(to request: Request, connection: any Channel) async -> (Response, logPath: String, cache: String) {
+    /// The response; the access log gets the path with the source redacted, and the cache result.
+    func respond(to request: Request, context: ServeContext) async -> Response {
         let rawPath = Substring(request.uri.path)
-        var logPath = "/-" + (rawPath.dropFirst().firstIndex(of: "/").map { Redactor.redactingPathParameters(rawPath[$0...]) } ?? "")
+        context.access.note(path: "/-" + (rawPath.dropFirst().firstIndex(of: "/").map { Redactor.redactingPathParameters(rawPath[$0...]) } ?? ""))
         do throws(ServeFailure) {
             let (image, profiles) = try resolve(request, path: rawPath)
-            logPath = "/-/\(image.profile)/\(Redactor.redact(image.source))"
+            let logPath = "/-/\(image.profile)/\(Redactor.redact(image.source))"
+            context.access.note(path: logPath)
             var overrides: [String: [String: ParameterValue]] = [:]
             let auto = profiles.autoFormat.contains(image.profile)
             if auto, let profile = profiles.set[image.profile] {
@@ -24,11 +24,12 @@ struct ImageHandler: Sendable {
                 overrides = profile.formatOverrides(format)
             }
             let imageRequest = ImageRequest(source: image.source, profile: image.profile, overrides: overrides)
-            let result = try await run(imageRequest, request: request, connection: connection)
+            let result = try await run(imageRequest, request: request, connection: context.channel)
             let answer = ImageResponse(result: result, variesByAccept: auto, defaultMaxAge: state.settings.defaultMaxAge)
-            return (answer.response(for: request), logPath, answer.cacheResult)
+            context.access.note(path: logPath, cache: answer.cacheResult)
+            return answer.response(for: request)
         } catch {
-            return (error.response(method: request.method), logPath, "-")
+            return error.response(method: request.method)
         }
     }
 
@@ -60,8 +61,8 @@ struct ImageHandler: Sendable {
                 return .failure(error)
             }
         }
-        let watch = ConnectionWatch.of(connection)
-        let tracked = watch.track { work.cancel() }
+        let watch = ConnectionWatch.current
+        let tracked = watch?.track { work.cancel() }
         // The request's time budget: past it, the request leaves like a client that hung up,
         // so its transfer and pixel work stop unless another request still shares them.
         let timeout = state.settings.requestTimeout
@@ -73,13 +74,13 @@ struct ImageHandler: Sendable {
         }
         let outcome = await withTaskCancellationHandler { await work.value } onCancel: { work.cancel() }
         timer.cancel()
-        watch.untrack(tracked)
+        if let tracked { watch?.untrack(tracked) }
         switch outcome {
         case .success(let result): return result
         case .failure(let error) where error.kind == .cancelled && timedOut.withLock({ $0 }):
             throw ServeFailure(.gatewayTimeout, "timeout", "the request took longer than --request-timeout (\(timeout))")
         case .failure(let error) where error.kind == .cancelled && !connection.isActive:
-            throw ServeFailure(ServeResponder.clientClosed, "cancelled", "the client closed the connection")
+            throw ServeFailure(AccessLogMiddleware.clientClosed, "cancelled", "the client closed the connection")
         case .failure(let error): throw ServeFailure(error)
         }
     }

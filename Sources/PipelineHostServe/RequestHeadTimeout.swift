@@ -60,7 +60,7 @@ final class RequestHeadTimeout: ChannelInboundHandler, RemovableChannelHandler {
 }
 
 /// Hummingbird's HTTP/1 child channel with `RequestHeadTimeout` first in the pipeline, ahead of
-/// the HTTP decoder, which only sees whole heads.
+/// the HTTP decoder, which only sees whole heads, and a `ConnectionWatch` of its own.
 struct TimedHTTP1Channel: ServerChildChannel {
     let inner: HTTP1Channel
     let headTimeout: TimeAmount
@@ -74,8 +74,13 @@ struct TimedHTTP1Channel: ServerChildChannel {
         return inner.setup(channel: channel, logger: logger)
     }
 
+    /// Serves the connection's requests with its own `ConnectionWatch`, which cancels what is
+    /// still running when the connection closes.
     func handle(value: HTTP1Channel.Value, logger: Logger) async {
-        await inner.handle(value: value, logger: logger)
+        let watch = ConnectionWatch(closingWith: value.channel)
+        await ConnectionWatch.$current.withValue(watch) {
+            await inner.handle(value: value, logger: logger)
+        }
     }
 }
 

@@ -38,7 +38,7 @@ public struct ServeApplication: Sendable {
     public func application(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async -> some ApplicationProtocol {
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         return Application(
-            responder: ServeResponder(state: state),
+            router: ServeRouter.make(state: state),
             server: .http1(headTimeout: TimeAmount(state.settings.headTimeout), idleTimeout: TimeAmount(state.settings.idleTimeout),
                            handlers: [ClientGoneHandler()]),
             configuration: ApplicationConfiguration(

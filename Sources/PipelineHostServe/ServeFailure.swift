@@ -16,6 +16,8 @@ struct ServeFailure: Error, Sendable {
     var details: [String: ErrorField] = [:]
     /// Seconds, for 503s that tell the client when to come back.
     var retryAfter: Int?
+    /// Headers the answer carries besides its own (Allow, for a 405).
+    var headers: HTTPFields = [:]
 
     init(_ status: HTTPResponse.Status, _ kind: String, _ reason: String, source: String? = nil) {
         self.status = status
@@ -57,8 +59,8 @@ struct ServeFailure: Error, Sendable {
     }
 
     /// This failure as an answer: JSON, with Retry-After when it has one, and no body for HEAD.
-    func response(method: HTTPRequest.Method, extra: HTTPFields = [:]) -> Response {
-        var headers = extra
+    func response(method: HTTPRequest.Method) -> Response {
+        var headers = headers
         let body = body
         headers[.contentType] = "application/json"
         headers[.contentLength] = String(body.utf8.count)

@@ -18,6 +18,30 @@ public final class FakeOrigin: Sendable {
         var finished: [String: Int] = [:]
         var cancelled: [String: Int] = [:]
         var order: [String] = []
+        /// Callers of `wait(for:until:)` whose condition did not hold yet.
+        var watchers: [Int: (path: String, condition: @Sendable (Fetches) -> Bool, continuation: CheckedContinuation<Void, Never>)] = [:]
+
+        func fetches(_ path: String) -> Fetches {
+            Fetches(started: started[path, default: 0], finished: finished[path, default: 0], cancelled: cancelled[path, default: 0])
+        }
+
+        /// Takes out the watchers of `path` whose condition now holds, to be resumed.
+        mutating func satisfiedWatchers(of path: String) -> [CheckedContinuation<Void, Never>] {
+            let now = fetches(path)
+            let ready = watchers.filter { $0.value.path == path && $0.value.condition(now) }
+            for id in ready.keys { watchers[id] = nil }
+            return ready.values.map(\.continuation)
+        }
+    }
+
+    /// What the origin has seen of one path.
+    public struct Fetches: Sendable, Equatable {
+        /// Fetches that started.
+        public var started: Int
+        /// Fetches that returned.
+        public var finished: Int
+        /// Fetches cancelled while held.
+        public var cancelled: Int
     }
 
     private let state = Locked(State())
@@ -85,6 +109,29 @@ public final class FakeOrigin: Sendable {
         }
     }
 
+    /// Returns once `condition` holds for the fetches of `path` (at once if it holds now): the
+    /// event a test waits on, instead of polling the counts against a clock.
+    public func wait(for path: String, until condition: @escaping @Sendable (Fetches) -> Bool) async {
+        await withCheckedContinuation { continuation in
+            let holds = state.withLock { state in
+                guard !condition(state.fetches(path)) else { return true }
+                state.lastWaiter += 1
+                state.watchers[state.lastWaiter] = (path, condition, continuation)
+                return false
+            }
+            if holds { continuation.resume() }
+        }
+    }
+
+    /// Counts one event of `path` and answers the watchers it satisfies.
+    private func count(_ path: String, _ event: (inout State) -> Void) {
+        let ready = state.withLock { state in
+            event(&state)
+            return state.satisfiedWatchers(of: path)
+        }
+        for continuation in ready { continuation.resume() }
+    }
+
     /// Fetches of `path` that started, that returned, and that were cancelled while held.
     public func started(_ path: String) -> Int { state.withLock { $0.started[path, default: 0] } }
     /// Fetches of `path` that returned.
@@ -96,20 +143,20 @@ public final class FakeOrigin: Sendable {
 
     /// What the fake fetch stage does with one path: the body, and its max-age if it has one.
     func fetch(_ path: String) async throws -> (body: [UInt8], maxAge: Double?) {
-        state.withLock {
+        count(path) {
             $0.started[path, default: 0] += 1
             $0.order.append(path)
         }
         guard await wait("path " + path, blocked: { $0.held.contains(path) }) else {
-            state.withLock { $0.cancelled[path, default: 0] += 1 }
+            count(path) { $0.cancelled[path, default: 0] += 1 }
             throw PipelineError.cancelled("fake transfer cancelled")
         }
         let answer: Result<(body: [UInt8], maxAge: Double?), PipelineError> = state.withLock { state in
             if let failure = state.failures[path] { return .failure(failure) }
             guard let body = state.bodies[path] else { return .failure(PipelineError(.invalidSource, "nothing at \(path)")) }
-            state.finished[path, default: 0] += 1
             return .success((body, state.maxAges[path]))
         }
+        if case .success = answer { count(path) { $0.finished[path, default: 0] += 1 } }
         return try answer.get()
     }
 }

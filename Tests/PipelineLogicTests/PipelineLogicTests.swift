@@ -6,7 +6,7 @@ import Testing
 
 /// The pipeline's own rules (sharing, cancellation, priorities, cache order) with fake fetch,
 /// decode and encode stages: no libcurl, no libvips, no sockets. Each test takes milliseconds.
-@Suite("Pipeline logic with fake stages")
+@Suite("Pipeline logic with fake stages", .timeLimit(.minutes(2)))
 struct PipelineLogicTests {
     let origin = FakeOrigin()
 
@@ -18,16 +18,6 @@ struct PipelineLogicTests {
 
     static let plain = #"profile "p" { fetch {}, decode {}, encode {} }"#
 
-    /// Waits until `condition` holds (or two seconds pass): for the state of concurrent work,
-    /// never for timing.
-    func until(_ condition: () async -> Bool) async -> Bool {
-        for _ in 0..<1000 {
-            if await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(2))
-        }
-        return await condition()
-    }
-
     @Test("twenty identical requests make one fetch; all but one are shared")
     func sharing() async throws {
         origin.serve("/a.jpg")
@@ -36,7 +26,7 @@ struct PipelineLogicTests {
         let requests = (0..<20).map { _ in
             Task { try await pipeline.image(for: ImageRequest(source: "fake://h/a.jpg", profile: "p")) }
         }
-        #expect(await until { await pipeline.activity().waitingRequests == 20 })
+        await pipeline.waitForActivity { $0.waitingRequests == 20 }
         origin.release("/a.jpg")
         var shared = 0
         for request in requests where try await request.value.coalesced { shared += 1 }
@@ -52,13 +42,14 @@ struct PipelineLogicTests {
         let pipeline = try pipeline(Self.plain)
         let first = Task { try await pipeline.image(for: ImageRequest(source: "fake://h/b.jpg", profile: "p")) }
         let second = Task { try await pipeline.image(for: ImageRequest(source: "fake://h/b.jpg", profile: "p")) }
-        #expect(await until { await pipeline.activity().waitingRequests == 2 && origin.started("/b.jpg") == 1 })
+        await pipeline.waitForActivity { $0.waitingRequests == 2 }
+        await origin.wait(for: "/b.jpg") { $0.started == 1 }
         first.cancel()
         await #expect(throws: PipelineError.self) { try await first.value }
         #expect(origin.cancelled("/b.jpg") == 0, "the other waiter still wants it")
         second.cancel()
         await #expect(throws: PipelineError.self) { try await second.value }
-        #expect(await until { origin.cancelled("/b.jpg") == 1 })
+        await origin.wait(for: "/b.jpg") { $0.cancelled == 1 }
         #expect(await pipeline.stats().inFlight == 0)
         origin.release("/b.jpg")
         _ = try await pipeline.image(for: ImageRequest(source: "fake://h/b.jpg", profile: "p"))
@@ -71,11 +62,12 @@ struct PipelineLogicTests {
         origin.hold("/busy")
         let pipeline = try pipeline(Self.plain, transfers: 1)
         let busy = Task { try await pipeline.image(for: ImageRequest(source: "fake://h/busy", profile: "p")) }
-        #expect(await until { origin.started("/busy") == 1 })
+        await origin.wait(for: "/busy") { $0.started == 1 }
         var queued: [Task<PipelineResult, any Error>] = []
         for (path, priority) in [("/low1", Priority.low), ("/low2", .low), ("/high", .high)] {
             queued.append(Task { try await pipeline.image(for: ImageRequest(source: "fake://h" + path, profile: "p"), priority: priority) })
-            #expect(await until { await pipeline.activity().queuedTransfers == queued.count })
+            let count = queued.count
+            await pipeline.waitForActivity { $0.queuedTransfers == count }
         }
         origin.release("/busy")
         _ = try await busy.value

@@ -257,6 +257,8 @@ import TestSupport
             origin.route("/held.jpg", .held(gate: "queue-full", .ok(Fixtures.sample)))
             let busy = try RawConnection(port: try #require(client.port))
             busy.send("GET \(signed("auto", "/held.jpg")) HTTP/1.1\r\nHost: x\r\n\r\n")
+            // It holds the place once its fetch has reached the origin; only then is the queue full.
+            #expect(await eventually { origin.requestCount("/held.jpg") == 1 })
             #expect(await eventually {
                 (try? await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get))?.status == .serviceUnavailable
             })
