@@ -67,13 +67,12 @@ struct ImageHandler: Sendable {
         // so its transfer and pixel work stop unless another request still shares them.
         let timeout = state.settings.requestTimeout
         let timedOut = Locked(false)
-        let timer = Task {
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+        let deadline = state.deadlines.start(timeout) {
             timedOut.withLock { $0 = true }
             work.cancel()
         }
         let outcome = await withTaskCancellationHandler { await work.value } onCancel: { work.cancel() }
-        timer.cancel()
+        state.deadlines.finish(deadline)
         if let tracked { watch?.untrack(tracked) }
         switch outcome {
         case .success(let result): return result

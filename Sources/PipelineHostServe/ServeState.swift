@@ -10,6 +10,8 @@ final class ServeState: Sendable {
     let gate: AdmissionGate
     let registry: PrometheusCollectorRegistry
     let accessLog: Logger
+    /// Every request's `--request-timeout`.
+    let deadlines = RequestDeadlines()
     private let draining = Locked(false)
     /// Prefetch batches running now; more than a few are refused like a full queue.
     let prefetches = Locked(0)
