@@ -3,14 +3,13 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("pipelinehost run on batches, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun)
+@Suite("pipelinehost run on batches, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin)
 struct BatchCommandTests {
-    let server: LoopbackServer
+    let server = LoopbackServer.fixture
     let directory: TemporaryDirectory
     let subsonic = Fixtures.path("examples/salted-urls.lua")
 
     init() throws {
-        server = try LoopbackServer()
         directory = try TemporaryDirectory()
         for id in 1...10 {
             server.route("/cover-\(id).jpg", .ok(Fixtures.quadrants(width: 400 + id * 10, height: 300)))

@@ -2,15 +2,14 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("the disk cache across runs, and pipelinehost cache, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun)
+@Suite("the disk cache across runs, and pipelinehost cache, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin)
 struct CacheCommandTests {
-    let server: LoopbackServer
+    let server = LoopbackServer.fixture
     let directory: TemporaryDirectory
     let thumbnail = Fixtures.path("examples/thumbnail.lua")
     var cache: String { directory.file("cache") }
 
     init() throws {
-        server = try LoopbackServer()
         directory = try TemporaryDirectory()
         for id in 1...40 {
             server.route("/covers/\(id).jpg", .ok(Fixtures.quadrants(width: 400 + id * 10, height: 300), contentType: "image/jpeg"))

@@ -2,13 +2,12 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("pipelinehost: no credential is shown or stored", .tags(.pixels, .network, .process), .notInFastRun)
+@Suite("pipelinehost: no credential is shown or stored", .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin)
 struct CredentialTests {
-    let server: LoopbackServer
+    let server = LoopbackServer.fixture
     let directory: TemporaryDirectory
 
     init() throws {
-        server = try LoopbackServer()
         directory = try TemporaryDirectory()
         server.route("/a.jpg", .ok(Fixtures.quadrants(width: 64, height: 48), contentType: "image/jpeg"))
     }

@@ -2,13 +2,12 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("pipelinehost run --json over bad input, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun)
+@Suite("pipelinehost run --json over bad input, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin)
 struct JSONOutputTests {
-    let server: LoopbackServer
+    let server = LoopbackServer.fixture
     let directory: TemporaryDirectory
 
     init() throws {
-        server = try LoopbackServer()
         directory = try TemporaryDirectory()
         BadInputs.serve(on: server)
         server.route("/good.jpg", .ok(Fixtures.quadrants(width: 640, height: 480), contentType: "image/jpeg"))

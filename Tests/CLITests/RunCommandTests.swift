@@ -2,14 +2,13 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("pipelinehost run, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun)
+@Suite("pipelinehost run, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin)
 struct RunCommandTests {
-    let server: LoopbackServer
+    let server = LoopbackServer.fixture
     let directory: TemporaryDirectory
     let thumbnail = Fixtures.path("examples/thumbnail.lua")
 
     init() throws {
-        server = try LoopbackServer()
         directory = try TemporaryDirectory()
         server.route("/photo.jpg", .ok(Fixtures.sample, contentType: "image/jpeg"))
     }

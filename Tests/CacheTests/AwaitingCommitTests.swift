@@ -6,13 +6,13 @@ import TestSupport
 /// A second profile of one source that arrives after the first one's original was fetched, but
 /// before that request succeeded and stored it, joins the fetched original instead of fetching
 /// again (CI once saw examples/subsonic.lua transfer twice this way).
-@Suite("A finished original waiting for its store stays joinable until its request ends", .tags(.pixels, .network), .notInFastRun)
+@Suite("A finished original waiting for its store stays joinable until its request ends", .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
 struct AwaitingCommitTests {
-    let server: LoopbackServer
+    let server = LoopbackServer.fixture
     let directory: TemporaryDirectory
+    let gates = HoldGates()
 
     init() throws {
-        server = try LoopbackServer()
         directory = try TemporaryDirectory()
         server.route("/cover.jpg", .ok(Fixtures.quadrants(width: 400, height: 300), contentType: "image/jpeg"))
     }
@@ -23,18 +23,18 @@ struct AwaitingCommitTests {
             profile "held" { \(prefix), hold { gate = "\(gate)" }, encode {} }
             profile "plain" { \(prefix), downsample { size = 32 }, encode {} }
             """
-        return Pipeline(profiles: try TestPipeline.load(lua, extra: [HoldPlugin.self]),
+        return Pipeline(profiles: try TestPipeline.load(lua, gates: gates),
                         configuration: TestPipeline.configuration(cacheIn: directory))
     }
 
     /// A pipeline whose first request has fetched the original and now waits at its gate, so
     /// the original's store waits for that request.
     func heldAfterFetch() async throws -> (Pipeline, Task<PipelineResult, any Error>, String) {
-        let gate = "held-\(UUID())"
+        let gate = "held"
         let pipeline = try pipeline(gate: gate)
         let url = server.url("/cover.jpg")
         let first = Task { try await pipeline.image(for: ImageRequest(source: url, profile: "held")) }
-        #expect(await eventually { HoldPlugin.enteredCount(gate) == 1 })
+        await gates.waitUntilEntered(gate)
         return (pipeline, first, gate)
     }
 
@@ -44,7 +44,7 @@ struct AwaitingCommitTests {
         let url = server.url("/cover.jpg")
         let second = try await pipeline.image(for: ImageRequest(source: url, profile: "plain"))
         #expect(second.coalesced)
-        HoldPlugin.open(gate)
+        gates.open(gate)
         _ = try await first.value
         #expect(server.requestCount("/cover.jpg") == 1)
         await pipeline.flushCache()
@@ -59,6 +59,6 @@ struct AwaitingCommitTests {
         await #expect(throws: PipelineError.self) { try await first.value }
         _ = try await pipeline.image(for: ImageRequest(source: url, profile: "plain"))
         #expect(server.requestCount("/cover.jpg") == 2, "nothing of the cancelled request was kept")
-        HoldPlugin.open(gate)
+        gates.open(gate)
     }
 }

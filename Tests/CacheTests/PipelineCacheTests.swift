@@ -6,14 +6,13 @@ import TestSupport
 
 /// Profiles with cache stages, run against the loopback server, with a disk cache directory of
 /// the test's own. A new `Pipeline` on the same directory is what a new process sees.
-@Suite("The cache stage: memory, then disk, then the network", .tags(.pixels, .network), .notInFastRun)
+@Suite("The cache stage: memory, then disk, then the network", .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
 struct PipelineCacheTests {
-    let server: LoopbackServer
+    let server = LoopbackServer.fixture
     let directory: TemporaryDirectory
     let image = Fixtures.quadrants(width: 400, height: 300)
 
     init() throws {
-        server = try LoopbackServer()
         directory = try TemporaryDirectory()
         server.route("/cover.jpg", .ok(image, contentType: "image/jpeg"))
     }

@@ -7,14 +7,13 @@ import TestSupport
 /// must revalidate, and almost every answer is 304. A 304 proves the original unchanged, so the
 /// variants made from it still hold: they serve again with nothing decoded, and the stored
 /// entries get new freshness in place.
-@Suite("A 304 keeps the variants made from the original", .tags(.pixels, .network), .notInFastRun)
+@Suite("A 304 keeps the variants made from the original", .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
 struct RevalidatedVariantTests {
-    let server: LoopbackServer
+    let server = LoopbackServer.fixture
     let directory: TemporaryDirectory
     let image = Fixtures.quadrants(width: 400, height: 300)
 
     init() throws {
-        server = try LoopbackServer()
         directory = try TemporaryDirectory()
         server.route("/cover.jpg", .cacheable(image, etag: "\"v1\"", cacheControl: "no-cache"))
     }

@@ -3,15 +3,14 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("fetch hardening: connection pools per guard, bounded headers", .tags(.pixels, .network, .process), .notInFastRun)
+@Suite("fetch hardening: connection pools per guard, bounded headers", .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin)
 struct FetchHardeningTests {
-    let server: LoopbackServer
+    let server = LoopbackServer.fixture
     let jpeg = Fixtures.quadrants(width: 64, height: 48)
 
     init() throws {
         // An HTTP/1.1 keep-alive server: a connection stays open for the next request, which is
         // what a pool shared between guard settings would hand to the wrong profile.
-        server = try LoopbackServer()
         server.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
     }
 

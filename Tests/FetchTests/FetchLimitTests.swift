@@ -3,13 +3,12 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("fetch limits: low speed, schemes, block_private", .tags(.pixels, .network), .notInFastRun)
+@Suite("fetch limits: low speed, schemes, block_private", .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
 struct FetchLimitTests {
-    let server: LoopbackServer
+    let server = LoopbackServer.fixture
     let jpeg = Fixtures.quadrants(width: 64, height: 48)
 
     init() throws {
-        server = try LoopbackServer()
         server.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
     }
 
@@ -86,13 +85,11 @@ struct FetchLimitTests {
     }
 }
 
-@Suite("fetch retries", .tags(.pixels, .network), .notInFastRun)
+@Suite("fetch retries", .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
 struct FetchRetryTests {
-    let server: LoopbackServer
+    let server = LoopbackServer.fixture
     let jpeg = Fixtures.quadrants(width: 64, height: 48)
     let quick = "retry_delay = 0.01"
-
-    init() throws { server = try LoopbackServer() }
 
     @Test("5xx and 429 are retried until one succeeds", arguments: [500, 502, 503, 429])
     func transient(_ status: Int) async throws {

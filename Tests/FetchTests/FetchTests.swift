@@ -3,13 +3,12 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("fetch over libcurl", .serialized, .tags(.pixels, .network), .notInFastRun)
+@Suite("fetch over libcurl", .serialized, .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
 struct FetchTests {
-    let server: LoopbackServer
+    let server = LoopbackServer.fixture
     let jpeg = Fixtures.quadrants(width: 64, height: 48)
 
     init() throws {
-        server = try LoopbackServer()
         server.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
     }
 

@@ -3,14 +3,13 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("bad input: typed errors, nothing cached, the batch goes on", .tags(.pixels, .network), .notInFastRun)
+@Suite("bad input: typed errors, nothing cached, the batch goes on", .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
 struct BadInputTests {
-    let server: LoopbackServer
+    let server = LoopbackServer.fixture
     let directory: TemporaryDirectory
     let good = Fixtures.quadrants(width: 640, height: 480)
 
     init() throws {
-        server = try LoopbackServer()
         directory = try TemporaryDirectory()
         BadInputs.serve(on: server)
         server.route("/good.jpg", .ok(good, contentType: "image/jpeg"))

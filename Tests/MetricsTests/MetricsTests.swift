@@ -3,15 +3,14 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("Metrics: --stats figures and swift-metrics agree on a known workload", .timeLimit(.minutes(5)), .tags(.pixels, .network), .notInFastRun)
+@Suite("Metrics: --stats figures and swift-metrics agree on a known workload", .timeLimit(.minutes(5)), .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
 struct MetricsTests {
-    let server: LoopbackServer
+    let server = LoopbackServer.fixture
     let directory: TemporaryDirectory
     let metrics = TestMetrics()
     let image = Fixtures.quadrants(width: 1600, height: 1200)
 
     init() throws {
-        server = try LoopbackServer()
         directory = try TemporaryDirectory()
         server.route("/held.jpg", .held(gate: "three", .ok(image, contentType: "image/jpeg")))
         server.route("/other.jpg", .ok(Fixtures.quadrants(width: 200, height: 100), contentType: "image/jpeg"))

@@ -2,13 +2,12 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("Pipeline: cancellation is counted per waiter", .timeLimit(.minutes(5)), .tags(.pixels, .network), .notInFastRun)
+@Suite("Pipeline: cancellation is counted per waiter", .timeLimit(.minutes(5)), .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
 struct CancellationTests {
-    let server: LoopbackServer
+    let server = LoopbackServer.fixture
     let profile = TestPipeline.thumbnail()
 
     init() throws {
-        server = try LoopbackServer()
         server.route("/cover.jpg", .ok(Fixtures.sample, contentType: "image/jpeg"))
     }
 
@@ -70,24 +69,25 @@ struct CancellationTests {
               fetch {}, decode {}, hold { gate = "cpu-busy" }, encode {},
             }
             """
-        let profiles = try TestPipeline.load(lua, extra: [HoldPlugin.self])
+        let gates = HoldGates()
+        let profiles = try TestPipeline.load(lua, gates: gates)
         let pipeline = Pipeline(profiles: profiles, configuration: PipelineConfiguration(cpuStages: 1))
         server.route("/other.jpg", .ok(Fixtures.sample, contentType: "image/jpeg"))
         // The first request takes the only CPU slot and keeps it at the hold stage.
         let busy = Task { try await pipeline.image(for: ImageRequest(source: server.url("/cover.jpg"), profile: "held")) }
-        #expect(await eventually { HoldPlugin.enteredCount("cpu-busy") == 1 })
+        await gates.waitUntilEntered("cpu-busy")
         // The second is fetched, then queues for the CPU slot to decode.
         let queued = Task { try await pipeline.image(for: ImageRequest(source: server.url("/other.jpg"), profile: "held")) }
         await pipeline.waitForActivity { $0.queuedCPU == 1 }
         queued.cancel()
         await pipeline.waitForActivity { $0.queuedCPU == 0 }
-        HoldPlugin.open("cpu-busy")
+        gates.open("cpu-busy")
         _ = try await busy.value
         let skipped = await queued.result
         #expect(throws: PipelineError.self) { try skipped.get() }
         let stats = await pipeline.stats()
         #expect((stats.fetches, stats.decodes, stats.succeeded, stats.cancelled) == (2, 1, 1, 1))
-        #expect(HoldPlugin.enteredCount("cpu-busy") == 1)
+        #expect(gates.enteredCount("cpu-busy") == 1)
         #expect(await pipeline.activity().isIdle)
     }
 

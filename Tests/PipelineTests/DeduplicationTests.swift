@@ -2,13 +2,9 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("Pipeline: in-flight work is shared, counted at the server", .timeLimit(.minutes(5)), .tags(.pixels, .network), .notInFastRun)
+@Suite("Pipeline: in-flight work is shared, counted at the server", .timeLimit(.minutes(5)), .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
 struct DeduplicationTests {
-    let server: LoopbackServer
-
-    init() throws {
-        server = try LoopbackServer()
-    }
+    let server = LoopbackServer.fixture
 
     @Test("100 concurrent identical requests make 1 transfer and 1 decode")
     func hundredTwins() async throws {

@@ -2,12 +2,11 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("Pipeline: profiles end to end over loopback HTTP", .tags(.pixels, .network), .notInFastRun)
+@Suite("Pipeline: profiles end to end over loopback HTTP", .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
 struct PipelineTests {
-    let server: LoopbackServer
+    let server = LoopbackServer.fixture
 
     init() throws {
-        server = try LoopbackServer()
         server.route("/rest/getCoverArt", .ok(Fixtures.sample, contentType: "image/jpeg"))
     }
 

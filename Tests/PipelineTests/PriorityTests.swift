@@ -2,13 +2,12 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("Pipeline: queues serve higher priority first", .timeLimit(.minutes(5)), .tags(.pixels, .network), .notInFastRun)
+@Suite("Pipeline: queues serve higher priority first", .timeLimit(.minutes(5)), .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
 struct PriorityTests {
-    let server: LoopbackServer
+    let server = LoopbackServer.fixture
     let pipeline: Pipeline
 
     init() throws {
-        server = try LoopbackServer()
         server.route("/block.jpg", .held(gate: "block", .ok(Fixtures.sample, contentType: "image/jpeg")))
         for path in ["/low-1.jpg", "/low-2.jpg", "/high.jpg"] {
             server.route(path, .ok(Fixtures.quadrants(width: 64, height: 64)))

@@ -4,7 +4,7 @@ import TestSupport
 
 /// `pipelinehost serve` as a user runs it: a subprocess on a loopback port, called with curl, in
 /// front of the loopback origin.
-@Suite(.serialized, .tags(.pixels, .network, .process), .notInFastRun) struct ServeProcessTests {
+@Suite(.serialized, .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin) struct ServeProcessTests {
     static let profile = """
         profile "thumb" {
           fetch      { block_private = true, allow_loopback = true, retries = 0 },
@@ -16,12 +16,11 @@ import TestSupport
         }
         """
 
-    let origin: LoopbackServer
+    let origin = LoopbackServer.fixture
     let directory: TemporaryDirectory
     let profileFile: String
 
     init() throws {
-        origin = try LoopbackServer()
         directory = try TemporaryDirectory()
         profileFile = try directory.write("serve.lua", Array(Self.profile.utf8))
     }

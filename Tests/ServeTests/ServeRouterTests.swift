@@ -2,7 +2,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import PipelineHost
-import PipelineHostServe
+@testable import PipelineHostServe
 import PipelineProfiles
 import PipelineTesting
 import Testing
@@ -14,17 +14,26 @@ import Testing
 struct ServeRouterTests {
     let origin = FakeOrigin()
 
-    func service(maxQueue: Int = 256) throws -> ServeApplication {
-        let settings = ServeSettings(port: 0, signer: try URLSigner(keys: nil, salts: nil), allowUnsigned: true, maxQueue: maxQueue,
+    static let profiles = """
+        profile "thumb" { fetch {}, decode {}, encode {}, cache { memory = true } }
+        profile "strict" { fetch {}, decode {}, encode {} }
+        """
+    let signer = try! URLSigner(keys: SigningTests.key("a1") + "," + SigningTests.key("33"), salts: "0f0e,1f1e")
+
+    func service(allowUnsigned: Bool = true, hosts: Set<String> = [], maxQueue: Int = 256) throws -> ServeApplication {
+        let settings = ServeSettings(port: 0, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue, allowedSourceHosts: hosts,
                                      pipeline: PipelineConfiguration(cache: CacheSettings(mode: .normal)))
         let origin = origin
         return try ServeApplication(settings: settings) {
-            try ProfileLoader(registry: FakeStages.registry(origin: origin)).load(
-                code: Array(#"profile "p" { fetch {}, decode {}, encode {}, cache { memory = true } }"#.utf8), name: "serve.lua")
+            try ProfileLoader(registry: FakeStages.registry(origin: origin)).load(code: Array(Self.profiles.utf8), name: "serve.lua")
         }
     }
 
-    static func image(_ path: String) -> String { ServePath.unsafe(profile: "p", source: "http://origin.test" + path) }
+    static func source(_ path: String) -> String { "http://origin.test" + path }
+    static func image(_ path: String) -> String { ServePath.unsafe(profile: "thumb", source: source(path)) }
+    func signed(_ profile: String, _ path: String) -> String {
+        ServePath.signed(profile: profile, source: Self.source(path), signer: signer)!
+    }
 
     @Test("health and ready answer by GET and HEAD; metrics by GET")
     func operational() async throws {
@@ -73,6 +82,7 @@ struct ServeRouterTests {
     func images() async throws {
         origin.serve("/a.jpg", Array("twelve bytes".utf8))
         origin.fail("/gone.jpg", with: PipelineError(.httpStatus, "HTTP 404"))
+        #expect(Self.image("/a.jpg").hasPrefix("/unsafe/thumb/"))
         try await service().application().test(.router) { client in
             try await client.execute(uri: Self.image("/a.jpg"), method: .get) { response in
                 #expect(response.status == .ok)
@@ -85,5 +95,115 @@ struct ServeRouterTests {
                 #expect(String(buffer: response.body).contains("http://origin.test/gone.jpg"))
             }
         }
+    }
+
+    @Test("signatures are checked: a rotated key is accepted; any change, a wrong length, unsafe or a query is not")
+    func signaturesAreChecked() async throws {
+        origin.serve("/cover.jpg")
+        try await service(allowUnsigned: false).application().test(.router) { client in
+            let good = signed("thumb", "/cover.jpg")
+            let (signature, rest) = try #require(ImagePath.split(Substring(good)))
+            // Signed with the second (older) key of the rotation: still accepted.
+            let older = try URLSigner(keys: SigningTests.key("33"), salts: "1f1e")
+            let rotated = try #require(ServePath.signed(profile: "thumb", source: Self.source("/cover.jpg"), signer: older))
+            let accepted = try await client.execute(uri: rotated, method: .get)
+            #expect(accepted.status == .ok)
+
+            for uri in ["/\(signature.dropLast())\(rest)", "/\(signature)A\(rest)", "/\(String(repeating: "A", count: 43))\(rest)",
+                        "/\(String(repeating: "x", count: 5000))\(rest)", "/unsafe\(rest)", "\(good)?width=2000"] {
+                let response = try await client.execute(uri: uri, method: .get)
+                #expect(response.status == .forbidden, "\(uri.prefix(80))")
+                #expect(String(buffer: response.body).contains("\"kind\":\"forbidden\""))
+            }
+        }
+    }
+
+    @Test("unsafe paths are accepted only with --allow-unsigned")
+    func unsafeIsAcceptedOnlyWhenAllowed() async throws {
+        origin.serve("/cover.jpg")
+        try await service(allowUnsigned: true).application().test(.router) { client in
+            let answer1 = try await client.execute(uri: Self.image("/cover.jpg"), method: .get)
+            #expect(answer1.status == .ok)
+        }
+        try await service(allowUnsigned: false).application().test(.router) { client in
+            let answer2 = try await client.execute(uri: Self.image("/cover.jpg"), method: .get)
+            #expect(answer2.status == .forbidden)
+        }
+    }
+
+    @Test("unknown profiles and traversal are not found")
+    func unknownProfilesAndTraversalAreNotFound() async throws {
+        try await service().application().test(.router) { client in
+            for profile in ["nothere", "..", "..%2F..%2Fetc", "thumb%00", "%2e%2e"] {
+                let uri = try #require(ServePath.signed(profile: profile, source: Self.source("/cover.jpg"), signer: signer))
+                let response = try await client.execute(uri: uri, method: .get)
+                #expect(response.status == .notFound, "\(profile)")
+            }
+        }
+        #expect(origin.started("/cover.jpg") == 0)
+    }
+
+    @Test("--allow-source-host restricts sources")
+    func allowedSourceHostsRestrictSources() async throws {
+        try await service(hosts: ["images.example.com"]).application().test(.router) { client in
+            let response = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get)
+            #expect(response.status == .forbidden)
+            #expect(String(buffer: response.body).contains("allow-source-host"))
+        }
+        #expect(origin.started("/cover.jpg") == 0)
+    }
+
+    @Test("the metrics count what the service did")
+    func metricsCount() async throws {
+        origin.serve("/cover.jpg")
+        try await service().application().test(.router) { client in
+            _ = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get)
+            let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            #expect(metrics.contains("pipelinehost_requests_total 1"))
+            #expect(metrics.contains("pipelinehost_decodes_total 1"))
+        }
+    }
+
+    @Test("/ready turns 503 while draining; /health stays 200")
+    func readyTurns503WhileDraining() async throws {
+        let service = try service()
+        try await service.application().test(.router) { client in
+            service.state.startDraining()
+            let answer3 = try await client.execute(uri: "/ready", method: .get)
+            #expect(answer3.status == .serviceUnavailable)
+            let answer4 = try await client.execute(uri: "/health", method: .get)
+            #expect(answer4.status == .ok)
+        }
+    }
+
+    @Test("/prefetch takes the paths that check out, runs them, and refuses the rest")
+    func prefetchWarmsTheCache() async throws {
+        origin.serve("/cover.jpg")
+        try await service(allowUnsigned: false).application().test(.router) { client in
+            let paths = [signed("thumb", "/cover.jpg"), "/bad/thumb/aGk", signed("nothere", "/cover.jpg")]
+            let body = "[" + paths.map { "\"\($0)\"" }.joined(separator: ",") + "]"
+            let response = try await client.execute(uri: "/prefetch", method: .post, body: ByteBuffer(string: body))
+            #expect(response.status == .accepted)
+            #expect(String(buffer: response.body) == "{\"accepted\":1,\"refused\":2}\n")
+            await origin.wait(for: "/cover.jpg") { $0.finished == 1 }
+            let notJSON = try await client.execute(uri: "/prefetch", method: .post, body: ByteBuffer(string: "{"))
+            #expect(notJSON.status == .badRequest)
+        }
+    }
+
+    /// A query is not covered by the signature, so a GET refuses it even when the signature was
+    /// made over it; a prefetch of the same path must not warm what no GET can ask for.
+    @Test("a prefetch path is checked exactly as its GET is")
+    func aPrefetchPathIsCheckedExactlyAsItsGetIs() async throws {
+        origin.serve("/cover.jpg")
+        let signedPart = "/thumb/plain/" + Self.source("/cover.jpg") + "?x=1"
+        let path = "/" + signer.signature(for: signedPart)! + signedPart
+        try await service(allowUnsigned: false).application().test(.router) { client in
+            let answer5 = try await client.execute(uri: path, method: .get)
+            #expect(answer5.status == .forbidden)
+            let response = try await client.execute(uri: "/prefetch", method: .post, body: ByteBuffer(string: "[\"\(path)\"]"))
+            #expect(String(buffer: response.body) == "{\"accepted\":0,\"refused\":1}\n")
+        }
+        #expect(origin.started("/cover.jpg") == 0)
     }
 }

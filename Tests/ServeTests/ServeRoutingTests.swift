@@ -8,7 +8,7 @@ import TestSupport
 
 /// The service in this process, over a real socket (Hummingbird's live test client), in front of
 /// the loopback origin: routing, signing, the status table, 304, HEAD and Vary.
-@Suite(.tags(.pixels, .network), .notInFastRun) struct ServeRoutingTests {
+@Suite(.tags(.pixels, .network), .notInFastRun, .loopbackOrigin) struct ServeRoutingTests {
     static let profiles = """
         profile "thumb" {
           fetch      { block_private = true, allow_loopback = true, timeout = 1, retries = 0 },
@@ -30,11 +30,10 @@ import TestSupport
         }
         """
 
-    let origin: LoopbackServer
+    let origin = LoopbackServer.fixture
     let signer = try! URLSigner(keys: SigningTests.key("a1") + "," + SigningTests.key("33"), salts: "0f0e,1f1e")
 
     init() throws {
-        origin = try LoopbackServer()
         origin.route("/cover.jpg", .ok(Fixtures.quadrants(width: 200, height: 120)))
         origin.route("/gone.jpg", .status(404))
         origin.route("/broken.jpg", .status(500))
@@ -104,33 +103,6 @@ import TestSupport
         }
     }
 
-    @Test func signaturesAreChecked() async throws {
-        try await service().application().test(.live) { client in
-            let good = signed("thumb", "/cover.jpg")
-            let (signature, rest) = try #require(ImagePath.split(Substring(good)))
-            // Signed with the second (older) key of the rotation: still accepted.
-            let older = try URLSigner(keys: SigningTests.key("33"), salts: "1f1e")
-            let rotated = try #require(ServePath.signed(profile: "thumb", source: origin.url("/cover.jpg"), signer: older))
-            let accepted = try await client.execute(uri: rotated, method: .get)
-            #expect(accepted.status == .ok)
-
-            for uri in ["/\(signature.dropLast())\(rest)", "/\(signature)A\(rest)", "/\(String(repeating: "A", count: 43))\(rest)",
-                        "/\(String(repeating: "x", count: 5000))\(rest)", "/unsafe\(rest)", "\(good)?width=2000"] {
-                let response = try await client.execute(uri: uri, method: .get)
-                #expect(response.status == .forbidden, "\(uri.prefix(80))")
-                #expect(String(buffer: response.body).contains("\"kind\":\"forbidden\""))
-            }
-        }
-    }
-
-    @Test func unsafeIsAcceptedOnlyWhenAllowed() async throws {
-        try await service(allowUnsigned: true).application().test(.live) { client in
-            let uri = ServePath.unsafe(profile: "thumb", source: origin.url("/cover.jpg"))
-            let response = try await client.execute(uri: uri, method: .get)
-            #expect(response.status == .ok)
-        }
-    }
-
     @Test(arguments: [
         ("/gone.jpg", 404, "http_status"), ("/broken.jpg", 502, "http_status"), ("/page.jpg", 422, "not_an_image"),
         ("/slow.jpg", 504, "timeout"),
@@ -146,18 +118,6 @@ import TestSupport
             #expect(body.contains("\"kind\":\"\(kind)\""), "\(body)")
             #expect(!body.contains("secret"), "\(body)")
             if path == "/broken.jpg" { #expect(body.contains("\"upstream_status\":500")) }
-        }
-    }
-
-    @Test func unknownProfilesAndTraversalAreNotFound() async throws {
-        try await service().application().test(.live) { client in
-            for profile in ["nothere", "..", "..%2F..%2Fetc", "thumb%00", "%2e%2e"] {
-                let uri = try #require(ServePath.signed(profile: profile, source: origin.url("/cover.jpg"), signer: signer))
-                let response = try await client.execute(uri: uri, method: .get)
-                #expect(response.status == .notFound, "\(profile)")
-            }
-            let nothing = try await client.execute(uri: "/nothing", method: .get)
-            #expect(nothing.status == .notFound)
         }
     }
 
@@ -269,14 +229,6 @@ import TestSupport
         }
     }
 
-    @Test func allowedSourceHostsRestrictSources() async throws {
-        try await service(hosts: ["images.example.com"]).application().test(.live) { client in
-            let response = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get)
-            #expect(response.status == .forbidden)
-            #expect(String(buffer: response.body).contains("allow-source-host"))
-        }
-    }
-
     @Test func operationalEndpoints() async throws {
         try await service().application().test(.live) { client in
             let health = try await client.execute(uri: "/health", method: .get)
@@ -288,17 +240,6 @@ import TestSupport
             #expect(metrics.contains("pipelinehost_decodes_total 1"))
             let delete = try await client.execute(uri: "/health", method: .delete)
             #expect(delete.status == .methodNotAllowed)
-        }
-    }
-
-    @Test func readyTurns503WhileDraining() async throws {
-        let service = try service()
-        try await service.application().test(.live) { client in
-            service.state.startDraining()
-            let ready = try await client.execute(uri: "/ready", method: .get)
-            #expect(ready.status == .serviceUnavailable)
-            let health = try await client.execute(uri: "/health", method: .get)
-            #expect(health.status == .ok)
         }
     }
 
@@ -316,20 +257,6 @@ import TestSupport
             })
             let notJSON = try await client.execute(uri: "/prefetch", method: .post, body: ByteBuffer(string: "{"))
             #expect(notJSON.status == .badRequest)
-        }
-    }
-
-    @Test func aPrefetchPathIsCheckedExactlyAsItsGetIs() async throws {
-        // A query is not covered by the signature, so a GET refuses it even when the signature
-        // was made over it; a prefetch of the same path must not warm what no GET can ask for.
-        let signedPart = "/thumb/plain/" + origin.url("/cover.jpg") + "?x=1"
-        let path = "/" + signer.signature(for: signedPart)! + signedPart
-        try await service().application().test(.live) { client in
-            let get = try await client.execute(uri: path, method: .get)
-            #expect(get.status == .forbidden)
-            let response = try await client.execute(uri: "/prefetch", method: .post, body: ByteBuffer(string: "[\"\(path)\"]"))
-            #expect(String(buffer: response.body) == "{\"accepted\":0,\"refused\":1}\n")
-            #expect(origin.requestCount("/cover.jpg") == 0)
         }
     }
 }

@@ -5,12 +5,11 @@ import Testing
 import TestSupport
 
 /// One flight across nodes: three pipelines (three nodes' worth) on one redis-server.
-@Suite(.serialized, .tags(.pixels, .network, .redis, .process), .notInFastRun) struct LeaseTests {
-    let origin: LoopbackServer
+@Suite(.serialized, .tags(.pixels, .network, .redis, .process), .notInFastRun, .loopbackOrigin) struct LeaseTests {
+    let origin = LoopbackServer.fixture
     let redis: RedisServer
 
     init() async throws {
-        origin = try LoopbackServer()
         redis = try await RedisServer()
     }
 

@@ -6,7 +6,7 @@ import TestSupport
 
 /// The shared tier on a real redis-server (started on loopback for each test): two pipelines,
 /// standing for two nodes, each with its own memory and disk, share what either made.
-@Suite(.serialized, .tags(.pixels, .network, .redis), .notInFastRun) struct SharedTierTests {
+@Suite(.serialized, .tags(.pixels, .network, .redis), .notInFastRun, .loopbackOrigin) struct SharedTierTests {
     static let profile = """
         profile "thumb" {
           normalize  { drop_query = { "u", "t", "s", "p" } },
@@ -19,11 +19,10 @@ import TestSupport
         }
         """
 
-    let origin: LoopbackServer
+    let origin = LoopbackServer.fixture
     let redis: RedisServer
 
     init() async throws {
-        origin = try LoopbackServer()
         origin.route("/cover.jpg", .ok(Fixtures.quadrants(width: 320, height: 200)))
         redis = try await RedisServer()
     }

@@ -3,15 +3,14 @@ import PipelineHost
 import Testing
 import TestSupport
 
-@Suite("subsonic_auth: a fresh signature per transfer, never a credential in sight", .tags(.pixels, .network, .process), .notInFastRun)
+@Suite("subsonic_auth: a fresh signature per transfer, never a credential in sight", .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin)
 struct SubsonicAuthTests {
-    let server: LoopbackServer
+    let server = LoopbackServer.fixture
     let directory: TemporaryDirectory
     let password = "open-sesame-7f3a"
     var environment: [String: String] { ["PIPELINEHOST_SECRET_SUBSONIC_PASSWORD": password] }
 
     init() throws {
-        server = try LoopbackServer()
         directory = try TemporaryDirectory()
         server.route("/rest/getCoverArt", .subsonic(user: "alice", password: password,
                                                     .ok(Fixtures.sample, contentType: "image/jpeg")))

@@ -20,8 +20,10 @@ public enum TestPipeline {
 
     /// Loads profile text as if it were the file `name`.
     public static func load(_ lua: String, name: String = "test.lua", limits: ProfileLimits = ProfileLimits(),
-                            extra: [any PipelinePlugin.Type] = []) throws -> ProfileSet {
-        try ProfileLoader(registry: registry(extra: extra), limits: limits).load(code: Array(lua.utf8), name: name)
+                            extra: [any PipelinePlugin.Type] = [], gates: HoldGates? = nil) throws -> ProfileSet {
+        var registry = try registry(extra: extra)
+        try gates?.register(in: &registry)
+        return try ProfileLoader(registry: registry, limits: limits).load(code: Array(lua.utf8), name: name)
     }
 
     /// Loads a profile file from the package, such as "examples/subsonic.lua".
