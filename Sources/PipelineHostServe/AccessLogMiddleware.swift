@@ -20,6 +20,7 @@ struct AccessLogMiddleware: RouterMiddleware {
         } catch let error as any HTTPResponseError {
             response = try error.response(from: request, context: context)
         }
+        guard log.logLevel <= .info else { return response }
         let elapsed = ContinuousClock.now - started
         let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         let bytes = response.headers[.contentLength] ?? "0"

@@ -12,11 +12,15 @@ struct ImageHandler: Sendable {
     /// The response; the access log gets the path with the source redacted, and the cache result.
     func respond(to request: Request, context: ServeContext) async -> Response {
         let rawPath = Substring(request.uri.path)
-        context.access.note(path: "/-" + (rawPath.dropFirst().firstIndex(of: "/").map { Redactor.redactingPathParameters(rawPath[$0...]) } ?? ""))
+        // The redacted path costs a parse of the source: only for an access log that is written.
+        let logged = state.accessLog.logLevel <= .info
+        if logged {
+            context.access.note(path: "/-" + (rawPath.dropFirst().firstIndex(of: "/").map { Redactor.redactingPathParameters(rawPath[$0...]) } ?? ""))
+        }
         do throws(ServeFailure) {
             let (image, profiles) = try resolve(request, path: rawPath)
-            let logPath = "/-/\(image.profile)/\(Redactor.redact(image.source))"
-            context.access.note(path: logPath)
+            let logPath = logged ? "/-/\(image.profile)/\(Redactor.redact(image.source))" : "-"
+            if logged { context.access.note(path: logPath) }
             var overrides: [String: [String: ParameterValue]] = [:]
             let auto = profiles.autoFormat.contains(image.profile)
             if auto, let profile = profiles.set[image.profile] {

@@ -1,5 +1,6 @@
 import Hummingbird
 import PipelineHost
+import Prometheus
 
 /// The service's routes: the operational endpoints, and one route for every image path (GET
 /// and HEAD on anything else). The image route reads the path raw from the request, percent
@@ -8,6 +9,7 @@ enum ServeRouter {
     static func make(state: ServeState) -> Router<ServeContext> {
         let router = Router(context: ServeContext.self)
         router.add(middleware: AccessLogMiddleware(log: state.accessLog))
+        router.add(middleware: HTTPMetricsMiddleware(factory: PrometheusMetricsFactory(registry: state.registry)))
         router.add(middleware: MethodNotAllowedMiddleware())
         // The image route: every other path, the root included (it answers not_found).
         let image = { @Sendable (request: Request, context: ServeContext) async -> Response in

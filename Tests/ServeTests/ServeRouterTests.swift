@@ -153,7 +153,7 @@ struct ServeRouterTests {
         #expect(origin.started("/cover.jpg") == 0)
     }
 
-    @Test("the metrics count what the service did")
+    @Test("the metrics count what the service did, and every answer by endpoint and status")
     func metricsCount() async throws {
         origin.serve("/cover.jpg")
         try await service().application().test(.router) { client in
@@ -161,6 +161,11 @@ struct ServeRouterTests {
             let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
             #expect(metrics.contains("pipelinehost_requests_total 1"))
             #expect(metrics.contains("pipelinehost_decodes_total 1"))
+            #expect(metrics.contains(#"pipelinehost_http_responses_total{endpoint="image",status="200"} 1"#), "\(metrics)")
+            _ = try await client.execute(uri: "/nothing", method: .put)
+            let again = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            #expect(again.contains(#"pipelinehost_http_responses_total{endpoint="none",status="405"} 1"#))
+            #expect(again.contains(#"pipelinehost_http_responses_total{endpoint="metrics",status="200"} 1"#))
         }
     }
 
@@ -179,13 +184,17 @@ struct ServeRouterTests {
     @Test("/prefetch takes the paths that check out, runs them, and refuses the rest")
     func prefetchWarmsTheCache() async throws {
         origin.serve("/cover.jpg")
-        try await service(allowUnsigned: false).application().test(.router) { client in
+        let service = try service(allowUnsigned: false)
+        try await service.application().test(.router) { client in
             let paths = [signed("thumb", "/cover.jpg"), "/bad/thumb/aGk", signed("nothere", "/cover.jpg")]
             let body = "[" + paths.map { "\"\($0)\"" }.joined(separator: ",") + "]"
             let response = try await client.execute(uri: "/prefetch", method: .post, body: ByteBuffer(string: body))
             #expect(response.status == .accepted)
             #expect(String(buffer: response.body) == "{\"accepted\":1,\"refused\":2}\n")
             await origin.wait(for: "/cover.jpg") { $0.finished == 1 }
+            await service.state.slot.now.pipeline.waitForActivity { $0.isIdle }
+            let hit = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get)
+            #expect(hit.headers[HTTPField.Name("X-Cache")!] == "memory")
             let notJSON = try await client.execute(uri: "/prefetch", method: .post, body: ByteBuffer(string: "{"))
             #expect(notJSON.status == .badRequest)
         }
@@ -205,5 +214,26 @@ struct ServeRouterTests {
             #expect(String(buffer: response.body) == "{\"accepted\":0,\"refused\":1}\n")
         }
         #expect(origin.started("/cover.jpg") == 0)
+    }
+
+    /// The queue is full once the held request's fetch has started: the next image request is
+    /// 503 at once, while /health still answers.
+    @Test("/health answers while the image queue is full")
+    func healthAnswersWhileTheQueueIsFull() async throws {
+        origin.serve("/held.jpg")
+        origin.hold("/held.jpg")
+        origin.serve("/cover.jpg")
+        try await service(maxQueue: 1).application().test(.router) { client in
+            let busy = Task { try await client.execute(uri: signed("thumb", "/held.jpg"), method: .get).status }
+            await origin.wait(for: "/held.jpg") { $0.started == 1 }
+            let refused = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get)
+            #expect(refused.status == .serviceUnavailable)
+            #expect(refused.headers[.retryAfter] == "1")
+            #expect(String(buffer: refused.body).contains(#""kind":"queue_full""#))
+            let health = try await client.execute(uri: "/health", method: .get)
+            #expect(health.status == .ok)
+            origin.release("/held.jpg")
+            #expect(try await busy.value == .ok)
+        }
     }
 }
