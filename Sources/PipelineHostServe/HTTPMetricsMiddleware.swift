@@ -16,12 +16,7 @@ struct HTTPMetricsMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
-        let response: Response
-        do {
-            response = try await next(request, context)
-        } catch let error as any HTTPResponseError {
-            response = try error.response(from: request, context: context)
-        }
+        let response = try await ServeRouter.rendered(request, context, next)
         let endpoint = Self.endpoint(context.endpointPath)
         let (counter, timer) = made.withLock { made in
             let key = "\(endpoint) \(response.status.code)"

@@ -45,6 +45,17 @@ enum ServeRouter {
         return router
     }
 
+    /// `next`'s answer, a thrown failure rendered as the answer it stands for, so that a
+    /// middleware logs and counts the status the client gets.
+    static func rendered(_ request: Request, _ context: ServeContext,
+                         _ next: (Request, ServeContext) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as any HTTPResponseError {
+            return try error.response(from: request, context: context)
+        }
+    }
+
     /// 503 while draining or while the queue is over 90% full, so a balancer looks elsewhere.
     private static func ready(_ state: ServeState) -> Response {
         if state.isDraining { return text("draining\n", status: .serviceUnavailable) }
