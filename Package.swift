@@ -79,7 +79,7 @@ let package = Package(
         // Built-in stages. They use the same plugin API as third-party plugins.
         .target(name: "FetchPlugin", dependencies: ["PipelineHost", "CCurl"], path: "Sources/Plugins/Fetch"),
         .target(name: "KeyNormalizePlugin", dependencies: ["PipelineHost"], path: "Sources/Plugins/KeyNormalize"),
-        .target(name: "VipsPlugin", dependencies: ["PipelineHost", "CVips"], path: "Sources/Plugins/Vips"),
+        .target(name: "VipsPlugin", dependencies: ["PipelineHost", "CVips", "Placeholders"], path: "Sources/Plugins/Vips"),
 
         // Example plugins, built exactly like a third party's (see docs/PLUGINS.md).
         .target(name: "SubsonicAuthPlugin", dependencies: [

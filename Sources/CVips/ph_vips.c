@@ -405,7 +405,7 @@ static int save_as(VipsImage *in, ph_format format, const ph_save_options *o, in
     return -1;
 }
 
-// Metadata other than the ICC profile, for keep_icc: removed before a save that does not strip.
+// Metadata other than the ICC profile: removed before every stripping save.
 static void *collect_metadata(VipsImage *image, const char *field, GValue *value, void *names) {
     (void)image;
     (void)value;
@@ -460,7 +460,9 @@ int ph_vips_save(VipsImage *in, ph_format format, const ph_save_options *options
     int icc_after = format == PH_FORMAT_JPEG && strip && options->keep_icc && vips_image_get_typeof(in, VIPS_META_ICC_NAME);
     VipsImage *source = in;
     g_object_ref(source);
-    if (!icc_after && strip && options->keep_icc && vips_image_get_typeof(in, VIPS_META_ICC_NAME)) {
+    // Stripping removes the fields themselves too: libvips 8.14's WebP saver writes the EXIF
+    // block (GPS included) even when told to strip.
+    if (strip) {
         VipsImage *copy;
         if (vips_copy(in, &copy, NULL)) {
             g_object_unref(source);
@@ -471,9 +473,10 @@ int ph_vips_save(VipsImage *in, ph_format format, const ph_save_options *options
         vips_image_map(copy, collect_metadata, names);
         for (guint i = 0; i < names->len; i++) vips_image_remove(copy, g_ptr_array_index(names, i));
         g_ptr_array_free(names, TRUE);
+        if (!options->keep_icc) vips_image_remove(copy, VIPS_META_ICC_NAME);
         g_object_unref(source);
         source = copy;
-        strip = 0;
+        if (!icc_after && options->keep_icc && vips_image_get_typeof(in, VIPS_META_ICC_NAME)) strip = 0;
     }
     VipsImage *through = watched(source, VIPS_DEMAND_STYLE_THINSTRIP, &state);
     if (!through) {

@@ -7,7 +7,13 @@ import PipelineHost
 /// covers that all have the stem `getCoverArt`. `OutputClaims` catches the rest.
 enum OutputName {
     static func path(for result: PipelineResult, in directory: String) -> String {
-        let name = "\(stem(of: result.request.source))-\(hash(result.sourceKey)).\(result.request.profile).\(fileExtension(result.format))"
+        path(source: result.request.source, key: result.sourceKey, profile: result.request.profile, format: result.format, in: directory)
+    }
+
+    /// The name for `source` (stable key `key`) through `profile` in `format`: also where
+    /// `run --fallback` writes a failed source's fallback.
+    static func path(source: String, key: String, profile: String, format: String?, in directory: String) -> String {
+        let name = "\(stem(of: source))-\(hash(key)).\(profile).\(fileExtension(format))"
         return directory.hasSuffix("/") ? directory + name : directory + "/" + name
     }
 
@@ -30,6 +36,7 @@ enum OutputName {
     static func fileExtension(_ format: String?) -> String {
         switch format {
         case "jpeg": "jpg"
+        case let format? where FormatChoice.textFormats.contains(format): "txt"
         case let format?: format
         case nil: "bin"
         }

@@ -38,6 +38,7 @@ struct RootCommand: AsyncParsableCommand {
 
               pipelinehost run examples/thumbnail.lua https://example.com/a.jpg -o a.jpg
               pipelinehost run examples/blurred-background.lua photo.jpg --output-dir out/
+              pipelinehost info examples/thumbnail.lua photo.jpg  # size, EXIF, BlurHash, ThumbHash
               pipelinehost check examples/subsonic.lua    # validate, show parameters
               pipelinehost stages                         # every stage, its parameters
               pipelinehost cache stats                    # what the disk cache holds
@@ -47,7 +48,7 @@ struct RootCommand: AsyncParsableCommand {
             2 usage or profile error.
             """,
         version: PipelineHostCommand.version,
-        subcommands: [Run.self, Check.self, Stages.self, CacheCommand.self, Serve.self, Sign.self])
+        subcommands: [Run.self, Info.self, Check.self, Stages.self, CacheCommand.self, Serve.self, Sign.self])
 
     /// Parses and runs; argument errors exit with 2, like profile errors, instead of
     /// ArgumentParser's 64.

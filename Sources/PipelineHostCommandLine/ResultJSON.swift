@@ -28,6 +28,8 @@ enum ResultJSON {
         var kind: String?
         var reason: String?
         var message: String?
+        /// run --fallback: where the profile's fallback was written for this failed source.
+        var fallback: String?
         /// The failed layer's own fields (http_status, curl_code, retry_after, sniffed_type, ...),
         /// written as they come: the CLI does not need to know them.
         var details: [String: ErrorField] = [:]
@@ -57,6 +59,7 @@ enum ResultJSON {
             try container.encodeIfPresent(kind, forKey: Key("kind"))
             try container.encodeIfPresent(reason, forKey: Key("reason"))
             try container.encodeIfPresent(message, forKey: Key("message"))
+            try container.encodeIfPresent(fallback, forKey: Key("fallback"))
             for (name, value) in details { try container.encode(value, forKey: Key(name)) }
         }
     }
@@ -75,8 +78,9 @@ enum ResultJSON {
         return encode(line)
     }
 
-    static func failure(_ error: PipelineError, source: String, profile: String) -> String {
+    static func failure(_ error: PipelineError, source: String, profile: String, fallback: String? = nil) -> String {
         var line = Line(type: "error", source: source, profile: profile)
+        line.fallback = fallback
         line.kind = error.kind.name
         line.reason = error.reason
         line.message = "\(source): \(error.reason)"

@@ -28,6 +28,9 @@ struct ResultWriter: Sendable {
     /// --json: a JSON object per result and per error on standard output instead of the lines.
     let json: Bool
     let progress: ProgressDisplay
+    /// run --fallback: the fallback for a failed request, with the failed source's stable key
+    /// for its output name; nil when its profile has none that covers the failure.
+    var fallback: (@Sendable (ImageRequest, PipelineError) async -> (PipelineResult, key: String)?)?
 
     func run(_ batch: Batch) async -> Summary {
         var progress = progress
@@ -58,7 +61,9 @@ struct ResultWriter: Sendable {
                 }
             case .failure(let error):
                 if error.kind == .cancelled { summary.cancelled += 1 } else { summary.failed += 1 }
-                report(error, source: error.source ?? Redactor.redact(request.source), request: request, progress: progress)
+                let written = error.kind == .cancelled ? nil : await writeFallback(for: request, error)
+                report(error, source: error.source ?? Redactor.redact(request.source), request: request, progress: progress,
+                       fallback: written)
             }
             progress.update(succeeded: summary.succeeded, failed: summary.failed)
         }
@@ -71,11 +76,25 @@ struct ResultWriter: Sendable {
 
     /// An error's line: JSON on standard output, or the one-line message on standard error.
     /// Cancellations only get a JSON line; the summary counts them.
-    private func report(_ error: PipelineError, source: String, request: ImageRequest, progress: ProgressDisplay) {
+    private func report(_ error: PipelineError, source: String, request: ImageRequest, progress: ProgressDisplay,
+                        fallback: String? = nil) {
         if json {
-            progress.print(ResultJSON.failure(error, source: source, profile: request.profile), toError: false)
+            progress.print(ResultJSON.failure(error, source: source, profile: request.profile, fallback: fallback), toError: false)
         } else if error.kind != .cancelled {
-            progress.print(ResultLine.failure(source, error.reason), toError: true)
+            progress.print(ResultLine.failure(source, error.reason + (fallback.map { "; fallback written to \($0)" } ?? "")), toError: true)
+        }
+    }
+
+    /// Writes the profile's fallback where the failed source's result would have gone; the
+    /// path, or nil when there is none or it cannot be written (the failure is reported anyway).
+    private func writeFallback(for request: ImageRequest, _ error: PipelineError) async -> String? {
+        guard let fallback, let (made, key) = await fallback(request, error) else { return nil }
+        let path = file ?? OutputName.path(source: request.source, key: key, profile: request.profile, format: made.format, in: directory)
+        do {
+            try await BlockingExecutor.shared.run { try AtomicFile.write(made.bytes, to: path) }
+            return path
+        } catch {
+            return nil
         }
     }
 }

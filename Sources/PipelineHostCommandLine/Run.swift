@@ -78,6 +78,11 @@ struct Run: AsyncParsableCommand {
         discussion: #"Results: {"type":"result","source",...,"output","width","height","bytes","ms"}; errors: {"type":"error","kind":"http_status","reason":"HTTP 404","http_status":404,...}. With --stats the counters come last, as {"type":"stats",...}."#))
     var json = false
 
+    @Flag(name: .long, help: ArgumentHelp(
+        "For a source that fails in a way its profile's fallback { ... } covers, write the fallback in its place.",
+        discussion: "The failure is still reported and the exit code is still 1."))
+    var fallback = false
+
     @Flag(name: .customLong("no-progress"), help: "No progress line, even on a terminal.")
     var noProgress = false
 
@@ -142,8 +147,9 @@ struct Run: AsyncParsableCommand {
         let pipeline = Pipeline(profiles: set, configuration: PipelineConfiguration(
             transfers: connections, transfersPerHost: perHost, cpuStages: cores, cache: try cache.settingsWithSharedTier()))
         let batch = await Batch.grouped(requests, in: pipeline, window: jobs)
-        let writer = ResultWriter(file: output, directory: directory, linesToError: stats, trace: trace, json: json,
+        var writer = ResultWriter(file: output, directory: directory, linesToError: stats, trace: trace, json: json,
                                   progress: ProgressDisplay(total: requests.count, enabled: !noProgress))
+        if fallback { writer.fallback = Self.fallbacks(in: set, pipeline: pipeline) }
         let work = Task { await writer.run(batch) }
         let watcher = SignalWatcher { work.cancel() }
         BrokenPipe.whenBroken { work.cancel() }
@@ -162,6 +168,18 @@ struct Run: AsyncParsableCommand {
             throw ExitCode.interrupted
         }
         if summary.failed > 0 { throw ExitCode.someFailed }
+    }
+
+    /// --fallback: a failed request's profile fallback, made by its fallback chain.
+    static func fallbacks(in set: ProfileSet, pipeline: Pipeline) -> @Sendable (ImageRequest, PipelineError) async -> (PipelineResult, key: String)? {
+        { request, error in
+            guard let fallback = set[request.profile]?.fallbackSetting, fallback.covers(error),
+                  let made = try? await pipeline.image(for: ImageRequest(
+                      source: Fallback.source(of: request.profile), profile: ProfileSet.fallbackName(request.profile),
+                      overrides: request.overrides))
+            else { return nil }
+            return (made, (try? await pipeline.sourceKey(for: request)) ?? request.source)
+        }
     }
 
     /// Creates --output-dir when missing; anything in the way is a one-line usage error.

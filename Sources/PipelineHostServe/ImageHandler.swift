@@ -10,31 +10,71 @@ struct ImageHandler: Sendable {
     let state: ServeState
 
     /// The response; the access log gets the path with the source redacted, and the cache result.
+    ///
+    /// `/info/{signature}/{profile}/{source}` answers the profile's info chain for the image
+    /// path `/{signature}/{profile}/{source}` (same signature), as JSON.
     func respond(to request: Request, context: ServeContext) async -> Response {
-        let rawPath = Substring(request.uri.path)
+        let fullPath = Substring(request.uri.path)
+        let info = fullPath.hasPrefix(Self.infoPrefix + "/")
+        let rawPath = info ? fullPath.dropFirst(Self.infoPrefix.count) : fullPath
+        let prefix = info ? Self.infoPrefix : ""
         // The redacted path costs a parse of the source: only for an access log that is written.
         let logged = state.accessLog.logLevel <= .info
         if logged {
-            context.access.note(path: "/-" + (rawPath.dropFirst().firstIndex(of: "/").map { Redactor.redactingPathParameters(rawPath[$0...]) } ?? ""))
+            context.access.note(path: prefix + "/-" + (rawPath.dropFirst().firstIndex(of: "/").map { Redactor.redactingPathParameters(rawPath[$0...]) } ?? ""))
         }
         do throws(ServeFailure) {
             let (image, profiles) = try resolve(request, path: rawPath)
-            let logPath = logged ? "/-/\(image.profile)/\(Redactor.redact(image.source))" : "-"
+            let logPath = logged ? "\(prefix)/-/\(image.profile)/\(Redactor.redact(image.source))" : "-"
             if logged { context.access.note(path: logPath) }
             var overrides: [String: [String: ParameterValue]] = [:]
-            let auto = profiles.autoFormat.contains(image.profile)
-            if auto, let profile = profiles.set[image.profile] {
+            let auto = !info && profiles.autoFormat.contains(image.profile)
+            let profile = profiles.set[image.profile]
+            if auto, let profile {
                 let format = FormatChoice.choose(accept: request.headers[.accept], canWriteAVIF: state.settings.canWriteAVIF)
                 overrides = profile.formatOverrides(format)
             }
-            let imageRequest = ImageRequest(source: image.source, profile: image.profile, overrides: overrides)
-            let result = try await run(imageRequest, request: request, connection: context.channel)
-            let answer = ImageResponse(result: result, variesByAccept: auto, defaultMaxAge: state.settings.defaultMaxAge)
-            context.access.note(path: logPath, cache: answer.cacheResult)
-            return answer.response(for: request)
+            let chain = info ? ProfileSet.infoName(image.profile) : image.profile
+            let imageRequest = ImageRequest(source: image.source, profile: chain, overrides: overrides)
+            switch try await run(imageRequest, request: request, connection: context.channel) {
+            case .success(let result):
+                let answer = ImageResponse(result: result, variesByAccept: auto, defaultMaxAge: state.settings.defaultMaxAge)
+                context.access.note(path: logPath, cache: answer.cacheResult)
+                return answer.response(for: request)
+            case .failure(let error):
+                guard !info, let fallback = profile?.fallbackSetting, fallback.covers(error) else { throw ServeFailure(error) }
+                let answer = try await fallbackAnswer(fallback, profile: image.profile, overrides: overrides, varies: auto, for: request)
+                context.access.note(path: logPath, cache: "fallback")
+                return answer
+            }
         } catch {
             return error.response(method: request.method)
         }
+    }
+
+    static let infoPrefix = "/info"
+
+    /// The profile's fallback, made by its fallback chain (once, then from the memory cache),
+    /// with the fallback's status and a short max-age. Its source is the profile's fallback,
+    /// never the failed source, so nothing is stored under the failed source's key.
+    private func fallbackAnswer(_ fallback: Fallback, profile: String, overrides: [String: [String: ParameterValue]],
+                                varies: Bool, for request: Request) async throws(ServeFailure) -> Response {
+        let made: PipelineResult
+        do {
+            made = try await state.slot.now.pipeline.image(for: ImageRequest(
+                source: Fallback.source(of: profile), profile: ProfileSet.fallbackName(profile), overrides: overrides))
+        } catch {
+            throw ServeFailure(error)
+        }
+        var headers: HTTPFields = [:]
+        headers[.cacheControl] = "public, max-age=\(fallback.maxAge)"
+        headers[ImageResponse.xCache] = "fallback"
+        if varies { headers[.vary] = "Accept" }
+        headers[.contentType] = FormatChoice.mediaType(made.format)
+        headers[.contentLength] = String(made.bytes.count)
+        let status = HTTPResponse.Status(code: fallback.status)
+        if request.method == .head { return Response(status: status, headers: headers) }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: made.bytes.buffer)))
     }
 
     /// The image the request asks for, checked as ImageResolver checks every image path.
@@ -47,7 +87,10 @@ struct ImageHandler: Sendable {
 
     /// Admits the request and runs it through the pipeline, cancelling it if the client closes
     /// the connection first.
-    private func run(_ imageRequest: ImageRequest, request: Request, connection: any Channel) async throws(ServeFailure) -> PipelineResult {
+    /// Cancellation, a timeout and a full queue are thrown; the pipeline's own outcome is
+    /// returned, so a failure can still fall back.
+    private func run(_ imageRequest: ImageRequest, request: Request,
+                     connection: any Channel) async throws(ServeFailure) -> Result<PipelineResult, PipelineError> {
         guard state.gate.enter() else {
             var full = ServeFailure(.serviceUnavailable, "queue_full", "\(state.gate.limit) requests are waiting (--max-queue); try again shortly")
             full.retryAfter = 1
@@ -79,12 +122,11 @@ struct ImageHandler: Sendable {
         state.deadlines.finish(deadline)
         if let tracked { watch?.untrack(tracked) }
         switch outcome {
-        case .success(let result): return result
         case .failure(let error) where error.kind == .cancelled && timedOut.withLock({ $0 }):
             throw ServeFailure(.gatewayTimeout, "timeout", "the request took longer than --request-timeout (\(timeout))")
         case .failure(let error) where error.kind == .cancelled && !connection.isActive:
             throw ServeFailure(AccessLogMiddleware.clientClosed, "cancelled", "the client closed the connection")
-        case .failure(let error): throw ServeFailure(error)
+        default: return outcome
         }
     }
 

@@ -26,7 +26,7 @@ struct ImageResolver: Sendable {
         } catch {
             throw .notFound(error.message)
         }
-        guard profiles.set[image.profile] != nil else {
+        guard profiles.set.defines(image.profile) else {
             throw .notFound("no profile named \"\(Redactor.escapingControls(image.profile))\"")
         }
         try SourcePolicy.check(image.source, allowedHosts: settings.allowedSourceHosts)

@@ -29,7 +29,8 @@ struct ServedProfiles: Sendable {
                 stages.append(changes.isEmpty ? stage : try stage.overriding(changes))
                 if stage.autoFormatParameter != nil { auto.insert(profile.name) }
             }
-            profiles.append(Profile(name: profile.name, file: profile.file, line: profile.line, stages: stages))
+            profiles.append(Profile(name: profile.name, file: profile.file, line: profile.line, stages: stages,
+                                    info: profile.info, fallback: profile.fallback))
         }
         set = ProfileSet(file: loaded.file, profiles: profiles)
         autoFormat = auto

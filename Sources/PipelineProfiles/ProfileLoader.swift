@@ -82,13 +82,36 @@ public struct ProfileLoader: Sendable {
             throw ProfileError(file: file, line: line, "profile \"\(name)\": stages are a list, but found '\(key) = ...'; write \(key) { ... }")
         }
         var stages: [ConfiguredStage] = []
+        var settings: [ProfileSetting: ConfiguredStage] = [:]
         for (index, item) in list.array.enumerated() {
-            stages.append(try stage(from: item, position: index + 1, profile: name, file: file, profileLine: line))
+            let entry = try stage(from: item, position: index + 1, profile: name, file: file, profileLine: line)
+            guard let setting = entry.definition.capabilities.profileSetting else {
+                stages.append(entry)
+                continue
+            }
+            if let first = settings[setting] {
+                throw ProfileError(file: file, line: entry.line, "\(entry.name) is already set at line \(first.line); write it once")
+            }
+            settings[setting] = entry
         }
         if let problem = ChainChecker(registry: registry).problem(in: stages, profile: name, profileLine: line) {
             throw ProfileError(file: file, line: problem.line, problem.message)
         }
-        return Profile(name: name, file: file, line: line, stages: stages)
+        var info = settings[.info]
+        if info == nil { info = try defaultSetting(.info, file: file, line: line) }
+        return Profile(name: name, file: file, line: line, stages: stages, info: info, fallback: settings[.fallback])
+    }
+
+    /// The registry's stage for `setting` with its defaults, for a profile that does not write it.
+    private func defaultSetting(_ setting: ProfileSetting, file: String, line: Int) throws(ProfileError) -> ConfiguredStage? {
+        guard let definition = registry.definitions.values.first(where: { $0.capabilities.profileSetting == setting }) else { return nil }
+        do {
+            var parameters = try ParameterChecker(definition: definition).check(WrittenTable())
+            parameters.profileFile = file
+            return ConfiguredStage(definition: definition, parameters: parameters, line: line, stage: try definition.make(parameters))
+        } catch {
+            throw ProfileError(file: file, line: line, "\(definition.name): \(error)")
+        }
     }
 
     private func stage(from item: LuaValue, position: Int, profile: String, file: String,

@@ -52,6 +52,45 @@ enum ReferenceDecoders {
     }
 }
 
+extension ReferenceDecoders {
+    /// What the reference decoders read from hashes alone: no pixels to compare with.
+    struct Reading: Decodable {
+        let thumbAverage: [Double]
+        let thumbAspect: Double
+        let blurAverage: [Double]
+        /// BlurHash's components across and down, from its first character.
+        let blurComponents: [Int]
+    }
+
+    static let readScript = """
+        import json, sys, thumbhash
+        from blurhash.blurhash import base83_decode
+        for line in sys.stdin:
+            job = json.loads(line)
+            dc = base83_decode(job["blurhash"][2:6])
+            size = base83_decode(job["blurhash"][0])
+            print(json.dumps({
+                "thumbAverage": list(thumbhash.thumb_hash_to_average_rgba(job["thumbhash"])),
+                "thumbAspect": thumbhash.thumb_hash_to_approximate_aspect_ratio(job["thumbhash"]),
+                "blurAverage": [dc >> 16, (dc >> 8) & 255, dc & 255],
+                "blurComponents": [size % 9 + 1, size // 9 + 1],
+            }), flush=True)
+        """
+
+    /// The reference's reading of a BlurHash and a ThumbHash (its bytes).
+    static func read(blurhash: String, thumbhash: [UInt8]) async throws -> Reading {
+        guard FileManager.default.isExecutableFile(atPath: python) else {
+            throw ReferenceFailure("no reference venv at \(python): run scripts/setup")
+        }
+        struct Job: Encodable { let blurhash: String, thumbhash: [UInt8] }
+        let job = try JSONEncoder().encode(Job(blurhash: blurhash, thumbhash: thumbhash))
+        let outcome = try await CLIProcess.start(["-c", readScript], input: String(decoding: job, as: UTF8.self) + "\n",
+                                                 executable: python).finished(timeout: 300)
+        guard outcome.status == 0 else { throw ReferenceFailure("the reference failed: \(outcome.stderr)") }
+        return try JSONDecoder().decode(Reading.self, from: Data(outcome.stdout.utf8))
+    }
+}
+
 /// Why the reference could not be asked.
 struct ReferenceFailure: Error, CustomStringConvertible {
     let description: String

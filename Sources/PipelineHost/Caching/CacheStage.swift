@@ -26,15 +26,19 @@ public enum CachePlugin: PipelinePlugin {
     }
 
     public static func register(in registry: inout StageRegistry) throws {
-        try registry.register(StageDefinition(
+        try registry.register(definition)
+        try registry.register(Fallback.definition)
+    }
+
+    /// The `cache` stage's definition.
+    static let definition = StageDefinition(
             name: "cache",
             summary: "Keep the bytes before it: after fetch, the original (on disk by default); at the "
                 + "end, the display-ready variant (in memory by default). A later request is served "
                 + "from memory, then disk, before anything runs again.",
             input: .encoded, output: .encoded, role: .cache,
             parameters: Keys.specs,
-            make: { CacheStage(policy: CachePolicy($0)) }))
-    }
+            make: { CacheStage(policy: CachePolicy($0)) })
 }
 
 /// A cache stage's parameters. `memory` and `disk` are nil when the profile left them out:

@@ -41,13 +41,24 @@ public struct Profile: Sendable {
     public let line: Int
     /// Its stages, in order.
     public let stages: [ConfiguredStage]
+    /// The stage `info` runs after this profile's decode: the profile's own `info { ... }`, or
+    /// the registry's with its defaults; nil when no plugin registers one.
+    public let info: ConfiguredStage?
+    /// The profile's `fallback { ... }`, if it has one; its stage is a `Fallback`.
+    public let fallback: ConfiguredStage?
 
-    package init(name: String, file: String, line: Int, stages: [ConfiguredStage]) {
+    package init(name: String, file: String, line: Int, stages: [ConfiguredStage], info: ConfiguredStage? = nil,
+                 fallback: ConfiguredStage? = nil) {
         self.name = name
         self.file = file
         self.line = line
         self.stages = stages
+        self.info = info
+        self.fallback = fallback
     }
+
+    /// The fallback setting, typed.
+    public var fallbackSetting: Fallback? { fallback?.stage as? Fallback }
 }
 
 /// Every profile one file defines, in the order it defines them.
@@ -57,13 +68,33 @@ public struct ProfileSet: Sendable {
     /// The profiles, in the order the file declares them.
     public let profiles: [Profile]
 
+    /// The chains made from the profiles for `info` and fallbacks, by name.
+    private let derived: [String: Profile]
+
     package init(file: String, profiles: [Profile]) {
         self.file = file
         self.profiles = profiles
+        var derived: [String: Profile] = [:]
+        for profile in profiles {
+            if let chain = DerivedChains.info(of: profile) { derived[Self.infoName(profile.name)] = chain }
+            if let chain = DerivedChains.fallback(of: profile) { derived[Self.fallbackName(profile.name)] = chain }
+        }
+        self.derived = derived
     }
 
-    /// The profile called `name`, if the file has one.
-    public subscript(name: String) -> Profile? { profiles.first { $0.name == name } }
+    /// The profile called `name`, if the file has one, or one of the chains made from them
+    /// (`infoName`, `fallbackName`).
+    public subscript(name: String) -> Profile? { profiles.first { $0.name == name } ?? derived[name] }
+
+    /// The name of the chain that answers `info` for `profile`: its stages up to decode, then
+    /// its info stage. "+" is not allowed in a profile's own name, so it never collides.
+    public static func infoName(_ profile: String) -> String { profile + "+info" }
+    /// The name of the chain that makes `profile`'s fallback: the fallback's bytes through the
+    /// profile's stages after fetch.
+    public static func fallbackName(_ profile: String) -> String { profile + "+fallback" }
+    /// Whether the file itself defines a profile called `name` (the chains made from them do
+    /// not count: a URL or a command line names only the file's own).
+    public func defines(_ name: String) -> Bool { profiles.contains { $0.name == name } }
     /// The profiles' names, in order.
     public var names: [String] { profiles.map(\.name) }
 }

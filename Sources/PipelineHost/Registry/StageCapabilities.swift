@@ -10,14 +10,29 @@ public struct StageCapabilities: Sendable {
     /// The parameter that takes the hosts a service allows sources on, for a stage that must
     /// hold redirects to them as well (fetch's `allow_hosts`).
     public var allowedHostsParameter: String?
+    /// Set for an entry that configures the profile rather than taking a place in its chain
+    /// (`info`, `fallback`): the loader keeps it out of the chain and hands it to the profile.
+    public var profileSetting: ProfileSetting?
 
     /// Capabilities; none by default.
     public init(formatParameter: String? = nil, publicServiceDefaults: [String: ParameterValue] = [:],
-                allowedHostsParameter: String? = nil) {
+                allowedHostsParameter: String? = nil, profileSetting: ProfileSetting? = nil) {
         self.formatParameter = formatParameter
         self.publicServiceDefaults = publicServiceDefaults
         self.allowedHostsParameter = allowedHostsParameter
+        self.profileSetting = profileSetting
     }
+}
+
+/// The profile settings a host knows: entries written among a profile's stages that are not
+/// steps of its chain.
+public enum ProfileSetting: String, Sendable {
+    /// The stage that describes an image for `pipelinehost info` and serve's `/info`: it takes
+    /// the image as decode opened it and gives JSON. Written in a profile only to change its
+    /// parameters; a profile without it gets the registry's with its defaults.
+    case info
+    /// The image a profile answers with when a source fails (`Fallback`).
+    case fallback
 }
 
 extension ConfiguredStage {

@@ -19,6 +19,9 @@ public enum FormatChoice {
         return "jpeg"
     }
 
+    /// Outputs that are text, not an image: the placeholder stage's kinds.
+    public static let textFormats: Set<String> = ["thumbhash", "blurhash", "lqip"]
+
     /// The media type of a format name, for Content-Type.
     public static func mediaType(_ format: String?) -> String {
         switch format {
@@ -28,6 +31,8 @@ public enum FormatChoice {
         case "gif": "image/gif"
         case "avif": "image/avif"
         case "jxl": "image/jxl"
+        case "json": "application/json"
+        case let text? where textFormats.contains(text): "text/plain; charset=utf-8"
         default: "application/octet-stream"
         }
     }

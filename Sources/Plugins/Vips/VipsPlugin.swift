@@ -2,12 +2,14 @@ import CVips
 import PipelineHost
 
 /// Registers the libvips stages: decode, downsample, blur, encode, and the smaller image
-/// operations (sharpen, rotate, flip, pad, trim, flatten, round_corners, overlay).
+/// operations (sharpen, rotate, flip, pad, trim, flatten, round_corners, overlay), the
+/// placeholder stage and the info setting.
 public enum VipsPlugin: PipelinePlugin {
     public static func register(in registry: inout StageRegistry) throws {
         for definition in [DecodeStage.definition, DownsampleStage.definition, BlurStage.definition, SharpenStage.definition,
                            RotateStage.definition, FlipStage.definition, PadStage.definition, TrimStage.definition,
-                           FlattenStage.definition, RoundCornersStage.definition, OverlayStage.definition, EncodeStage.definition] {
+                           FlattenStage.definition, RoundCornersStage.definition, OverlayStage.definition, EncodeStage.definition,
+                           PlaceholderStage.definition, InfoStage.definition] {
             try registry.register(definition)
         }
     }

@@ -1,0 +1,128 @@
+import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import PipelineHost
+
+struct Info: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Describe sources as JSON: size, format, EXIF, dominant colour, BlurHash and ThumbHash.",
+        discussion: """
+            Prints one JSON object per source on its own line:
+
+              {"type":"info","source":"…","profile":"thumbnail","width":5120,"height":2880,
+               "format":"jpeg","frames":1,"has_alpha":false,"bytes":2110329,"orientation":1,
+               "dominant":"#2e4f6b","blurhash":"LEHV6nWB2yk8…","thumbhash":"1QcSHQRnh493…",
+               "exif":{"make":"Canon","model":"EOS 5D","date_taken":"2024:05:01 10:00:00"}}
+
+            width and height are as displayed (EXIF orientation applied). The BlurHash has 4×3 \
+            components and the ThumbHash is standard base64; both come from a copy shrunk on load \
+            to 100 px, so the full pixels are never decoded. EXIF GPS is left out unless the \
+            profile writes info { gps = true }.
+
+            The profile's own key, fetch, cache and decode stages do the work, so its limits \
+            (max_bytes, max_pixels, block_private...) apply and a stored original is reused \
+            without a transfer. A failing source prints the same JSON error object as \
+            run --json, and the exit code is 1; the other sources still run.
+
+            Examples:
+              pipelinehost info examples/thumbnail.lua examples/sample.jpg
+              pipelinehost info examples/subsonic.lua --profile thumbnail --input-list urls.txt
+            """)
+
+    @Argument(help: "The Lua profile file.")
+    var profileFile: String
+
+    @Argument(help: "URLs (http, https, file) or local paths.")
+    var sources: [String] = []
+
+    @Option(name: .customLong("input-list"), help: ArgumentHelp(
+        "A file with one source per line, or - for standard input.", valueName: "file|-"))
+    var inputList: String?
+
+    @Option(name: .long, help: "The profile whose fetch, cache and decode stages (and info settings) to use, when the file defines several.")
+    var profile: String?
+
+    @Option(name: .shortAndLong, help: "Sources described at once.")
+    var jobs: Int = max(8, 4 * PipelineConfiguration.cores)
+
+    @OptionGroup(title: "Cache")
+    var cache: CacheOptions
+
+    @OptionGroup(title: "Profiles")
+    var access: ProfileAccessOptions
+
+    func validate() throws {
+        guard !sources.isEmpty || inputList != nil else {
+            throw ValidationError("give at least one SOURCE after the profile file, or --input-list FILE")
+        }
+        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+    }
+
+    func run() async throws {
+        let (profileFile, inputList) = (profileFile, inputList)
+        try access.apply()
+        let set = try await BlockingExecutor.shared.run { try loadProfiles(profileFile) }
+        let name = try Self.choose(profile, in: set)
+        guard set[ProfileSet.infoName(name)] != nil else {
+            printError("error: profile \"\(name)\" has no decode stage (or no plugin registers info); info reads what decode opens")
+            throw ExitCode.usage
+        }
+        let all = try await sources + BlockingExecutor.shared.run { try InputList.read(inputList) }
+        let requests = all.map { ImageRequest(source: $0, profile: ProfileSet.infoName(name)) }
+        let pipeline = Pipeline(profiles: set, configuration: PipelineConfiguration(
+            cpuStages: PipelineConfiguration.cores, cache: try cache.settingsWithSharedTier()))
+        let batch = await Batch.grouped(requests, in: pipeline, window: jobs)
+        let work = Task { () -> (Batch.Ending, Int) in
+            var failed = 0
+            let ending = await batch.run { request, outcome in
+                switch outcome {
+                case .success(let result):
+                    printOutput(Self.line(result, source: result.source, profile: name))
+                case .failure(let error):
+                    failed += error.kind == .cancelled ? 0 : 1
+                    printOutput(ResultJSON.failure(error, source: error.source ?? Redactor.redact(request.source), profile: name))
+                }
+            }
+            return (ending, failed)
+        }
+        let watcher = SignalWatcher { work.cancel() }
+        BrokenPipe.whenBroken { work.cancel() }
+        let (ending, failed) = await work.value
+        await pipeline.flushCache()
+        withExtendedLifetime(watcher) {}
+        if BrokenPipe.isBroken { BrokenPipe.exitAsDefault() }
+        if ending.interrupted { throw ExitCode.interrupted }
+        if failed > 0 { throw ExitCode.someFailed }
+    }
+
+    /// The profile named, or the file's only one.
+    private static func choose(_ name: String?, in set: ProfileSet) throws -> String {
+        let available = set.names.map { "\"\($0)\"" }.joined(separator: ", ")
+        guard let name else {
+            guard set.profiles.count == 1 else {
+                printError("error: \(set.file) defines several profiles (\(available)); choose one with --profile NAME")
+                throw ExitCode.usage
+            }
+            return set.names[0]
+        }
+        guard set.names.contains(name) else {
+            printError("error: \(set.file) has no profile \"\(name)\"; it defines \(available)")
+            throw ExitCode.usage
+        }
+        return name
+    }
+
+    /// The info stage's JSON object with type, source and profile first.
+    static func line(_ result: PipelineResult, source: String, profile: String) -> String {
+        let body = String(decoding: result.bytes.buffer, as: UTF8.self)
+        guard body.hasPrefix("{"), body.hasSuffix("}") else {
+            return ResultJSON.failure(PipelineError(.stageFailed, "info: the stage gave no JSON object"), source: source, profile: profile)
+        }
+        let quoted = { (text: String) in ResultJSON.encode(text) }
+        let rest = body.dropFirst()
+        return #"{"type":"info","source":"# + quoted(source) + #","profile":"# + quoted(profile) + (rest == "}" ? "" : ",") + rest
+    }
+}
