@@ -19,8 +19,11 @@ struct Check: ParsableCommand {
         for profile in set.profiles {
             print("")
             print("profile \"\(profile.name)\" (line \(profile.line))")
-            let width = profile.stages.map(\.name.count).max() ?? 0
-            for stage in profile.stages {
+            // The settings the profile writes (info, fallback) follow its chain.
+            let written = [profile.info, profile.fallback].compactMap { $0 }.filter { !$0.parameters.explicit.isEmpty }
+            let entries = profile.stages + written
+            let width = entries.map(\.name.count).max() ?? 0
+            for stage in entries {
                 let name = stage.name.padded(to: width)
                 let parameters = stage.parameters.values.keys.sorted().map { key in
                     let value = stage.parameters.values[key]!

@@ -1,0 +1,146 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import PipelineHost
+@testable import PipelineHostServe
+import Testing
+import TestSupport
+
+/// Serve's `/info` and a profile's fallback, on real stages in front of the loopback origin.
+@Suite("serve: /info and fallbacks", .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
+struct InfoFallbackServeTests {
+    static let profiles = """
+        profile "thumb" {
+          fetch      { block_private = true, allow_loopback = true, timeout = 5, retries = 0 },
+          decode     {},
+          downsample { size = 32, fit = "cover" },
+          encode     { format = "png" },
+          cache      { memory = true },
+          fallback   { file = "missing.png", status = 404, max_age = 30 },
+        }
+        profile "plain" {
+          fetch      { block_private = true, allow_loopback = true, timeout = 5, retries = 0 },
+          decode     {},
+          encode     { format = "png" },
+        }
+        """
+
+    let origin = LoopbackServer.fixture
+    let signer = try! URLSigner(keys: SigningTests.key("a1"), salts: "0f0e")
+    let directory: TemporaryDirectory
+    static let missing = Fixtures.painted(width: 90, height: 60) { _, _ in [20, 200, 90] }
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        _ = try directory.write("missing.png", Self.missing)
+        origin.route("/iaf/cover.jpg", .ok(Fixtures.quadrants(width: 200, height: 120)))
+        origin.route("/iaf/held.jpg", .held(gate: "iaf-held", .ok(Fixtures.sample)))
+        origin.route("/iaf/gone.jpg", .status(404))
+        origin.route("/iaf/page.jpg", .ok(Array("<!doctype html><html>hi</html>".utf8), contentType: "text/html"))
+        origin.route("/iaf/broken.jpg", .status(500))
+    }
+
+    func service() throws -> ServeApplication {
+        let settings = ServeSettings(port: 0, signer: signer, allowUnsigned: false,
+                                     pipeline: PipelineConfiguration(cache: CacheSettings(mode: .normal)))
+        let file = directory.file("serve.lua")
+        return try ServeApplication(settings: settings) { try TestPipeline.load(Self.profiles, name: file) }
+    }
+
+    func signed(_ profile: String, _ path: String) -> String {
+        ServePath.signed(profile: profile, source: origin.url(path), signer: signer)!
+    }
+
+    static let xCache = HTTPField.Name("X-Cache")!
+
+    struct Info: Decodable { let width: Int, height: Int, format: String, blurhash: String, thumbhash: String }
+
+    @Test("/info answers the image path's JSON under the same signature, cached like a variant; a bad signature is 403")
+    func infoAnswersJSON() async throws {
+        try await service().application().test(.router) { client in
+            let path = "/info" + signed("thumb", "/iaf/cover.jpg")
+            let response = try await client.execute(uri: path, method: .get)
+            #expect(response.status == .ok)
+            #expect(response.headers[.contentType] == "application/json")
+            let info = try JSONDecoder().decode(Info.self, from: Data(buffer: response.body))
+            #expect(info.width == 200 && info.height == 120 && info.format == "jpeg")
+            let again = try await client.execute(uri: path, method: .get)
+            #expect(again.headers[Self.xCache] == "memory")
+            #expect(again.body == response.body)
+
+            let forged = try await client.execute(uri: "/info/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/thumb/plain/"
+                                                  + origin.url("/iaf/cover.jpg").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!,
+                                                  method: .get)
+            #expect(forged.status == .forbidden)
+            // The chains made from a profile are not profiles a path can name.
+            let derived = try await client.execute(uri: signed(ProfileSet.infoName("thumb"), "/iaf/cover.jpg"), method: .get)
+            #expect(derived.status == .notFound)
+        }
+    }
+
+    @Test("/info and an image request for the same source share one transfer")
+    func infoSharesTheTransfer() async throws {
+        let service = try service()
+        try await service.application().test(.router) { client in
+            async let image = client.execute(uri: signed("thumb", "/iaf/held.jpg"), method: .get)
+            async let info = client.execute(uri: "/info" + signed("thumb", "/iaf/held.jpg"), method: .get)
+            // Both wait on the one held transfer before it is let go.
+            await service.state.slot.now.pipeline.waitForActivity { $0.waitingRequests == 2 }
+            origin.open("iaf-held")
+            let (imageResponse, infoResponse) = try await (image, info)
+            #expect(imageResponse.status == .ok && infoResponse.status == .ok)
+            #expect(infoResponse.headers[.contentType] == "application/json")
+            #expect(origin.requestCount("/iaf/held.jpg") == 1)
+        }
+    }
+
+    @Test("a missing source or a page answers the fallback: the profile's size and format, its status, a short max-age",
+          arguments: ["/iaf/gone.jpg", "/iaf/page.jpg"])
+    func fallbackAnswers(_ path: String) async throws {
+        try await service().application().test(.router) { client in
+            let response = try await client.execute(uri: signed("thumb", path), method: .get)
+            #expect(response.status == .notFound)
+            #expect(response.headers[Self.xCache] == "fallback")
+            #expect(response.headers[.cacheControl] == "public, max-age=30")
+            #expect(response.headers[.contentType] == "image/png")
+            let info = try #require(Fixtures.info(Array(response.body.readableBytesView)))
+            #expect(info.format == "png" && info.width == 32 && info.height == 32)
+            let pixels = try #require(Fixtures.decoded(Array(response.body.readableBytesView)))
+            #expect(pixels[16, 16] == [20, 200, 90])
+        }
+    }
+
+    @Test("other failures, and profiles without a fallback, answer their error as before")
+    func noFallback() async throws {
+        try await service().application().test(.router) { client in
+            let broken = try await client.execute(uri: signed("thumb", "/iaf/broken.jpg"), method: .get)
+            #expect(broken.status == .badGateway)
+            #expect(broken.headers[Self.xCache] == nil)
+            let plain = try await client.execute(uri: signed("plain", "/iaf/gone.jpg"), method: .get)
+            #expect(plain.status == .notFound)
+            #expect(plain.headers[.contentType] == "application/json")
+        }
+    }
+
+    @Test("a fallback is never stored under the failed source's key: once the source is back, it is served")
+    func fallbackNeverStored() async throws {
+        origin.route("/iaf/flip.jpg", .status(404))
+        let service = try service()
+        try await service.application().test(.router) { client in
+            let first = try await client.execute(uri: signed("thumb", "/iaf/flip.jpg"), method: .get)
+            #expect(first.headers[Self.xCache] == "fallback")
+            let second = try await client.execute(uri: signed("thumb", "/iaf/flip.jpg"), method: .get)
+            #expect(second.headers[Self.xCache] == "fallback")
+            #expect(second.body == first.body)
+            #expect(origin.requestCount("/iaf/flip.jpg") == 2)
+
+            origin.route("/iaf/flip.jpg", .ok(Fixtures.quadrants(width: 200, height: 120)))
+            let back = try await client.execute(uri: signed("thumb", "/iaf/flip.jpg"), method: .get)
+            #expect(back.status == .ok)
+            #expect(back.headers[Self.xCache] == "miss")
+            #expect(back.body != first.body)
+            #expect(Fixtures.info(Array(back.body.readableBytesView))?.width == 32)
+        }
+    }
+}
