@@ -367,11 +367,12 @@ def write(results_path, report_path):
     lines += ["## Where it stands", "", "| target | measured | met |", "|---|---|---|"]
     lines += [f"| {t} | {m} | {'yes' if ok else '**no**'} |" for t, m, ok, _ in targets]
     lines += [""] + [f"- **{t}:** {why}" for t, _, ok, why in targets if why and not ok] + [""]
-    # scripts/bench-serve writes its own section between markers; keep it.
-    serve_mark, serve_end = "<!-- serve: written by scripts/bench-serve -->", "<!-- /serve -->"
+    # scripts/bench-serve and scripts/bench-info have sections of their own between markers; keep them.
     old = open(report_path).read() if os.path.exists(report_path) else ""
-    if serve_mark in old:
-        lines += [old[old.index(serve_mark):old.index(serve_end) + len(serve_end)], ""]
+    for mark, end in [("<!-- serve: written by scripts/bench-serve -->", "<!-- /serve -->"),
+                      ("<!-- info: from scripts/bench-info -->", "<!-- /info -->")]:
+        if mark in old:
+            lines += [old[old.index(mark):old.index(end) + len(end)], ""]
     open(report_path, "w").write("\n".join(lines))
 
 

@@ -12,10 +12,11 @@ struct Info: AsyncParsableCommand {
         discussion: """
             Prints one JSON object per source on its own line:
 
-              {"type":"info","source":"…","profile":"thumbnail","width":5120,"height":2880,
-               "format":"jpeg","frames":1,"has_alpha":false,"bytes":2110329,"orientation":1,
-               "dominant":"#2e4f6b","blurhash":"LEHV6nWB2yk8…","thumbhash":"1QcSHQRnh493…",
-               "exif":{"make":"Canon","model":"EOS 5D","date_taken":"2024:05:01 10:00:00"}}
+              {"type":"info","source":"photo.jpg","profile":"thumbnail",
+               "blurhash":"L4Gkd%-ny9-oDs7e:ArFp3xwT[K6","bytes":2110329,"dominant":"#976756",
+               "exif":{"date_taken":"2024:05:01 10:00:00","make":"Canon","model":"EOS 5D"},
+               "format":"jpeg","frames":1,"has_alpha":false,"height":2880,"orientation":1,
+               "thumbhash":"nigCDYK5aVBzZ0S8igtSnZlCgJeA","width":5120}
 
             width and height are as displayed (EXIF orientation applied). The BlurHash has 4×3 \
             components and the ThumbHash is standard base64; both come from a copy shrunk on load \

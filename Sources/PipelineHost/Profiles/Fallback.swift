@@ -76,6 +76,7 @@ public struct Fallback: Stage {
         on = Set(p[Keys.on])
     }
 
+    /// The file's digest: a changed file makes new keys.
     public var identityDetail: String? { digest }
 
     /// The source a profile's fallback chain is asked for: the same for every failed source,
