@@ -27,6 +27,8 @@ struct ph_lua_sandbox {
 };
 
 static const char descriptor_marker = 0;
+// The marker of a `param "w"` reference: { "w", line, {}, param_marker }.
+static const char param_marker = 0;
 
 // The allocator counts every live byte and refuses growth past the cap, which Lua turns into a
 // "not enough memory" error inside the protected call.
@@ -163,6 +165,23 @@ static int stage_constructor(lua_State *L) {
     return 1;
 }
 
+// param "w": stands for a stage parameter that the profile's `params` option w chooses.
+static int param_reference(lua_State *L) {
+    if (lua_type(L, 1) != LUA_TSTRING || lua_gettop(L) != 1)
+        return luaL_error(L, "param: expects an option name, like size = param \"w\"");
+    int line = caller_line(L);
+    lua_createtable(L, 4, 0);
+    lua_pushvalue(L, 1);
+    lua_rawseti(L, -2, 1);
+    lua_pushinteger(L, line);
+    lua_rawseti(L, -2, 2);
+    lua_newtable(L);
+    lua_rawseti(L, -2, 3);
+    lua_pushlightuserdata(L, (void *)&param_marker);
+    lua_rawseti(L, -2, 4);
+    return 1;
+}
+
 // profile "name" { stages... }: the first call records the name and line, the returned function
 // records the stage list. A profile written without its list is still recorded, so the loader
 // can name it.
@@ -274,7 +293,7 @@ static int setup(lua_State *L) {
     lua_newtable(L);
     sandbox_of(L)->profiles_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 
-    lua_createtable(L, args->count + 1, 0);   // names known to the strict-globals hint
+    lua_createtable(L, args->count + 3, 0);   // names known to the strict-globals hint
     for (int i = 0; i < args->count; i++) {
         lua_pushstring(L, args->names[i]);
         lua_pushcclosure(L, stage_constructor, 1);
@@ -286,6 +305,16 @@ static int setup(lua_State *L) {
     lua_setglobal(L, "profile");
     lua_pushstring(L, "profile");
     lua_rawseti(L, -2, args->count + 1);
+    // params { w = { 100, 300, default = 300 } }: a descriptor like a stage's, read by the loader.
+    lua_pushstring(L, "params");
+    lua_pushcclosure(L, stage_constructor, 1);
+    lua_setglobal(L, "params");
+    lua_pushstring(L, "params");
+    lua_rawseti(L, -2, args->count + 2);
+    lua_pushcfunction(L, param_reference);
+    lua_setglobal(L, "param");
+    lua_pushstring(L, "param");
+    lua_rawseti(L, -2, args->count + 3);
 
     if (luaL_loadbufferx(L, strict_globals, sizeof strict_globals - 1, "=pipelinehost", "t") != LUA_OK)
         return lua_error(L);
@@ -519,6 +548,8 @@ static void export_value(lua_State *L, int index, export_buffer *b) {
     case LUA_TLIGHTUSERDATA:
         if (lua_touserdata(L, index) == &descriptor_marker) {
             put_tag(b, 'm');
+        } else if (lua_touserdata(L, index) == &param_marker) {
+            put_tag(b, 'p');
         } else {
             put_text(b, 'o', "a userdata", 10);
         }

@@ -19,6 +19,12 @@ struct Check: ParsableCommand {
         for profile in set.profiles {
             print("")
             print("profile \"\(profile.name)\" (line \(profile.line))")
+            for option in profile.options {
+                let hint = option.hint.map { ", or from the \($0.rawValue) header" } ?? ""
+                let uses = option.uses.map { "\($0.stage).\($0.parameter)" }.joined(separator: ", ")
+                print("  param \(option.name): \(option.spellings.joined(separator: ", ")) (default \(ProfileOption.spelling(of: option.defaultValue))\(hint)) -> \(uses)")
+            }
+            if !profile.options.isEmpty { print("  \(profile.variantCount) variants of each source") }
             // The settings the profile writes (info, fallback) follow its chain.
             let written = [profile.info, profile.fallback].compactMap { $0 }.filter { !$0.parameters.explicit.isEmpty }
             let entries = profile.stages + written

@@ -95,6 +95,10 @@ struct Run: AsyncParsableCommand {
         valueName: "types"))
     var accept: String?
 
+    @Option(name: .customLong("param"), help: ArgumentHelp(
+        "Choose a profile option, as params { ... } declares it (w=600). Repeat for several.", valueName: "name=value"))
+    var params: [String] = []
+
     @OptionGroup(title: "Cache")
     var cache: CacheOptions
 
@@ -139,7 +143,10 @@ struct Run: AsyncParsableCommand {
         }
         let directory = outputDirectory ?? "."
         if output == nil { try Self.prepare(outputDirectory: directory) }
-        let overrides = autoFormatOverrides(in: set)
+        var overrides = autoFormatOverrides(in: set)
+        for (name, chosenOptions) in try ParamOption.overrides(params, for: chosen, in: set) {
+            overrides[name, default: [:]].merge(chosenOptions) { $0.merging($1) { _, new in new } }
+        }
         let requests = all.flatMap { source in chosen.map { ImageRequest(source: source, profile: $0, overrides: overrides[$0] ?? [:]) } }
         // About one CPU stage per core runs at once; libvips gets the cores that leaves it.
         let cores = PipelineConfiguration.cores

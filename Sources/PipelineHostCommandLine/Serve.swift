@@ -96,6 +96,11 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .customLong("no-access-log"), help: "No line per request on standard error.")
     var noAccessLog = false
 
+    @Flag(name: .customLong("accept-ch"), help: ArgumentHelp(
+        "Send Accept-CH with the client hints (Sec-CH-Width, Sec-CH-DPR) a profile's options read.",
+        discussion: "An option with hint = \"Width\" or \"DPR\" takes its value from that request header when the URL does not choose it."))
+    var acceptClientHints = false
+
     @OptionGroup(title: "Profiles")
     var access: ProfileAccessOptions
 
@@ -126,7 +131,7 @@ struct Serve: AsyncParsableCommand {
         // Many requests run at once, one CPU stage per core: libvips gets one thread each.
         let cores = PipelineConfiguration.cores
         setThreadsPerOperation(1)
-        let settings = ServeSettings(
+        var settings = ServeSettings(
             host: host, port: port, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue,
             drainTimeout: .milliseconds(Int(drainTimeout * 1000)), requestTimeout: .milliseconds(Int(requestTimeout * 1000)),
             headTimeout: .milliseconds(Int(headTimeout * 1000)), idleTimeout: .milliseconds(Int(idleTimeout * 1000)),
@@ -134,6 +139,7 @@ struct Serve: AsyncParsableCommand {
             allowedSourceHosts: Set(allowSourceHosts),
             canWriteAVIF: pluginsCanEncode("avif"), sharedTier: try cache.sharedTierFactory(),
             pipeline: PipelineConfiguration(transfers: connections, transfersPerHost: perHost, cpuStages: cores, cache: cache.settings))
+        settings.acceptClientHints = acceptClientHints
         let file = profileFile
         let service: ServeApplication
         do {
@@ -187,6 +193,9 @@ struct Sign: ParsableCommand {
 
               path=$(pipelinehost sign thumbnail https://example.com/a.jpg)
               curl -o cover.jpg "http://127.0.0.1:8080$path"
+
+            With --param w=600, the path carries the option segment /w:600/ after the \
+            profile, and the signature covers it: a changed option is a bad signature.
             """)
 
     @Argument(help: "A profile name of the file serve runs.")
@@ -198,9 +207,14 @@ struct Sign: ParsableCommand {
     @Flag(name: .long, help: "Write the source percent-encoded after /plain/ instead of in base64url.")
     var plain = false
 
+    @Option(name: .customLong("param"), help: ArgumentHelp(
+        "An option of the profile's params, as a name:value segment of the path (w=600). Repeat for several.", valueName: "name=value"))
+    var params: [String] = []
+
     func run() throws {
         let signer = try Serve.signer()
-        guard let path = ServePath.signed(profile: profile, source: source, plain: plain, signer: signer) else {
+        let options = try ParamOption.choices(params).map { (String($0.name), String($0.value)) }
+        guard let path = ServePath.signed(profile: profile, source: source, plain: plain, options: options, signer: signer) else {
             printError("error: no signing key: set PIPELINEHOST_KEY and PIPELINEHOST_SALT (hex), or use /unsafe/ with serve --allow-unsigned")
             throw ExitCode.usage
         }

@@ -24,28 +24,35 @@ struct ImageHandler: Sendable {
             context.access.note(path: prefix + "/-" + (rawPath.dropFirst().firstIndex(of: "/").map { Redactor.redactingPathParameters(rawPath[$0...]) } ?? ""))
         }
         do throws(ServeFailure) {
-            let (image, profiles) = try resolve(request, path: rawPath)
+            let (resolved, profiles) = try resolve(request, path: rawPath)
+            let image = resolved.image
             let logPath = logged ? "\(prefix)/-/\(image.profile)/\(Redactor.redact(image.source))" : "-"
             if logged { context.access.note(path: logPath) }
-            var overrides: [String: [String: ParameterValue]] = [:]
+            var overrides = resolved.overrides
             let auto = !info && profiles.autoFormat.contains(image.profile)
             let profile = profiles.set[image.profile]
             if auto, let profile {
                 let format = FormatChoice.choose(accept: request.headers[.accept], canWriteAVIF: state.settings.canWriteAVIF)
-                overrides = profile.formatOverrides(format)
+                overrides.merge(profile.formatOverrides(format)) { $0.merging($1) { _, format in format } }
             }
             let chain = info ? ProfileSet.infoName(image.profile) : image.profile
+            if info {
+                // The info chain has the profile's stages up to decode; an option of a later stage does not apply.
+                let stages = Set(profiles.set[chain]?.stages.map(\.name) ?? [])
+                overrides = overrides.filter { stages.contains($0.key) }
+            }
+            let vary = (auto ? ["Accept"] : []) + (info ? [] : resolved.hints)
             let imageRequest = ImageRequest(source: image.source, profile: chain, overrides: overrides)
             switch try await run(imageRequest, request: request, connection: context.channel) {
             case .success(let result):
-                let answer = ImageResponse(result: result, variesByAccept: auto, defaultMaxAge: state.settings.defaultMaxAge)
+                let answer = ImageResponse(result: result, vary: vary, defaultMaxAge: state.settings.defaultMaxAge)
                 context.access.note(path: logPath, cache: answer.cacheResult)
-                return answer.response(for: request)
+                return withClientHints(answer.response(for: request), profile: profile)
             case .failure(let error):
                 guard !info, let fallback = profile?.fallbackSetting, fallback.covers(error) else { throw ServeFailure(error) }
-                let answer = try await fallbackAnswer(fallback, profile: image.profile, overrides: overrides, varies: auto, for: request)
+                let answer = try await fallbackAnswer(fallback, profile: image.profile, overrides: overrides, vary: vary, for: request)
                 context.access.note(path: logPath, cache: "fallback")
-                return answer
+                return withClientHints(answer, profile: profile)
             }
         } catch {
             return error.response(method: request.method)
@@ -53,12 +60,21 @@ struct ImageHandler: Sendable {
     }
 
     static let infoPrefix = "/info"
+    static let acceptCH = HTTPField.Name("Accept-CH")!
+
+    /// With --accept-ch, the response asks for the client hints the profile's options read.
+    private func withClientHints(_ response: Response, profile: Profile?) -> Response {
+        guard state.settings.acceptClientHints, let hints = profile?.options.compactMap(\.hint), !hints.isEmpty else { return response }
+        var response = response
+        response.headers[Self.acceptCH] = Set(hints).map { "Sec-CH-" + $0.rawValue }.sorted().joined(separator: ", ")
+        return response
+    }
 
     /// The profile's fallback, made by its fallback chain (once, then from the memory cache),
     /// with the fallback's status and a short max-age. Its source is the profile's fallback,
     /// never the failed source, so nothing is stored under the failed source's key.
     private func fallbackAnswer(_ fallback: Fallback, profile: String, overrides: [String: [String: ParameterValue]],
-                                varies: Bool, for request: Request) async throws(ServeFailure) -> Response {
+                                vary: [String], for request: Request) async throws(ServeFailure) -> Response {
         let made: PipelineResult
         do {
             made = try await state.slot.now.pipeline.image(for: ImageRequest(
@@ -69,7 +85,7 @@ struct ImageHandler: Sendable {
         var headers: HTTPFields = [:]
         headers[.cacheControl] = "public, max-age=\(fallback.maxAge)"
         headers[ImageResponse.xCache] = "fallback"
-        if varies { headers[.vary] = "Accept" }
+        if !vary.isEmpty { headers[.vary] = vary.joined(separator: ", ") }
         headers[.contentType] = FormatChoice.mediaType(made.format)
         headers[.contentLength] = String(made.bytes.count)
         let status = HTTPResponse.Status(code: fallback.status)
@@ -78,11 +94,12 @@ struct ImageHandler: Sendable {
     }
 
     /// The image the request asks for, checked as ImageResolver checks every image path.
-    private func resolve(_ request: Request, path: Substring) throws(ServeFailure) -> (ImagePath, ServedProfiles) {
+    private func resolve(_ request: Request, path: Substring) throws(ServeFailure) -> (ImageResolver.Resolved, ServedProfiles) {
         let profiles = state.slot.now.profiles
-        let image = try ImageResolver(settings: state.settings).resolve(
-            path: path, query: request.uri.query.map { Substring($0) }, profiles: profiles)
-        return (image, profiles)
+        let resolved = try ImageResolver(settings: state.settings).resolve(
+            path: path, query: request.uri.query.map { Substring($0) }, profiles: profiles,
+            header: { name in HTTPField.Name(name).flatMap { request.headers[$0] } })
+        return (resolved, profiles)
     }
 
     /// Admits the request and runs it through the pipeline, cancelling it if the client closes
@@ -147,6 +164,7 @@ extension ImagePath.Problem {
         switch self {
         case .notAnImagePath: "not an image path: use /{signature}/{profile}/{base64url source} or .../plain/{source}"
         case .badSource(let why): why
+        case .badOption(let why): why
         }
     }
 }

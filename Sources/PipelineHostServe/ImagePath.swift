@@ -1,10 +1,20 @@
+import PipelineHost
+
 /// An image URL in imgproxy's shape, taken apart:
 ///
 ///     /{signature}/{profile}/{base64url(source)}
 ///     /{signature}/{profile}/plain/{percent-encoded source}
+///     /{signature}/{profile}/w:600/q:60/{base64url(source)}
 ///
-/// Nothing about processing comes from the URL: the profile names a preset of the profile file.
+/// The profile names a preset of the profile file; option segments (`name:value`, in any
+/// order) choose among the values its `params` allows, and nothing else comes from the URL.
 struct ImagePath: Sendable, Equatable {
+    /// One `name:value` segment, as written.
+    struct Option: Sendable, Equatable {
+        let name: Substring
+        let value: Substring
+    }
+
     /// The first segment: a signature, or "unsafe".
     let signature: Substring
     /// What the signature covers: the path after the signature segment, from its "/".
@@ -13,6 +23,8 @@ struct ImagePath: Sendable, Equatable {
     let profile: String
     /// The source, decoded.
     let source: String
+    /// The option segments, in the order written.
+    let options: [Option]
 
     /// Why a path is not an image URL.
     enum Problem: Error, Equatable {
@@ -20,6 +32,8 @@ struct ImagePath: Sendable, Equatable {
         case notAnImagePath
         /// The right shape, but the source segment does not decode.
         case badSource(String)
+        /// An option segment that is not `name:value`.
+        case badOption(String)
     }
 
     /// The signature segment and what it signs, from a request's raw path (percent-encoding
@@ -37,7 +51,18 @@ struct ImagePath: Sendable, Equatable {
         let rest = signed.dropFirst()
         guard let profileEnd = rest.firstIndex(of: "/") else { throw .notAnImagePath }
         profile = String(rest[..<profileEnd])
-        let encoded = rest[rest.index(after: profileEnd)...]
+        var encoded = rest[rest.index(after: profileEnd)...]
+        // Option segments hold a ":", which neither base64url nor "plain" does.
+        var options: [Option] = []
+        while let slash = encoded.firstIndex(of: "/"), let colon = encoded[..<slash].firstIndex(of: ":") {
+            let name = encoded[..<colon], value = encoded[encoded.index(after: colon)..<slash]
+            guard !name.isEmpty, !value.isEmpty, !value.contains(":") else {
+                throw .badOption("option segment \"\(Redactor.escapingControls(String(encoded[..<slash].prefix(80))))\" is not name:value")
+            }
+            options.append(Option(name: name, value: value))
+            encoded = encoded[encoded.index(after: slash)...]
+        }
+        self.options = options
         guard !profile.isEmpty, !encoded.isEmpty else { throw .notAnImagePath }
         if encoded.hasPrefix("plain/") {
             let plain = encoded.dropFirst("plain/".count)

@@ -6,9 +6,19 @@ import PipelineHost
 struct ImageResolver: Sendable {
     let settings: ServeSettings
 
+    /// An image path resolved: the path, the overrides its options (and client hints) choose,
+    /// and the request headers a hint read, for `Vary`.
+    struct Resolved {
+        let image: ImagePath
+        let overrides: [String: [String: ParameterValue]]
+        let hints: [String]
+    }
+
     /// The image a path asks for, with the profiles that serve it; `query` is what followed a
-    /// "?" (nothing signs it, so any query is refused).
-    func resolve(path: Substring, query: Substring?, profiles: ServedProfiles) throws(ServeFailure) -> ImagePath {
+    /// "?" (nothing signs it, so any query is refused). `header` gives a request header, for
+    /// options with a client hint (none for a prefetch).
+    func resolve(path: Substring, query: Substring?, profiles: ServedProfiles,
+                 header: (String) -> String? = { _ in nil }) throws(ServeFailure) -> Resolved {
         guard query == nil else {
             throw .forbidden("a query string is not covered by the signature; percent-encode \"?\" in plain sources")
         }
@@ -23,13 +33,21 @@ struct ImageResolver: Sendable {
         let image: ImagePath
         do {
             image = try ImagePath(signature: signature, signed: signed)
+        } catch .badOption(let why) {
+            throw ServeFailure(.badRequest, "invalid_option", why)
         } catch {
             throw .notFound(error.message)
         }
-        guard profiles.set.defines(image.profile) else {
+        guard profiles.set.defines(image.profile), let profile = profiles.set[image.profile] else {
             throw .notFound("no profile named \"\(Redactor.escapingControls(image.profile))\"")
         }
+        let chosen: (overrides: [String: [String: ParameterValue]], hints: [String])
+        do {
+            chosen = try profile.resolve(image.options.map { ($0.name, $0.value) }, header: header)
+        } catch {
+            throw ServeFailure(.badRequest, "invalid_option", error.message)
+        }
         try SourcePolicy.check(image.source, allowedHosts: settings.allowedSourceHosts)
-        return image
+        return Resolved(image: image, overrides: chosen.overrides, hints: chosen.hints)
     }
 }

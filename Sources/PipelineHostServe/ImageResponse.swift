@@ -11,8 +11,9 @@ import Glibc
 /// the bytes, Cache-Control from the variant's freshness, and 304 for a matching If-None-Match.
 struct ImageResponse {
     let result: PipelineResult
-    /// The format followed the client's Accept, so caches must key on it.
-    let variesByAccept: Bool
+    /// The request headers the answer followed (Accept for an auto format, a client hint's),
+    /// so caches must key on them.
+    let vary: [String]
     let defaultMaxAge: Int
 
     /// The strong validator: equal only for the same key and the same bytes.
@@ -35,7 +36,7 @@ struct ImageResponse {
         headers[.eTag] = tag
         headers[.cacheControl] = cacheControl
         headers[Self.xCache] = cacheResult
-        if variesByAccept { headers[.vary] = "Accept" }
+        if !vary.isEmpty { headers[.vary] = vary.joined(separator: ", ") }
         if Self.matches(request.headers[.ifNoneMatch], tag) {
             return Response(status: .notModified, headers: headers)
         }

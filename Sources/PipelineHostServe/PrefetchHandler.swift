@@ -56,14 +56,15 @@ struct PrefetchHandler: Sendable {
         let raw = Substring(path)
         let (pathPart, query) = raw.firstIndex(of: "?").map { (raw[..<$0], Optional(raw[raw.index(after: $0)...])) } ?? (raw, nil)
         let profiles = state.slot.now.profiles
-        let image: ImagePath
+        let resolved: ImageResolver.Resolved
         do {
-            image = try ImageResolver(settings: state.settings).resolve(path: pathPart, query: query, profiles: profiles)
+            resolved = try ImageResolver(settings: state.settings).resolve(path: pathPart, query: query, profiles: profiles)
         } catch {
             return .failure(error)
         }
+        let image = resolved.image
         // An auto-format profile is warmed for JPEG, the format every client gets without Accept.
-        let overrides = profiles.set[image.profile]?.formatOverrides("jpeg") ?? [:]
+        let overrides = resolved.overrides.merging(profiles.set[image.profile]?.formatOverrides("jpeg") ?? [:]) { $0.merging($1) { _, format in format } }
         return .success(ImageRequest(source: image.source, profile: image.profile, overrides: overrides))
     }
 

@@ -1,19 +1,22 @@
 /// Signed image paths, as `pipelinehost sign` prints them and clients build them.
 public enum ServePath {
-    /// The path for `profile` and `source`, signed with the signer's first key; nil without a key.
-    public static func signed(profile: String, source: String, plain: Bool = false, signer: URLSigner) -> String? {
-        let unsigned = path(profile: profile, source: source, plain: plain)
+    /// The path for `profile` and `source`, with option segments `name:value` for `options`
+    /// (in the order given), signed with the signer's first key; nil without a key.
+    public static func signed(profile: String, source: String, plain: Bool = false, options: [(String, String)] = [],
+                              signer: URLSigner) -> String? {
+        let unsigned = path(profile: profile, source: source, plain: plain, options: options)
         return signer.signature(for: unsigned).map { "/" + $0 + unsigned }
     }
 
     /// The path with "unsafe" for a signature, for serve --allow-unsigned.
-    public static func unsafe(profile: String, source: String, plain: Bool = false) -> String {
-        "/unsafe" + path(profile: profile, source: source, plain: plain)
+    public static func unsafe(profile: String, source: String, plain: Bool = false, options: [(String, String)] = []) -> String {
+        "/unsafe" + path(profile: profile, source: source, plain: plain, options: options)
     }
 
-    /// What the signature covers: "/{profile}/{base64url source}" or "/{profile}/plain/{escaped}".
-    static func path(profile: String, source: String, plain: Bool) -> String {
-        plain ? "/\(profile)/plain/\(percentEncoded(source))" : "/\(profile)/\(Base64URL.encode(source.utf8))"
+    /// What the signature covers: "/{profile}/{options...}/{base64url source}" or ".../plain/{escaped}".
+    static func path(profile: String, source: String, plain: Bool, options: [(String, String)] = []) -> String {
+        let segments = options.map { "/\($0.0):\($0.1)" }.joined()
+        return plain ? "/\(profile)\(segments)/plain/\(percentEncoded(source))" : "/\(profile)\(segments)/\(Base64URL.encode(source.utf8))"
     }
 
     /// Everything but unreserved characters escaped, so the source is one opaque segment.

@@ -41,6 +41,9 @@ public struct ServeSettings: Sendable {
     /// disk; nil for none. Serve knows no Redis: it hands the tier its own metrics backend and
     /// logger, so the tier's counters are on /metrics.
     public var sharedTier: SharedTierFactory?
+    /// Send `Accept-CH` with the client hints a profile's options read (`params { w = { ...,
+    /// hint = "Width" } }`), so browsers send them on later requests (serve --accept-ch).
+    public var acceptClientHints = false
 
     /// Settings with the documented defaults: 127.0.0.1:8080, a queue of 256, a 10 s drain.
     public init(host: String = "127.0.0.1", port: Int = 8080, signer: URLSigner, allowUnsigned: Bool = false,

@@ -30,7 +30,7 @@ struct ServedProfiles: Sendable {
                 if stage.autoFormatParameter != nil { auto.insert(profile.name) }
             }
             profiles.append(Profile(name: profile.name, file: profile.file, line: profile.line, stages: stages,
-                                    info: profile.info, fallback: profile.fallback))
+                                    info: profile.info, fallback: profile.fallback, options: profile.options))
         }
         set = ProfileSet(file: loaded.file, profiles: profiles)
         autoFormat = auto

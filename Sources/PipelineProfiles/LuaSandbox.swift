@@ -79,6 +79,7 @@ final class LuaSandbox {
             case "s": return text().map { .string($0) }
             case "f": return .function
             case "m": return .descriptorMarker
+            case "p": return .parameterMarker
             case "o": return text().map { .other($0) }
             case "t": return table()
             default: return nil

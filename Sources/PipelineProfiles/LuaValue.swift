@@ -12,6 +12,8 @@ enum LuaValue {
     case function
     /// The marker the C stage constructors put in every stage descriptor.
     case descriptorMarker
+    /// The marker of a `param "w"` reference.
+    case parameterMarker
     case other(String)
 
     /// How a person would name the value's type in an error message.
@@ -24,6 +26,7 @@ enum LuaValue {
         case .table: "a table"
         case .function: "a function"
         case .descriptorMarker: "a stage marker"
+        case .parameterMarker: "a param reference"
         case .other(let name): name
         }
     }
@@ -39,7 +42,7 @@ extension LuaValue {
         case .number(let v): .number(v)
         case .string(let v): .string(v)
         case .table(let table): .table(table.written)
-        case .function, .descriptorMarker, .other: .other(typeName)
+        case .function, .descriptorMarker, .parameterMarker, .other: .other(typeName)
         }
     }
 }

@@ -83,8 +83,27 @@ public struct ProfileLoader: Sendable {
         }
         var stages: [ConfiguredStage] = []
         var settings: [ProfileSetting: ConfiguredStage] = [:]
+        var declared: [ProfileOptionReader.Declared] = [], paramsLine = line
+        var uses: [String: [ProfileOption.Use]] = [:]
         for (index, item) in list.array.enumerated() {
-            let entry = try stage(from: item, position: index + 1, profile: name, file: file, profileLine: line)
+            if let (fields, at) = ProfileOptionReader.params(item) {
+                guard index == 0 else { throw ProfileError(file: file, line: at, "params comes first in a profile") }
+                declared = try ProfileOptionReader.options(from: fields, line: at, file: file)
+                paramsLine = at
+                continue
+            }
+            let (entry, references) = try stage(from: item, position: index + 1, profile: name, file: file, profileLine: line,
+                                                options: declared)
+            for reference in references {
+                if let twin = stages.first(where: { $0.name == entry.name }) {
+                    throw ProfileError(file: file, line: reference.line, "\(entry.name) also stands at line \(twin.line); "
+                                           + "a param may set a stage the profile has once")
+                }
+                uses[reference.option, default: []].append(ProfileOption.Use(stage: entry.name, parameter: reference.parameter))
+            }
+            if !references.isEmpty, list.array[(index + 1)...].contains(where: { Self.stageName($0) == entry.name }) {
+                throw ProfileError(file: file, line: entry.line, "\(entry.name) stands twice in profile \"\(name)\"; a param may set a stage the profile has once")
+            }
             guard let setting = entry.definition.capabilities.profileSetting else {
                 stages.append(entry)
                 continue
@@ -99,7 +118,19 @@ public struct ProfileLoader: Sendable {
         }
         var info = settings[.info]
         if info == nil { info = try defaultSetting(.info, file: file, line: line) }
-        return Profile(name: name, file: file, line: line, stages: stages, info: info, fallback: settings[.fallback])
+        let options = try declared.map { option throws(ProfileError) -> ProfileOption in
+            guard let used = uses[option.name] else {
+                throw ProfileError(file: file, line: paramsLine, "params: option \(option.name) is not used; write a stage parameter as param \"\(option.name)\"")
+            }
+            return ProfileOption(name: option.name, values: option.values, defaultValue: option.defaultValue, hint: option.hint, uses: used)
+        }
+        return Profile(name: name, file: file, line: line, stages: stages, info: info, fallback: settings[.fallback], options: options)
+    }
+
+    /// The stage name of a descriptor, if `item` is one.
+    private static func stageName(_ item: LuaValue) -> String? {
+        guard case .table(let descriptor) = item, case .string(let name) = descriptor[1] else { return nil }
+        return name
     }
 
     /// The registry's stage for `setting` with its defaults, for a profile that does not write it.
@@ -114,8 +145,8 @@ public struct ProfileLoader: Sendable {
         }
     }
 
-    private func stage(from item: LuaValue, position: Int, profile: String, file: String,
-                       profileLine: Int) throws(ProfileError) -> ConfiguredStage {
+    private func stage(from item: LuaValue, position: Int, profile: String, file: String, profileLine: Int,
+                       options: [ProfileOptionReader.Declared]) throws(ProfileError) -> (ConfiguredStage, [ProfileOptionReader.Reference]) {
         guard case .table(let descriptor) = item, case .descriptorMarker = descriptor[4],
               case .string(let stageName) = descriptor[1], case .integer(let rawLine) = descriptor[2],
               case .table(let written) = descriptor[3]
@@ -129,8 +160,41 @@ public struct ProfileLoader: Sendable {
             let reason = registry.planned[stageName] ?? "no such stage"
             throw ProfileError(file: file, line: line, "\(stageName): \(reason)")
         }
+        // A `param "w"` stands for the option's default here; every other value is checked below.
+        let references = ProfileOptionReader.references(in: written)
+        var table = written.written
+        for reference in references {
+            guard definition.capabilities.profileSetting == nil else {
+                throw ProfileError(file: file, line: reference.line, "\(stageName): a profile setting cannot take a param")
+            }
+            guard let option = options.first(where: { $0.name == reference.option }) else {
+                let declared = options.isEmpty ? "; declare it first: params { \(reference.option) = { ... } }"
+                    : " (params declares \(options.map(\.name).joined(separator: ", ")))"
+                throw ProfileError(file: file, line: reference.line, "param \"\(Redactor.escapingControls(reference.option))\": no such option\(declared)")
+            }
+            table.fields[reference.parameter] = WrittenValue(option.defaultValue)
+        }
+        let configured = try make(definition, table, file: file, line: line)
+        for reference in references {
+            let option = options.first { $0.name == reference.option }!
+            for value in option.values where value != option.defaultValue {
+                var each = table
+                each.fields[reference.parameter] = WrittenValue(value)
+                do {
+                    _ = try make(definition, each, file: file, line: reference.line)
+                } catch {
+                    throw ProfileError(file: file, line: reference.line, "\(reference.parameter) = param \"\(option.name)\" with "
+                                           + "\(option.name) = \(ProfileOption.spelling(of: value)): \(error.message)")
+                }
+            }
+        }
+        return (configured, references)
+    }
+
+    private func make(_ definition: StageDefinition, _ table: WrittenTable, file: String, line: Int) throws(ProfileError) -> ConfiguredStage {
+        let stageName = definition.name
         do {
-            var parameters = try ParameterChecker(definition: definition).check(written.written)
+            var parameters = try ParameterChecker(definition: definition).check(table)
             parameters.profileFile = file
             let stage = try definition.make(parameters)
             return ConfiguredStage(definition: definition, parameters: parameters, line: line, stage: stage)

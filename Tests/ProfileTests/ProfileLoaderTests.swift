@@ -23,6 +23,8 @@ struct ProfileLoaderTests {
         #expect(subsonic.names == ["thumbnail", "blurred-background"])
         #expect(subsonic["blurred-background"]!.stages.map(\.name).contains("blur"))
         _ = try loader.load(file: Fixtures.path("examples/blurred-background.lua"))
+        let web = try loader.load(file: Fixtures.path("examples/srcset.lua"))
+        #expect(web["web"]?.options.first { $0.name == "w" }?.spellings == ["320", "640", "960", "1280", "1920"])
     }
 
     @Test("a stage's identity is its name, version and sorted parameters")

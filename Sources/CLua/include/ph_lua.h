@@ -59,7 +59,7 @@ ph_lua_limit ph_lua_sandbox_tripped(const ph_lua_sandbox *sandbox);
 /// { stage_name, line, params_table, marker }) as plain data, so the caller never walks the
 /// Lua state. Each value is a tag byte and its payload, in host byte order:
 ///   'n' nil; 'b' u8; 'i' int64; 'd' double; 's' u32 length + bytes; 'f' a function;
-///   'm' the stage-descriptor marker; 'o' u32 length + type name (anything else, or a table
+///   'm' the stage-descriptor marker; 'p' the `param` reference marker; 'o' u32 length + type name (anything else, or a table
 ///   nested too deeply or containing itself); 't' u32 n, n values, u32 m, m times
 ///   (u32 length + key bytes, value), u32 count of other keys.
 /// `data` is malloc'd (release with ph_lua_export_free); on failure it is NULL and `error`

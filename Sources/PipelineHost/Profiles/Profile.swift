@@ -46,15 +46,18 @@ public struct Profile: Sendable {
     public let info: ConfiguredStage?
     /// The profile's `fallback { ... }`, if it has one; its stage is a `Fallback`.
     public let fallback: ConfiguredStage?
+    /// What a request may choose (`params { ... }`), by name.
+    public let options: [ProfileOption]
 
     package init(name: String, file: String, line: Int, stages: [ConfiguredStage], info: ConfiguredStage? = nil,
-                 fallback: ConfiguredStage? = nil) {
+                 fallback: ConfiguredStage? = nil, options: [ProfileOption] = []) {
         self.name = name
         self.file = file
         self.line = line
         self.stages = stages
         self.info = info
         self.fallback = fallback
+        self.options = options
     }
 
     /// The fallback setting, typed.
