@@ -12,10 +12,15 @@ struct Serve: AsyncParsableCommand {
         abstract: "Serve the file's profiles over HTTP, with signed imgproxy-style URLs.",
         discussion: """
             Image URLs name a profile of the file and a source; nothing about processing comes \
-            from the URL:
+            from the URL but the options the profile's params allow:
 
               GET /{signature}/{profile}/{base64url(source)}
               GET /{signature}/{profile}/plain/{percent-encoded source}
+              GET /{signature}/{profile}/w:600/q:60/{base64url(source)}
+
+            The last chooses options the profile's params declares (params { w = { 320, \
+            640, 1280, default = 640 } } and downsample { width = param "w" }); anything \
+            else in a segment is 400 invalid_option, naming the allowed values.
 
             The signature is base64url(HMAC-SHA256(key, salt + "/{profile}/...")), with key \
             and salt in hex from PIPELINEHOST_KEY and PIPELINEHOST_SALT (comma-separated \
