@@ -32,7 +32,12 @@ struct Serve: AsyncParsableCommand {
             and X-Priority: low|normal|high orders the queues. A profile whose encode says \
             format = "auto" answers AVIF, WebP or JPEG from the Accept header.
 
-            GET /info/{signature}/{profile}/{source}, with the image path's signature, answers             what `pipelinehost info` prints for the source, as JSON, cached like a variant. A             profile with fallback { file = "missing.jpg", status = 404, max_age = 30 } answers             a source that is not found or not an image with that file through the profile's             stages, with that status, Cache-Control: public, max-age=30 and X-Cache: fallback.
+            GET /info/{signature}/{profile}/{source}, with the image path's signature, answers \
+            what `pipelinehost info` prints for the source, as JSON, cached like a variant.
+
+            A profile with fallback { file = "missing.jpg", status = 404, max_age = 30 } answers \
+            a source that is not found or not an image with that file through its stages, with \
+            that status, Cache-Control: public, max-age=30 and X-Cache: fallback.
 
             Also: GET /health, GET /ready (503 while draining or over 90% of --max-queue), \
             GET /metrics (Prometheus), POST /prefetch (a JSON list of signed paths, run at \

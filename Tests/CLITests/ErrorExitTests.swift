@@ -83,7 +83,7 @@ struct InspectionCommandTests {
     /// Every command's help, at a width where nothing is wrapped: a paragraph is one line, so
     /// the argument parser can wrap it to any terminal without leaving a broken line.
     @Test("help texts are written as paragraphs the argument parser wraps, never pre-broken",
-          arguments: [[], ["run"], ["check"], ["stages"], ["cache"], ["cache", "prune"], ["serve"], ["sign"]])
+          arguments: [[], ["run"], ["info"], ["check"], ["stages"], ["cache"], ["cache", "prune"], ["serve"], ["sign"]])
     func helpParagraphs(_ command: [String]) async throws {
         let wide = try await CLIProcess.run(command + ["--help"], environment: ["COLUMNS": "400"])
         let discussion = wide.stdout.components(separatedBy: "USAGE:")[0].split(separator: "\n", omittingEmptySubsequences: false)
