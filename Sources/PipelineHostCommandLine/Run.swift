@@ -183,7 +183,7 @@ struct Run: AsyncParsableCommand {
             guard let fallback = set[request.profile]?.fallbackSetting, fallback.covers(error),
                   let made = try? await pipeline.image(for: ImageRequest(
                       source: Fallback.source(of: request.profile), profile: ProfileSet.fallbackName(request.profile),
-                      overrides: request.overrides))
+                      overrides: set.applicable(request.overrides, to: ProfileSet.fallbackName(request.profile))))
             else { return nil }
             return (made, (try? await pipeline.sourceKey(for: request)) ?? request.source)
         }

@@ -36,11 +36,8 @@ struct ImageHandler: Sendable {
                 overrides.merge(profile.formatOverrides(format)) { $0.merging($1) { _, format in format } }
             }
             let chain = info ? ProfileSet.infoName(image.profile) : image.profile
-            if info {
-                // The info chain has the profile's stages up to decode; an option of a later stage does not apply.
-                let stages = Set(profiles.set[chain]?.stages.map(\.name) ?? [])
-                overrides = overrides.filter { stages.contains($0.key) }
-            }
+            // The info chain has the profile's stages up to decode; an option of a later stage does not apply.
+            if info { overrides = profiles.set.applicable(overrides, to: chain) }
             let vary = (auto ? ["Accept"] : []) + (info ? [] : resolved.hints)
             let imageRequest = ImageRequest(source: image.source, profile: chain, overrides: overrides)
             switch try await run(imageRequest, request: request, connection: context.channel) {
@@ -77,8 +74,9 @@ struct ImageHandler: Sendable {
                                 vary: [String], for request: Request) async throws(ServeFailure) -> Response {
         let made: PipelineResult
         do {
-            made = try await state.slot.now.pipeline.image(for: ImageRequest(
-                source: Fallback.source(of: profile), profile: ProfileSet.fallbackName(profile), overrides: overrides))
+            let slot = state.slot.now, chain = ProfileSet.fallbackName(profile)
+            made = try await slot.pipeline.image(for: ImageRequest(
+                source: Fallback.source(of: profile), profile: chain, overrides: slot.profiles.set.applicable(overrides, to: chain)))
         } catch {
             throw ServeFailure(error)
         }

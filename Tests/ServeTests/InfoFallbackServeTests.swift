@@ -19,6 +19,14 @@ struct InfoFallbackServeTests {
           cache      { memory = true },
           fallback   { file = "missing.png", status = 404, max_age = 30 },
         }
+        profile "sized" {
+          params     { w = { 16, 48, default = 16 } },
+          fetch      { block_private = true, allow_loopback = true, timeout = 5, retries = 0 },
+          decode     {},
+          downsample { size = param "w", fit = "cover" },
+          encode     { format = "png" },
+          fallback   { file = "missing.png" },
+        }
         profile "plain" {
           fetch      { block_private = true, allow_loopback = true, timeout = 5, retries = 0 },
           decode     {},
@@ -48,8 +56,8 @@ struct InfoFallbackServeTests {
         return try ServeApplication(settings: settings) { try TestPipeline.load(Self.profiles, name: file) }
     }
 
-    func signed(_ profile: String, _ path: String) -> String {
-        ServePath.signed(profile: profile, source: origin.url(path), signer: signer)!
+    func signed(_ profile: String, _ path: String, options: [(String, String)] = []) -> String {
+        ServePath.signed(profile: profile, source: origin.url(path), options: options, signer: signer)!
     }
 
     static let xCache = HTTPField.Name("X-Cache")!
@@ -108,6 +116,19 @@ struct InfoFallbackServeTests {
             #expect(info.format == "png" && info.width == 32 && info.height == 32)
             let pixels = try #require(Fixtures.decoded(Array(response.body.readableBytesView)))
             #expect(pixels[16, 16] == [20, 200, 90])
+        }
+    }
+
+    @Test("a fallback has the size the request's option chose; /info takes the same options")
+    func fallbackWithOptions() async throws {
+        try await service().application().test(.router) { client in
+            let large = try await client.execute(uri: signed("sized", "/iaf/gone.jpg", options: [("w", "48")]), method: .get)
+            #expect(large.status == .notFound && large.headers[Self.xCache] == "fallback")
+            #expect(Fixtures.info(Array(large.body.readableBytesView))?.width == 48)
+            let small = try await client.execute(uri: signed("sized", "/iaf/gone.jpg"), method: .get)
+            #expect(Fixtures.info(Array(small.body.readableBytesView))?.width == 16)
+            let info = try await client.execute(uri: "/info" + signed("sized", "/iaf/cover.jpg", options: [("w", "48")]), method: .get)
+            #expect(info.status == .ok && info.headers[.contentType] == "application/json")
         }
     }
 

@@ -95,6 +95,13 @@ public struct ProfileSet: Sendable {
     /// The name of the chain that makes `profile`'s fallback: the fallback's bytes through the
     /// profile's stages after fetch.
     public static func fallbackName(_ profile: String) -> String { profile + "+fallback" }
+    /// The part of `overrides` that names stages the chain `name` has: a chain made from a
+    /// profile (info, fallback) has only some of its stages, and an option may set another.
+    public func applicable(_ overrides: [String: [String: ParameterValue]], to name: String) -> [String: [String: ParameterValue]] {
+        guard !overrides.isEmpty, let stages = self[name]?.stages.map(\.name) else { return overrides }
+        return overrides.filter { stages.contains($0.key) }
+    }
+
     /// Whether the file itself defines a profile called `name` (the chains made from them do
     /// not count: a URL or a command line names only the file's own).
     public func defines(_ name: String) -> Bool { profiles.contains { $0.name == name } }
