@@ -20,7 +20,25 @@ static void set_error(char *error, size_t size, const char *text) {
     if (error && size) snprintf(error, size, "%s", text ? text : "unknown error");
 }
 
-ph_redis *ph_redis_connect(const char *host, int port, int db, int timeout_ms, char *error, size_t error_size) {
+// Runs one command whose reply must not be an error; an error reply is a refusal (AUTH, or
+// SELECT on a server that wants AUTH first).
+static int setup_command(ph_redis *redis, int argc, const char **argv, int *refused, char *error, size_t error_size) {
+    size_t lengths[3];
+    for (int i = 0; i < argc; i++) lengths[i] = strlen(argv[i]);
+    ph_redis_reply reply;
+    if (ph_redis_command(redis, argc, argv, lengths, &reply, error, error_size) != 0) return -1;
+    int failed = reply.kind == PH_REDIS_ERROR;
+    if (failed) {
+        set_error(error, error_size, (const char *)reply.data);
+        if (refused) *refused = 1;
+    }
+    ph_redis_reply_free(&reply);
+    return failed ? -1 : 0;
+}
+
+ph_redis *ph_redis_connect(const char *host, int port, int db, int timeout_ms, const char *user, const char *password,
+                           int *refused, char *error, size_t error_size) {
+    if (refused) *refused = 0;
     redisContext *context = redisConnectWithTimeout(host, port, timeout_of(timeout_ms));
     if (!context) {
         set_error(error, error_size, "out of memory");
@@ -38,20 +56,20 @@ ph_redis *ph_redis_connect(const char *host, int port, int db, int timeout_ms, c
         return NULL;
     }
     redis->context = context;
+    if (password) {
+        const char *with_user[] = {"AUTH", user, password};
+        const char *alone[] = {"AUTH", password};
+        if (setup_command(redis, user ? 3 : 2, user ? with_user : alone, refused, error, error_size) != 0) {
+            ph_redis_free(redis);
+            return NULL;
+        }
+    }
     if (db != 0) {
         char number[16];
         snprintf(number, sizeof number, "%d", db);
         const char *argv[] = {"SELECT", number};
-        size_t lengths[] = {6, strlen(number)};
-        ph_redis_reply reply;
-        if (ph_redis_command(redis, 2, argv, lengths, &reply, error, error_size) != 0) {
-            ph_redis_free(redis);
-            return NULL;
-        }
-        int failed = reply.kind == PH_REDIS_ERROR;
-        if (failed) set_error(error, error_size, (const char *)reply.data);
-        ph_redis_reply_free(&reply);
-        if (failed) {
+        if (setup_command(redis, 2, argv, NULL, error, error_size) != 0) {
+            if (refused && strncmp(error, "NOAUTH", 6) == 0) *refused = 1;
             ph_redis_free(redis);
             return NULL;
         }

@@ -20,7 +20,8 @@ struct CacheOptions: ParsableArguments {
 
     @Option(name: .customLong("shared-cache"), help: ArgumentHelp(
         "A Redis server shared by every node and run that names it, looked in after memory and disk (default: $PIPELINEHOST_REDIS).",
-        valueName: "redis://host:port[/db]"))
+        discussion: "The password comes from $PIPELINEHOST_REDIS_PASSWORD (a wrong one exits 2 at start). With $PIPELINEHOST_SHARED_SECRET (32 bytes or more, the same on every node) each value is sealed with an HMAC, and one that is not is refused.",
+        valueName: "redis://[user@]host:port[/db]"))
     var sharedCache: String?
 
     @Option(name: .customLong("shared-max-entry"), help: ArgumentHelp(
@@ -57,7 +58,7 @@ struct CacheOptions: ParsableArguments {
             throw ValidationError("--shared-wait must be 0 or more seconds, --shared-lease at least 0.1 and --shared-timeout at least 1")
         }
         if let text = sharedCache, RedisAddress(text) == nil {
-            throw ValidationError("--shared-cache takes redis://host:port[/db] (no password), not \(text)")
+            throw ValidationError("--shared-cache takes redis://[user@]host:port[/db] (the password in PIPELINEHOST_REDIS_PASSWORD), not \(Redactor.redact(text))")
         }
     }
 
@@ -67,15 +68,31 @@ struct CacheOptions: ParsableArguments {
     }
 
     /// The shared tier's address: --shared-cache, else PIPELINEHOST_REDIS; nil for none. A bad
-    /// PIPELINEHOST_REDIS is a usage error too.
+    /// PIPELINEHOST_REDIS is a usage error too. The password comes from
+    /// PIPELINEHOST_REDIS_PASSWORD; one written in the URL works, with a warning that it is
+    /// visible to every user of the machine.
     func sharedAddress() throws -> RedisAddress? {
         guard !noCache else { return nil }
         let text = sharedCache ?? getenv("PIPELINEHOST_REDIS").map { String(cString: $0) }
         guard let text, !text.isEmpty else { return nil }
         guard let address = RedisAddress(text) else {
-            throw ValidationError("PIPELINEHOST_REDIS must be redis://host:port[/db] (no password)")
+            throw ValidationError("PIPELINEHOST_REDIS must be redis://[user@]host:port[/db] (the password in PIPELINEHOST_REDIS_PASSWORD)")
         }
-        return address
+        return address.withPassword(getenv("PIPELINEHOST_REDIS_PASSWORD").map { String(cString: $0) })
+    }
+
+    /// Exits 2 when the shared tier's Redis refuses its credentials or wants some: a
+    /// configuration error, found at start. An unreachable Redis is not one. Warns about a
+    /// password written in --shared-cache.
+    func checkSharedCredentials() async throws {
+        guard let address = try sharedAddress() else { return }
+        if address.passwordInURL, sharedCache != nil {
+            printError("warning: the Redis password in --shared-cache is visible to every user of this machine (ps); set PIPELINEHOST_REDIS_PASSWORD instead")
+        }
+        if let problem = await sharedClient(address).credentialProblem() {
+            printError("error: \(problem)")
+            throw ExitCode.usage
+        }
     }
 
     /// The settings with the shared tier added, when there is one (`run`'s; serve makes its own
@@ -84,7 +101,7 @@ struct CacheOptions: ParsableArguments {
         var settings = settings
         if let address = try sharedAddress() {
             settings.additionalTiers.append(RedisTier(client: sharedClient(address), maxEntryBytes: sharedMaxEntry.bytes,
-                                                      leases: leaseSettings))
+                                                      leases: leaseSettings, seal: try sharedSeal()))
         }
         return settings
     }
@@ -93,10 +110,21 @@ struct CacheOptions: ParsableArguments {
     func sharedTierFactory() throws -> SharedTierFactory? {
         guard let address = try sharedAddress() else { return nil }
         let client = sharedClient(address)
-        let (maxEntry, leases) = (sharedMaxEntry.bytes, leaseSettings)
+        let (maxEntry, leases, seal) = (sharedMaxEntry.bytes, leaseSettings, try sharedSeal())
         return { metrics, logger in
-            RedisTier(client: client, maxEntryBytes: maxEntry, leases: leases, metrics: metrics, logger: logger)
+            RedisTier(client: client, maxEntryBytes: maxEntry, leases: leases, metrics: metrics, logger: logger, seal: seal)
         }
+    }
+
+    /// The seal every value in the shared tier carries, from PIPELINEHOST_SHARED_SECRET (at
+    /// least 32 bytes); nil when it is not set. Every node of a fleet needs the same one.
+    func sharedSeal() throws -> EntrySeal? {
+        guard let secret = getenv("PIPELINEHOST_SHARED_SECRET").map({ String(cString: $0) }), !secret.isEmpty else { return nil }
+        guard let seal = EntrySeal(secret: Array(secret.utf8)) else {
+            printError("error: PIPELINEHOST_SHARED_SECRET is shorter than \(EntrySeal.minimumBytes) bytes; make one with openssl rand -hex 32")
+            throw ExitCode.usage
+        }
+        return seal
     }
 
     /// A client for the shared tier with --shared-timeout.

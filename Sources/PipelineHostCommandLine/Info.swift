@@ -72,6 +72,7 @@ struct Info: AsyncParsableCommand {
             throw ExitCode.usage
         }
         let all = try await sources + BlockingExecutor.shared.run { try InputList.read(inputList) }
+        try await cache.checkSharedCredentials()
         let requests = all.map { ImageRequest(source: $0, profile: ProfileSet.infoName(name)) }
         let pipeline = Pipeline(profiles: set, configuration: PipelineConfiguration(
             cpuStages: PipelineConfiguration.cores, cache: try cache.settingsWithSharedTier()))

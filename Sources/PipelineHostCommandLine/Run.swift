@@ -141,6 +141,7 @@ struct Run: AsyncParsableCommand {
             printError("error: no sources: \(inputList ?? "the input list") has no lines")
             throw ExitCode.usage
         }
+        try await cache.checkSharedCredentials()
         let directory = outputDirectory ?? "."
         if output == nil { try Self.prepare(outputDirectory: directory) }
         var overrides = autoFormatOverrides(in: set)

@@ -138,6 +138,7 @@ struct Serve: AsyncParsableCommand {
         }
         let signer = try Self.signer()
         try access.apply()
+        try await cache.checkSharedCredentials()
         // Many requests run at once, one CPU stage per core: libvips gets one thread each.
         let cores = PipelineConfiguration.cores
         setThreadsPerOperation(1)

@@ -71,7 +71,8 @@ final class DoneChannel: Sendable {
         defer { if let connection { ph_redis_free(connection) } }
         while !state.withLock({ $0.stopped }) {
             guard let subscribed = connection else {
-                if let made = ph_redis_connect(address.host, Int32(address.port), Int32(address.database), 200, &error, error.count),
+                if let made = ph_redis_connect(address.host, Int32(address.port), Int32(address.database), 200,
+                                               address.user, address.password, nil, &error, error.count),
                    ph_redis_subscribe(made, Self.name, &error, error.count) == 0 {
                     connection = made
                 } else {

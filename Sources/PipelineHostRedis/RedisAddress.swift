@@ -1,23 +1,43 @@
-/// Where the shared tier's Redis listens: `redis://host:port[/db]`.
+/// Where the shared tier's Redis listens, and as whom: `redis://[user@]host:port[/db]`. The
+/// password is not part of what this prints: it comes from `PIPELINEHOST_REDIS_PASSWORD` (see
+/// `withPassword`), or from the URL (`redis://user:password@host`), which a caller should warn
+/// about, since a command line is visible to every user of the machine.
 public struct RedisAddress: Sendable, Equatable, CustomStringConvertible {
     public let host: String
     public let port: Int
     public let database: Int
+    /// The ACL user, when one is given; nil is Redis' default user.
+    public let user: String?
+    /// The password AUTH sends; nil sends no AUTH.
+    public private(set) var password: String?
+    /// Whether the password was written in the URL itself.
+    public let passwordInURL: Bool
 
-    /// Parses `redis://host[:port][/db]` (port 6379 and database 0 by default); nil otherwise.
-    /// Passwords are not supported: a URL with user information is refused, so none is ever
-    /// logged.
+    /// Parses `redis://[user[:password]@]host[:port][/db]` (port 6379 and database 0 by
+    /// default; user and password percent-decoded); nil otherwise.
     public init?(_ text: String) {
         guard text.hasPrefix("redis://") else { return nil }
         var rest = text.dropFirst("redis://".count)
         var database = 0
+        var user: String?, password: String?
+        if let at = rest.lastIndex(of: "@") {
+            let information = rest[..<at]
+            rest = rest[rest.index(after: at)...]
+            let colon = information.firstIndex(of: ":")
+            guard let name = Self.percentDecoded(colon.map { information[..<$0] } ?? information) else { return nil }
+            user = name.isEmpty ? nil : name
+            if let colon {
+                guard let secret = Self.percentDecoded(information[information.index(after: colon)...]), !secret.isEmpty else { return nil }
+                password = secret
+            }
+        }
         if let slash = rest.firstIndex(of: "/") {
             let path = rest[rest.index(after: slash)...]
             guard path.isEmpty || Int(path) != nil, (Int(path) ?? 0) >= 0 else { return nil }
             database = Int(path) ?? 0
             rest = rest[..<slash]
         }
-        guard !rest.contains("@"), !rest.isEmpty else { return nil }
+        guard !rest.isEmpty else { return nil }
         var host = rest, port = 6379
         if let colon = rest.lastIndex(of: ":"), !rest.hasSuffix("]") {
             guard let number = Int(rest[rest.index(after: colon)...]), (1...65535).contains(number) else { return nil }
@@ -29,7 +49,44 @@ public struct RedisAddress: Sendable, Equatable, CustomStringConvertible {
         self.host = String(host)
         self.port = port
         self.database = database
+        self.user = user
+        self.password = password
+        passwordInURL = password != nil
     }
 
-    public var description: String { "redis://\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)" }
+    /// The address with `password` for AUTH, unless the URL carried one.
+    public func withPassword(_ password: String?) -> RedisAddress {
+        var address = self
+        if address.password == nil, let password, !password.isEmpty { address.password = password }
+        return address
+    }
+
+    /// `redis://user@host:port/db`: never the password.
+    public var description: String {
+        "redis://\(user.map { $0 + "@" } ?? "")\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)"
+    }
+
+    /// Strict percent-decoding; nil for a stray "%" or bytes that are not UTF-8.
+    private static func percentDecoded(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hex), let low = iterator.next().flatMap(hex) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hex(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
 }

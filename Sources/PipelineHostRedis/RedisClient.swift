@@ -21,6 +21,9 @@ public final class RedisClient: Sendable {
         public let description: String
         /// The breaker refused the call: nothing was sent.
         public var breakerOpen = false
+        /// Redis answered, and refused the user and password (or asked for some): a
+        /// configuration error, not a passing failure.
+        public var credentialsRefused = false
     }
 
     public let address: RedisAddress
@@ -47,6 +50,20 @@ public final class RedisClient: Sendable {
 
     deinit {
         for connection in idle.withLock({ $0 }) { ph_redis_free(connection.pointer) }
+    }
+
+    /// Why this client's credentials cannot work, or nil: Redis answered and refused the user
+    /// and password, or asked for a password it was not given. An unreachable Redis is nil: that
+    /// is a passing failure, which the breaker and the local tiers handle. For a start-up check.
+    public func credentialProblem() async -> String? {
+        switch await onOwnQueue({ self.blockingCommand([Array("PING".utf8)]) }) {
+        case .failure(let failure) where failure.credentialsRefused:
+            return "Redis at \(address) refused the credentials: \(failure.description.split(separator: ":").last.map { $0.trimmingPrefix(" ") } ?? "")"
+        case .success(.error(let message)) where message.hasPrefix("NOAUTH"):
+            return "Redis at \(address) asks for a password: set PIPELINEHOST_REDIS_PASSWORD"
+        default:
+            return nil
+        }
     }
 
     /// Runs one command (binary-safe arguments). Throws `Failure` when Redis cannot be reached in
@@ -93,9 +110,10 @@ public final class RedisClient: Sendable {
         if let reused = idle.withLock({ $0.popLast() }) {
             connection = reused
         } else {
+            var refused: Int32 = 0
             guard let made = ph_redis_connect(address.host, Int32(address.port), Int32(address.database),
-                                              Int32(timeoutMilliseconds), &error, error.count) else {
-                return .failure(Failure(description: "cannot connect to \(address): \(Self.text(error))"))
+                                              Int32(timeoutMilliseconds), address.user, address.password, &refused, &error, error.count) else {
+                return .failure(Failure(description: "cannot connect to \(address): \(Self.text(error))", credentialsRefused: refused != 0))
             }
             connection = Connection(pointer: made)
         }

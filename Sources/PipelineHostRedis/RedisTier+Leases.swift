@@ -23,7 +23,8 @@ extension RedisTier: WorkCoordinator {
                     event = .entry(found: try await client.command("EXISTS", keys.value) == .integer(1))
                 case .checkNegative:
                     guard case .string(let stored) = try await client.command("GET", keys.negative) else { event = .negative(nil); break }
-                    event = .negative(NegativeEntry.decode(stored))
+                    // A negative entry not sealed with the secret is not believed: it could fail every node.
+                    event = .negative(unsealed(stored, key: keys.negative).flatMap(NegativeEntry.decode))
                 case .setNX:
                     let reply = try await client.command("SET", keys.lock, token, "NX", "PX", String(leases.milliseconds))
                     event = .lease(won: reply == .status("OK"))
@@ -80,7 +81,7 @@ extension RedisTier: WorkCoordinator {
     /// Leaves a negative entry for a failure other nodes would only repeat.
     func rememberFailure(_ error: PipelineError, _ keys: LeaseKeys) async {
         guard let value = NegativeEntry.encode(error) else { return }
-        _ = try? await client.command([Array("SET".utf8), Array(keys.negative.utf8), value,
+        _ = try? await client.command([Array("SET".utf8), Array(keys.negative.utf8), sealed(value, key: keys.negative),
                                        Array("PX".utf8), Array(String(leases.negativeMilliseconds).utf8)])
     }
 

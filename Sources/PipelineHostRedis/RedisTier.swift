@@ -38,12 +38,16 @@ public final class RedisTier: CacheTier {
     private let logger: Logger
     /// The time of day entries' lifetimes are counted from.
     let clock: WallClock
+    /// With a shared secret, every value and negative entry is sealed, and one that is not is
+    /// refused (`EntrySeal`).
+    let seal: EntrySeal?
 
     /// A tier on `client`; metrics go to `metrics` (swift-metrics' default when nil).
     public init(client: RedisClient, maxEntryBytes: Int = 8 << 20, staleFor: Double = 86_400, leases: LeaseSettings = LeaseSettings(),
                 metrics: (any MetricsFactory)? = nil, logger: Logger = Logger(label: "pipelinehost.shared"),
-                clock: WallClock = .system) {
+                clock: WallClock = .system, seal: EntrySeal? = nil) {
         self.clock = clock
+        self.seal = seal
         self.client = client
         self.leases = leases
         done = DoneChannel(address: client.address)
@@ -73,12 +77,12 @@ public final class RedisTier: CacheTier {
             logger.debug("shared tier read failed: \(error)")
             return .miss
         }
-        guard case .string(let value) = reply else {
+        guard case .string(let stored) = reply else {
             if case .error(let text) = reply { counters.error(RedisClient.Failure(description: text)) }
             counters.add(\.misses)
             return .miss
         }
-        guard let decoded = DiskEntryFormat.decode(ImageBytes(copying: value), name: name) else {
+        guard let value = unsealed(stored, key: redisKey), let decoded = DiskEntryFormat.decode(ImageBytes(copying: value), name: name) else {
             counters.add(\.misses)
             return .corrupt
         }
@@ -93,7 +97,7 @@ public final class RedisTier: CacheTier {
             releaseIfAwaited(redisKey)
             return
         }
-        let value = header + entry.image.bytes.array
+        let value = sealed(header + entry.image.bytes.array, key: redisKey)
         let milliseconds = Self.lifetime(of: entry, staleFor: staleFor, at: clock.now)
         background.run { [self] in
             do throws(RedisClient.Failure) {
@@ -109,6 +113,17 @@ public final class RedisTier: CacheTier {
                 await release(LeaseKeys(redisKey), token: token)
             }
         }
+    }
+
+    /// A value as stored: sealed when there is a secret.
+    func sealed(_ value: [UInt8], key redisKey: String) -> [UInt8] {
+        seal.map { $0.seal(value, key: redisKey) } ?? value
+    }
+
+    /// A stored value, unsealed; nil when there is a secret and the value is not sealed with it.
+    func unsealed(_ stored: [UInt8], key redisKey: String) -> [UInt8]? {
+        guard let seal else { return stored }
+        return seal.open(stored, key: redisKey)
     }
 
     /// Releases a successful lease once its entry is stored, or after a short grace when no

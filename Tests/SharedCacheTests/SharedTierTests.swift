@@ -112,7 +112,9 @@ import TestSupport
         let address = RedisAddress("redis://cache.internal")
         #expect(address?.host == "cache.internal" && address?.port == 6379 && address?.database == 0)
         #expect(RedisAddress("redis://[::1]:7000")?.host == "::1")
-        for bad in ["http://h:1", "redis://", "redis://user:pw@h:1", "redis://h:0", "redis://h:1/x", "redis://h:99999"] {
+        // User information is accepted now (issue 29); RedisAuthTests covers it.
+        #expect(RedisAddress("redis://user:pw@h:1")?.user == "user")
+        for bad in ["http://h:1", "redis://", "redis://@", "redis://h:0", "redis://h:1/x", "redis://h:99999"] {
             #expect(RedisAddress(bad) == nil, "\(bad)")
         }
     }

@@ -7,13 +7,22 @@ import PipelineHost
 /// (for the server, for redis-cli) waits on a thread of its own, never on a cooperative one.
 public final class RedisServer: Sendable {
     public let port: Int
+    /// The default user's password (`--requirepass`), as a managed Redis asks for one; nil for none.
+    public let password: String?
     private let process: Locked<Process?>
 
     /// Starts redis-server (Debian's package; scripts/setup installs it) on `port`, or a free one.
-    public init(port: Int? = nil, maxMemory: String = "64mb") async throws {
+    public init(port: Int? = nil, maxMemory: String = "64mb", password: String? = nil) async throws {
         self.port = try port ?? Self.freePort()
+        self.password = password
         process = Locked(nil)
         try await start(maxMemory: maxMemory)
+    }
+
+    /// Adds an ACL user with `password` and every right, as a managed Redis's users have.
+    public func addUser(_ name: String, password: String) async throws {
+        let answer = try await cli(["ACL", "SETUSER", name, "on", ">" + password, "~*", "&*", "+@all"])
+        guard answer.contains("OK") else { throw ServerError("ACL SETUSER failed: \(answer)") }
     }
 
     public var url: String { "redis://127.0.0.1:\(port)" }
@@ -24,15 +33,16 @@ public final class RedisServer: Sendable {
         server.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
         server.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                             "--maxmemory", maxMemory, "--maxmemory-policy", "allkeys-lru", "--daemonize", "no"]
+            + (password.map { ["--requirepass", $0] } ?? [])
         server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice
         try server.run()
         process.withLock { $0 = server }
         // Ready once it answers PING.
-        let port = port
+        let port = port, auth = authArguments
         let ready = try await onOwnThread { () -> Bool in
             for _ in 0..<500 {
-                if (try? output(of: "/usr/bin/redis-cli", ["-p", String(port), "PING"]))?.contains("PONG") == true { return true }
+                if (try? output(of: "/usr/bin/redis-cli", ["-p", String(port)] + auth + ["PING"]))?.contains("PONG") == true { return true }
                 Thread.sleep(forTimeInterval: 0.02)
             }
             return false
@@ -56,9 +66,12 @@ public final class RedisServer: Sendable {
 
     /// Runs redis-cli against the server and returns what it printed.
     public func cli(_ arguments: [String]) async throws -> String {
-        let port = port
-        return try await onOwnThread { try output(of: "/usr/bin/redis-cli", ["-p", String(port)] + arguments) }
+        let port = port, auth = authArguments
+        return try await onOwnThread { try output(of: "/usr/bin/redis-cli", ["-p", String(port)] + auth + arguments) }
     }
+
+    /// redis-cli's password arguments, when the server has one.
+    private var authArguments: [String] { password.map { ["-a", $0, "--no-auth-warning"] } ?? [] }
 
     /// Every key and value the server holds, as text (values decoded leniently).
     public func dump() async throws -> [(key: String, value: String)] {

@@ -8,9 +8,12 @@
 /// One connection. Not thread safe: one thread uses it at a time (the Swift pool hands it out).
 typedef struct ph_redis ph_redis;
 
-/// Connects to host:port (and SELECTs db when it is not 0) with `timeout_ms` for the connect
-/// and for every later call. NULL on failure, with the reason in `error`.
-ph_redis *ph_redis_connect(const char *host, int port, int db, int timeout_ms, char *error, size_t error_size);
+/// Connects to host:port, sends AUTH when `password` is not NULL (with `user`, an ACL user, when
+/// that is not NULL too), and SELECTs db when it is not 0, with `timeout_ms` for the connect and
+/// for every later call. NULL on failure, with the reason in `error` (never the password);
+/// `refused` is set to 1 when Redis answered but refused the credentials or asked for some.
+ph_redis *ph_redis_connect(const char *host, int port, int db, int timeout_ms, const char *user, const char *password,
+                           int *refused, char *error, size_t error_size);
 void ph_redis_free(ph_redis *redis);
 
 typedef enum {
