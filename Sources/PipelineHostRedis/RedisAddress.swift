@@ -24,10 +24,10 @@ public struct RedisAddress: Sendable, Equatable, CustomStringConvertible {
             let information = rest[..<at]
             rest = rest[rest.index(after: at)...]
             let colon = information.firstIndex(of: ":")
-            guard let name = Self.percentDecoded(colon.map { information[..<$0] } ?? information) else { return nil }
+            guard let name = (colon.map { information[..<$0] } ?? information).percentDecoded else { return nil }
             user = name.isEmpty ? nil : name
             if let colon {
-                guard let secret = Self.percentDecoded(information[information.index(after: colon)...]), !secret.isEmpty else { return nil }
+                guard let secret = information[information.index(after: colon)...].percentDecoded, !secret.isEmpty else { return nil }
                 password = secret
             }
         }
@@ -64,29 +64,5 @@ public struct RedisAddress: Sendable, Equatable, CustomStringConvertible {
     /// `redis://user@host:port/db`: never the password.
     public var description: String {
         "redis://\(user.map { $0 + "@" } ?? "")\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)"
-    }
-
-    /// Strict percent-decoding; nil for a stray "%" or bytes that are not UTF-8.
-    private static func percentDecoded(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hex), let low = iterator.next().flatMap(hex) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hex(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

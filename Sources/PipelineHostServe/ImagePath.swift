@@ -66,7 +66,7 @@ struct ImagePath: Sendable, Equatable {
         guard !profile.isEmpty, !encoded.isEmpty else { throw .notAnImagePath }
         if encoded.hasPrefix("plain/") {
             let plain = encoded.dropFirst("plain/".count)
-            guard let decoded = Self.percentDecoded(plain), !decoded.isEmpty else {
+            guard let decoded = plain.percentDecoded, !decoded.isEmpty else {
                 throw .badSource("the plain source is not valid percent-encoded UTF-8")
             }
             source = decoded
@@ -85,30 +85,5 @@ struct ImagePath: Sendable, Equatable {
     init(parsing path: Substring) throws(Problem) {
         guard let (signature, signed) = Self.split(path) else { throw .notAnImagePath }
         try self.init(signature: signature, signed: signed)
-    }
-
-    /// Strict percent-decoding: nil for a stray "%" or bytes that are not UTF-8.
-    static func percentDecoded(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
