@@ -101,7 +101,9 @@ def shared_limit(binary, corpus, work, files):
 def measure(rounds, binary, corpus, results_path):
     corpus = os.path.abspath(corpus)
     base = serve(corpus)
-    files = sorted(f"{d}/{f}" for d in os.listdir(corpus) if os.path.isdir(f"{corpus}/{d}") for f in os.listdir(f"{corpus}/{d}"))
+    # Dot files are markers (scripts/make-corpus and bench-serve leave `.complete`), not images.
+    files = sorted(f"{d}/{f}" for d in os.listdir(corpus) if os.path.isdir(f"{corpus}/{d}")
+                   for f in os.listdir(f"{corpus}/{d}") if not f.startswith("."))
     work = tempfile.mkdtemp()
     out = lambda name: (shutil.rmtree(f"{work}/{name}", ignore_errors=True), os.makedirs(f"{work}/{name}"), f"{work}/{name}")[2]
     urls = lambda salt: "\n".join(f"{base}/{f}?u=me&s={salt}{i}&t=tok{salt}{i}" for i, f in enumerate(files))
