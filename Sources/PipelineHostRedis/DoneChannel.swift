@@ -14,8 +14,13 @@ final class DoneChannel: Sendable {
     private let state = Locked<(started: Bool, stopped: Bool)>((false, false))
     /// Messages received, for tests and stats.
     private let received = Locked(0)
+    /// Whether the subscriber is subscribed now, for tests that must not publish before it is.
+    private let subscribed = Locked(false)
 
     var messagesReceived: Int { received.withLock { $0 } }
+    var isSubscribed: Bool { subscribed.withLock { $0 } }
+    /// Waiters now, over every digest.
+    var waiterCount: Int { waiters.withLock { $0.byDigest.values.reduce(0) { $0 + $1.count } } }
 
     init(address: RedisAddress) { self.address = address }
 
@@ -70,18 +75,20 @@ final class DoneChannel: Sendable {
         var connection: OpaquePointer?
         defer { if let connection { ph_redis_free(connection) } }
         while !state.withLock({ $0.stopped }) {
-            guard let subscribed = connection else {
-                if let made = ph_redis_connect(address.host, Int32(address.port), Int32(address.database), 200,
-                                               address.user, address.password, nil, &error, error.count),
-                   ph_redis_subscribe(made, Self.name, &error, error.count) == 0 {
+            guard let open = connection else {
+                let made = ph_redis_connect(address.host, Int32(address.port), Int32(address.database), 200,
+                                            address.user, address.password, nil, &error, error.count)
+                if let made, ph_redis_subscribe(made, Self.name, &error, error.count) == 0 {
                     connection = made
+                    subscribed.withLock { $0 = true }
                 } else {
+                    if let made { ph_redis_free(made) }
                     usleep(500_000)
                 }
                 continue
             }
             var payload = ph_redis_reply()
-            switch ph_redis_next_message(subscribed, 250, &payload, &error, error.count) {
+            switch ph_redis_next_message(open, 250, &payload, &error, error.count) {
             case 1:
                 let digest = String(decoding: UnsafeBufferPointer(start: payload.data, count: payload.length), as: UTF8.self)
                 ph_redis_reply_free(&payload)
@@ -90,7 +97,8 @@ final class DoneChannel: Sendable {
             case 0:
                 break
             default:
-                ph_redis_free(subscribed)
+                subscribed.withLock { $0 = false }
+                ph_redis_free(open)
                 connection = nil
             }
         }

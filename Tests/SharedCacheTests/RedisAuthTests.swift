@@ -5,32 +5,35 @@ import Testing
 import TestSupport
 
 /// AUTH on every connection the tier opens, the done channel's subscriber included.
-@Suite(.serialized, .tags(.pixels, .network, .redis), .notInFastRun, .loopbackOrigin) struct RedisAuthTests {
+@Suite(.serialized, .tags(.pixels, .network, .redis), .notInFastRun, .loopbackOrigin, .timeLimit(.minutes(5))) struct RedisAuthTests {
     let origin = LoopbackServer.fixture
 
     @Test func aWaiterOnAPasswordProtectedRedisWakesByTheDoneChannel() async throws {
         let redis = try await RedisServer(password: "auth-pw-31")
         defer { Task { await redis.stop() } }
         try await redis.addUser("node", password: "node-pw-9")
-        origin.route("/auth-slow.jpg", .delayed(seconds: 0.6, .ok(Fixtures.quadrants(width: 320, height: 200))))
+        origin.route("/auth-held.jpg", .held(gate: "auth-held", .ok(Fixtures.quadrants(width: 320, height: 200))))
         let address = try #require(RedisAddress("redis://node@127.0.0.1:\(redis.port)")).withPassword("node-pw-9")
-        // Polling every 20 s: only the done channel, subscribed with the same AUTH, can wake the waiter in time.
+        // Polling every 10 minutes: only the done channel, subscribed with the same AUTH, wakes the
+        // waiter within the suite's time limit.
         let nodes = try (0..<2).map { _ in
             let tier = RedisTier(client: RedisClient(address: address, timeout: .seconds(2)),
-                                 leases: LeaseSettings(wait: .seconds(30), poll: .seconds(20)))
+                                 leases: LeaseSettings(wait: .seconds(3600), poll: .seconds(600)))
             let directory = try TemporaryDirectory()
             let pipeline = Pipeline(profiles: try TestPipeline.load(SharedTierTests.profile),
                                     configuration: PipelineConfiguration(cache: CacheSettings(directory: directory.path, additionalTiers: [tier])))
             return (pipeline, tier, directory)
         }
-        async let first = nodes[0].0.image(for: ImageRequest(source: origin.url("/auth-slow.jpg"), profile: "thumb"))
-        try await Task.sleep(for: .milliseconds(200))
-        let started = ContinuousClock.now
-        _ = try await nodes[1].0.image(for: ImageRequest(source: origin.url("/auth-slow.jpg"), profile: "thumb"))
-        _ = try await first
-        #expect(ContinuousClock.now - started < .seconds(10))
+        let request = ImageRequest(source: origin.url("/auth-held.jpg"), profile: "thumb")
+        // Node 0 leads: its transfer is held. Node 1 waits for it, subscribed, before the transfer is let go.
+        async let first = nodes[0].0.image(for: request)
+        #expect(await eventually { origin.requestCount("/auth-held.jpg") == 1 })
+        async let second = nodes[1].0.image(for: request)
+        #expect(await eventually { nodes[1].1.done.waiterCount == 1 && nodes[1].1.done.isSubscribed })
+        origin.open("auth-held")
+        _ = try await (first, second)
         #expect(nodes[1].1.doneMessages >= 1)
-        #expect(origin.requestCount("/auth-slow.jpg") == 1)
+        #expect(origin.requestCount("/auth-held.jpg") == 1)
         #expect(await RedisClient(address: address, timeout: .seconds(2)).credentialProblem() == nil)
         let wrong = try #require(RedisAddress("redis://node@127.0.0.1:\(redis.port)")).withPassword("nope")
         #expect(await RedisClient(address: wrong, timeout: .seconds(2)).credentialProblem()?.contains("refused the credentials") == true)
