@@ -163,3 +163,42 @@ failed:
     set_error(error, error_size, c->errstr[0] ? c->errstr : "connection lost");
     return -1;
 }
+
+int ph_redis_cluster_slots(ph_redis *redis, ph_redis_slot_range *ranges, int capacity, char *error, size_t error_size) {
+    if (!redis || redis->context->err) {
+        set_error(error, error_size, redis ? redis->context->errstr : "no connection");
+        return -1;
+    }
+    redisReply *reply = redisCommand(redis->context, "CLUSTER SLOTS");
+    if (!reply) {
+        set_error(error, error_size, redis->context->errstr);
+        return -1;
+    }
+    int count = 0;
+    if (reply->type == REDIS_REPLY_ERROR) {
+        set_error(error, error_size, reply->str);
+        count = -2;
+    } else if (reply->type == REDIS_REPLY_ARRAY) {
+        // [[start, end, [host, port, id, ...], replicas...], ...]: the first node is the master.
+        for (size_t i = 0; i < reply->elements && count < capacity; i++) {
+            redisReply *range = reply->element[i];
+            if (range->type != REDIS_REPLY_ARRAY || range->elements < 3) continue;
+            redisReply *master = range->element[2];
+            if (range->element[0]->type != REDIS_REPLY_INTEGER || range->element[1]->type != REDIS_REPLY_INTEGER ||
+                master->type != REDIS_REPLY_ARRAY || master->elements < 2 || master->element[1]->type != REDIS_REPLY_INTEGER)
+                continue;
+            ph_redis_slot_range *out = &ranges[count++];
+            out->start = (int)range->element[0]->integer;
+            out->end = (int)range->element[1]->integer;
+            out->port = (int)master->element[1]->integer;
+            out->host[0] = 0;
+            redisReply *host = master->element[0];
+            if (host->type == REDIS_REPLY_STRING && host->len < sizeof out->host && strcmp(host->str, "?") != 0) {
+                memcpy(out->host, host->str, host->len);
+                out->host[host->len] = 0;
+            }
+        }
+    }
+    freeReplyObject(reply);
+    return count;
+}

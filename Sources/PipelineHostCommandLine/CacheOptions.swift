@@ -20,8 +20,8 @@ struct CacheOptions: ParsableArguments {
 
     @Option(name: .customLong("shared-cache"), help: ArgumentHelp(
         "A Redis server shared by every node and run that names it, looked in after memory and disk (default: $PIPELINEHOST_REDIS).",
-        discussion: "The password comes from $PIPELINEHOST_REDIS_PASSWORD (a wrong one exits 2 at start). With $PIPELINEHOST_SHARED_SECRET (32 bytes or more, the same on every node) each value is sealed with an HMAC, and one that is not is refused.",
-        valueName: "redis://[user@]host:port[/db]"))
+        discussion: "For a Redis Cluster, name some of its nodes: redis+cluster://host:port,host:port (the rest is learnt from them). The password comes from $PIPELINEHOST_REDIS_PASSWORD (a wrong one exits 2 at start). With $PIPELINEHOST_SHARED_SECRET (32 bytes or more, the same on every node) each value is sealed with an HMAC, and one that is not is refused.",
+        valueName: "redis[+cluster]://[user@]host:port[/db]"))
     var sharedCache: String?
 
     @Option(name: .customLong("shared-max-entry"), help: ArgumentHelp(
@@ -58,7 +58,7 @@ struct CacheOptions: ParsableArguments {
             throw ValidationError("--shared-wait must be 0 or more seconds, --shared-lease at least 0.1 and --shared-timeout at least 1")
         }
         if let text = sharedCache, RedisAddress(text) == nil {
-            throw ValidationError("--shared-cache takes redis://[user@]host:port[/db] (the password in PIPELINEHOST_REDIS_PASSWORD), not \(Redactor.redact(text))")
+            throw ValidationError("--shared-cache takes redis://[user@]host:port[/db] or redis+cluster://[user@]host:port[,host:port...] (the password in PIPELINEHOST_REDIS_PASSWORD), not \(Redactor.redact(text))")
         }
     }
 
@@ -76,7 +76,7 @@ struct CacheOptions: ParsableArguments {
         let text = sharedCache ?? getenv("PIPELINEHOST_REDIS").map { String(cString: $0) }
         guard let text, !text.isEmpty else { return nil }
         guard let address = RedisAddress(text) else {
-            throw ValidationError("PIPELINEHOST_REDIS must be redis://[user@]host:port[/db] (the password in PIPELINEHOST_REDIS_PASSWORD)")
+            throw ValidationError("PIPELINEHOST_REDIS must be redis://[user@]host:port[/db] or redis+cluster://[user@]host:port[,host:port...] (the password in PIPELINEHOST_REDIS_PASSWORD)")
         }
         return address.withPassword(getenv("PIPELINEHOST_REDIS_PASSWORD").map { String(cString: $0) })
     }

@@ -7,9 +7,16 @@ import PipelineHost
 /// entry's digest on `pipelinehost:v1:done`, and each waiting node's subscriber (one connection
 /// on a thread of its own, started at the first wait) wakes its waiters for that digest. Pub/sub
 /// can drop messages, so a waiter also looks on its own after the poll interval.
+///
+/// In a Redis Cluster, a `PUBLISH` to any node reaches the subscribers of every node (the cluster
+/// bus carries it), so the subscriber may use any node: it takes the first that answers of the
+/// known masters and the seeds, and moves to the next when its node fails. Sharded pub/sub would
+/// carry each message only within its shard, but a subscriber would then need one connection per
+/// shard, and to follow every failover; the digests are small, so the broadcast costs little.
 final class DoneChannel: Sendable {
     static let name = "pipelinehost:v1:done"
-    private let address: RedisAddress
+    /// Where the subscriber may connect, in order of preference, asked at each (re)connect.
+    private let nodes: @Sendable () -> [RedisAddress]
     private let waiters = Locked<(next: Int, byDigest: [String: [Int: CheckedContinuation<Void, Never>]])>((0, [:]))
     private let state = Locked<(started: Bool, stopped: Bool)>((false, false))
     /// Messages received, for tests and stats.
@@ -22,7 +29,12 @@ final class DoneChannel: Sendable {
     /// Waiters now, over every digest.
     var waiterCount: Int { waiters.withLock { $0.byDigest.values.reduce(0) { $0 + $1.count } } }
 
-    init(address: RedisAddress) { self.address = address }
+    init(nodes: @escaping @Sendable () -> [RedisAddress]) { self.nodes = nodes }
+
+    /// The channel of `client`'s Redis, or of any node of its cluster.
+    convenience init(client: RedisClient) {
+        self.init { [client] in client.address.isCluster ? client.clusterNodes.map(client.address.at) : [client.address] }
+    }
 
     /// Returns when `digest`'s leader publishes, or after `timeout`.
     func wait(for digest: String, upTo timeout: Duration) async {
@@ -73,17 +85,23 @@ final class DoneChannel: Sendable {
     private func listen() {
         var error = [CChar](repeating: 0, count: 256)
         var connection: OpaquePointer?
+        var attempt = 0
         defer { if let connection { ph_redis_free(connection) } }
         while !state.withLock({ $0.stopped }) {
             guard let open = connection else {
+                let candidates = nodes()
+                let address = candidates[attempt % max(1, candidates.count)]
+                attempt += 1
                 let made = ph_redis_connect(address.host, Int32(address.port), Int32(address.database), 200,
                                             address.user, address.password, nil, &error, error.count)
                 if let made, ph_redis_subscribe(made, Self.name, &error, error.count) == 0 {
                     connection = made
+                    attempt = 0
                     subscribed.withLock { $0 = true }
                 } else {
                     if let made { ph_redis_free(made) }
-                    usleep(500_000)
+                    // Every node tried once: wait before the next round.
+                    if attempt % max(1, candidates.count) == 0 { usleep(500_000) }
                 }
                 continue
             }

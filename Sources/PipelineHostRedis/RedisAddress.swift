@@ -1,10 +1,13 @@
-/// Where the shared tier's Redis listens, and as whom: `redis://[user@]host:port[/db]`. The
-/// password is not part of what this prints: it comes from `PIPELINEHOST_REDIS_PASSWORD` (see
-/// `withPassword`), or from the URL (`redis://user:password@host`), which a caller should warn
-/// about, since a command line is visible to every user of the machine.
+/// Where the shared tier's Redis listens, and as whom: `redis://[user@]host:port[/db]`, or a
+/// Redis Cluster's seeds, `redis+cluster://[user@]host:port[,host:port...]` (the client learns
+/// the rest of the cluster from them). The password is not part of what this prints: it comes
+/// from `PIPELINEHOST_REDIS_PASSWORD` (see `withPassword`), or from the URL
+/// (`redis://user:password@host`), which a caller should warn about, since a command line is
+/// visible to every user of the machine.
 public struct RedisAddress: Sendable, Equatable, CustomStringConvertible {
-    public let host: String
-    public let port: Int
+    /// The node (for a cluster, the first seed).
+    public private(set) var host: String
+    public private(set) var port: Int
     public let database: Int
     /// The ACL user, when one is given; nil is Redis' default user.
     public let user: String?
@@ -12,12 +15,19 @@ public struct RedisAddress: Sendable, Equatable, CustomStringConvertible {
     public private(set) var password: String?
     /// Whether the password was written in the URL itself.
     public let passwordInURL: Bool
+    /// A cluster's seed nodes; empty for one Redis.
+    public let clusterSeeds: [RedisNode]
+
+    public var isCluster: Bool { !clusterSeeds.isEmpty }
+    public var node: RedisNode { RedisNode(host: host, port: port) }
 
     /// Parses `redis://[user[:password]@]host[:port][/db]` (port 6379 and database 0 by
-    /// default; user and password percent-decoded); nil otherwise.
+    /// default; user and password percent-decoded), or `redis+cluster://` with one or more
+    /// comma-separated nodes and no database (a cluster has only 0); nil otherwise.
     public init?(_ text: String) {
-        guard text.hasPrefix("redis://") else { return nil }
-        var rest = text.dropFirst("redis://".count)
+        let cluster = text.hasPrefix("redis+cluster://")
+        guard cluster || text.hasPrefix("redis://") else { return nil }
+        var rest = text.dropFirst(cluster ? "redis+cluster://".count : "redis://".count)
         var database = 0
         var user: String?, password: String?
         if let at = rest.lastIndex(of: "@") {
@@ -33,25 +43,19 @@ public struct RedisAddress: Sendable, Equatable, CustomStringConvertible {
         }
         if let slash = rest.firstIndex(of: "/") {
             let path = rest[rest.index(after: slash)...]
-            guard path.isEmpty || Int(path) != nil, (Int(path) ?? 0) >= 0 else { return nil }
+            guard path.isEmpty || Int(path) != nil, (Int(path) ?? 0) >= 0, !cluster || (Int(path) ?? 0) == 0 else { return nil }
             database = Int(path) ?? 0
             rest = rest[..<slash]
         }
-        guard !rest.isEmpty else { return nil }
-        var host = rest, port = 6379
-        if let colon = rest.lastIndex(of: ":"), !rest.hasSuffix("]") {
-            guard let number = Int(rest[rest.index(after: colon)...]), (1...65535).contains(number) else { return nil }
-            port = number
-            host = rest[..<colon]
-        }
-        if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
-        guard !host.isEmpty else { return nil }
-        self.host = String(host)
-        self.port = port
+        let nodes = rest.split(separator: ",", omittingEmptySubsequences: false).map { RedisNode($0) }
+        guard nodes.allSatisfy({ $0 != nil }), cluster || nodes.count == 1, let first = nodes.first ?? nil else { return nil }
+        host = first.host
+        port = first.port
         self.database = database
         self.user = user
         self.password = password
         passwordInURL = password != nil
+        clusterSeeds = cluster ? nodes.compactMap { $0 } : []
     }
 
     /// The address with `password` for AUTH, unless the URL carried one.
@@ -61,8 +65,18 @@ public struct RedisAddress: Sendable, Equatable, CustomStringConvertible {
         return address
     }
 
-    /// `redis://user@host:port/db`: never the password.
+    /// One node of a cluster, with the same user and password.
+    public func at(_ node: RedisNode) -> RedisAddress {
+        var address = self
+        address.host = node.host
+        address.port = node.port
+        return address
+    }
+
+    /// `redis://user@host:port/db` or `redis+cluster://user@host:port,...`: never the password.
     public var description: String {
-        "redis://\(user.map { $0 + "@" } ?? "")\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)"
+        let who = user.map { $0 + "@" } ?? ""
+        guard !isCluster else { return "redis+cluster://\(who)\(clusterSeeds.map(\.description).joined(separator: ","))" }
+        return "redis://\(who)\(node)/\(database)"
     }
 }

@@ -2,9 +2,11 @@ import CRedis
 import Dispatch
 import PipelineHost
 
-/// A small pool of blocking hiredis connections. Every call has a short timeout and runs on the
-/// client's own queues, never on Swift's cooperative pool; a failed connection is dropped and a new one
-/// made on the next call. A circuit breaker stops calling a Redis that keeps failing.
+/// A small pool of blocking hiredis connections per node. Every call has a short timeout and runs
+/// on the client's own queues, never on Swift's cooperative pool; a failed connection is dropped
+/// (with the node's other idle ones) and a new one made on the next call. A circuit breaker stops
+/// calling a Redis that keeps failing. For a Redis Cluster, each command goes to the master of
+/// its key's slot (`RedisClient+Cluster`).
 public final class RedisClient: Sendable {
     /// What one command answered.
     public enum Reply: Sendable, Equatable {
@@ -29,7 +31,9 @@ public final class RedisClient: Sendable {
     public let address: RedisAddress
     let timeoutMilliseconds: Int
     let maxIdle: Int
-    private let idle = Locked<[Connection]>([])
+    private let idle = Locked<[RedisNode: [Connection]]>([:])
+    /// A cluster's slot map, and when to learn it again.
+    let topology = Locked(TopologyState())
     let breaker: CircuitBreaker
     /// Serial queues of its own, one per connection it keeps: Dispatch gives serial queues a
     /// thread even when its pool is busy with image work, so a cache call never waits behind
@@ -49,14 +53,14 @@ public final class RedisClient: Sendable {
     }
 
     deinit {
-        for connection in idle.withLock({ $0 }) { ph_redis_free(connection.pointer) }
+        for connection in idle.withLock({ $0.values.joined() }) { ph_redis_free(connection.pointer) }
     }
 
     /// Why this client's credentials cannot work, or nil: Redis answered and refused the user
     /// and password, or asked for a password it was not given. An unreachable Redis is nil: that
     /// is a passing failure, which the breaker and the local tiers handle. For a start-up check.
     public func credentialProblem() async -> String? {
-        switch await onOwnQueue({ self.blockingCommand([Array("PING".utf8)]) }) {
+        switch await onOwnQueue({ self.blockingCommand([Array("PING".utf8)], on: self.address.node) }) {
         case .failure(let failure) where failure.credentialsRefused:
             return "Redis at \(address) refused the credentials: \(failure.description.split(separator: ":").last.map { $0.trimmingPrefix(" ") } ?? "")"
         case .success(.error(let message)) where message.hasPrefix("NOAUTH"):
@@ -70,8 +74,13 @@ public final class RedisClient: Sendable {
     /// time or the breaker is open; a Redis error reply is a `.error` reply, not a throw.
     public func command(_ arguments: [[UInt8]]) async throws(Failure) -> Reply {
         guard breaker.allowsCall() else { throw Failure(description: "circuit open: Redis failed repeatedly", breakerOpen: true) }
-        let result = await onOwnQueue { self.blockingCommand(arguments) }
+        let result = await onOwnQueue {
+            self.address.isCluster ? self.blockingClusterCommand(arguments) : self.blockingCommand(arguments, on: self.address.node)
+        }
         switch result {
+        case .success(.error(let text)) where Self.isPassing(text):
+            breaker.failed()
+            throw Failure(description: "\(address): \(text)")
         case .success(let reply):
             breaker.succeeded()
             return reply
@@ -79,6 +88,12 @@ public final class RedisClient: Sendable {
             breaker.failed()
             throw failure
         }
+    }
+
+    /// Error replies that say Redis cannot answer for now (a cluster without a master for the
+    /// slot, a failover, a restart loading its data): failures for the breaker, not answers.
+    static func isPassing(_ error: String) -> Bool {
+        ["CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "LOADING"].contains { error.hasPrefix($0) }
     }
 
     /// A command of text arguments.
@@ -104,34 +119,27 @@ public final class RedisClient: Sendable {
         return handoff.withLock { $0! }
     }
 
-    private func blockingCommand(_ arguments: [[UInt8]]) -> Result<Reply, Failure> {
+    /// Runs one command on `node` (after `ASKING` on the same connection, when `asking`).
+    func blockingCommand(_ arguments: [[UInt8]], on node: RedisNode, asking: Bool = false) -> Result<Reply, Failure> {
         var error = [CChar](repeating: 0, count: 256)
         let connection: Connection
-        if let reused = idle.withLock({ $0.popLast() }) {
-            connection = reused
-        } else {
-            var refused: Int32 = 0
-            guard let made = ph_redis_connect(address.host, Int32(address.port), Int32(address.database),
-                                              Int32(timeoutMilliseconds), address.user, address.password, &refused, &error, error.count) else {
-                return .failure(Failure(description: "cannot connect to \(address): \(Self.text(error))", credentialsRefused: refused != 0))
-            }
-            connection = Connection(pointer: made)
+        switch self.connection(to: node) {
+        case .success(let made): connection = made
+        case .failure(let failure): return .failure(failure)
+        }
+        if asking {
+            var reply = ph_redis_reply()
+            let status = Self.withArgv([Array("ASKING".utf8)]) { ph_redis_command(connection.pointer, 1, $0, $1, &reply, &error, error.count) }
+            ph_redis_reply_free(&reply)
+            guard status == 0 else { return .failure(dropped(connection, node, error)) }
         }
         var reply = ph_redis_reply()
         let status = Self.withArgv(arguments) { argv, lengths in
             ph_redis_command(connection.pointer, Int32(arguments.count), argv, lengths, &reply, &error, error.count)
         }
-        guard status == 0 else {
-            ph_redis_free(connection.pointer)
-            return .failure(Failure(description: "\(address): \(Self.text(error))"))
-        }
+        guard status == 0 else { return .failure(dropped(connection, node, error)) }
         defer { ph_redis_reply_free(&reply) }
-        let kept = idle.withLock { connections in
-            guard connections.count < maxIdle else { return false }
-            connections.append(connection)
-            return true
-        }
-        if !kept { ph_redis_free(connection.pointer) }
+        keep(connection, node)
         let bytes = reply.data.map { Array(UnsafeBufferPointer(start: $0, count: reply.length)) } ?? []
         switch reply.kind {
         case PH_REDIS_STRING: return .success(.string(bytes))
@@ -143,7 +151,38 @@ public final class RedisClient: Sendable {
         }
     }
 
-    private static func withArgv<T>(_ arguments: [[UInt8]], _ body: (UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> T) -> T {
+    /// An idle connection to `node`, or a new one.
+    func connection(to node: RedisNode) -> Result<Connection, Failure> {
+        if let reused = idle.withLock({ $0[node]?.popLast() }) { return .success(reused) }
+        var error = [CChar](repeating: 0, count: 256)
+        var refused: Int32 = 0
+        let target = address.at(node)
+        guard let made = ph_redis_connect(target.host, Int32(target.port), Int32(target.database), Int32(timeoutMilliseconds),
+                                          target.user, target.password, &refused, &error, error.count) else {
+            return .failure(Failure(description: "cannot connect to \(target): \(Self.text(error))", credentialsRefused: refused != 0))
+        }
+        return .success(Connection(pointer: made))
+    }
+
+    /// Puts a connection that worked back for the next call, if there is room.
+    func keep(_ connection: Connection, _ node: RedisNode) {
+        let kept = idle.withLock { pools in
+            guard pools[node, default: []].count < maxIdle else { return false }
+            pools[node, default: []].append(connection)
+            return true
+        }
+        if !kept { ph_redis_free(connection.pointer) }
+    }
+
+    /// A connection that failed, freed with the node's idle ones (a node that died leaves them
+    /// all broken); the failure says why.
+    func dropped(_ connection: Connection, _ node: RedisNode, _ error: [CChar]) -> Failure {
+        ph_redis_free(connection.pointer)
+        for stale in idle.withLock({ $0.removeValue(forKey: node) ?? [] }) { ph_redis_free(stale.pointer) }
+        return Failure(description: "\(address.at(node)): \(Self.text(error))")
+    }
+
+    static func withArgv<T>(_ arguments: [[UInt8]], _ body: (UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> T) -> T {
         let copies = arguments.map { bytes -> UnsafeMutablePointer<CChar> in
             let copy = UnsafeMutablePointer<CChar>.allocate(capacity: max(1, bytes.count))
             bytes.withUnsafeBufferPointer { source in
@@ -159,7 +198,7 @@ public final class RedisClient: Sendable {
         }
     }
 
-    private static func text(_ buffer: [CChar]) -> String {
+    static func text(_ buffer: [CChar]) -> String {
         String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
@@ -169,72 +208,3 @@ public final class RedisClient: Sendable {
     }
 }
 
-/// Opens after `threshold` failures in a row: calls fail at once for `cooldown`, then one call
-/// is let through, and a success closes it again. So a Redis that is down costs one timeout per
-/// cooldown, not one per request.
-public final class CircuitBreaker: Sendable {
-    private let state: Locked<BreakerState>
-
-    /// A breaker that opens after `threshold` failures in a row, for `cooldown`.
-    public init(threshold: Int = 5, cooldown: Duration = .seconds(1)) {
-        state = Locked(BreakerState(threshold: threshold, cooldown: cooldown))
-    }
-
-    /// How many times it has opened.
-    public var timesOpened: Int { state.withLock { $0.timesOpened } }
-    /// Whether calls fail at once now (or one probe is let through).
-    public var isOpen: Bool { state.withLock { $0.isOpen } }
-
-    func allowsCall() -> Bool { state.withLock { $0.allowsCall(at: .now) } }
-    func succeeded() { state.withLock { $0.succeeded() } }
-    func failed() { state.withLock { $0.failed(at: .now) } }
-}
-
-/// The circuit breaker's decisions as a value, given the time: tested without sleeping.
-public struct BreakerState: Sendable, Equatable {
-    /// Failures in a row that open it.
-    public let threshold: Int
-    /// How long it stays open before one probe is let through.
-    public let cooldown: Duration
-    private var failures = 0
-    private var openUntil: ContinuousClock.Instant?
-    private var probing = false
-    /// How many times it has opened.
-    public private(set) var timesOpened = 0
-
-    /// A closed breaker.
-    public init(threshold: Int, cooldown: Duration) {
-        self.threshold = threshold
-        self.cooldown = cooldown
-    }
-
-    /// Whether it is open (calls fail at once until the cooldown ends, then one probe).
-    public var isOpen: Bool { openUntil != nil }
-
-    /// Whether a call may go out at `now`: always when closed; when open, one probe once the
-    /// cooldown has passed, and no other call until that probe succeeds or fails.
-    public mutating func allowsCall(at now: ContinuousClock.Instant) -> Bool {
-        guard let until = openUntil else { return true }
-        guard now >= until, !probing else { return false }
-        probing = true
-        return true
-    }
-
-    /// A call succeeded: closed again.
-    public mutating func succeeded() {
-        failures = 0
-        openUntil = nil
-        probing = false
-    }
-
-    /// A call failed at `now`: the threshold-th failure in a row opens it (a failed probe opens
-    /// it again) until `now + cooldown`.
-    public mutating func failed(at now: ContinuousClock.Instant) {
-        failures += 1
-        probing = false
-        if failures >= threshold {
-            if openUntil == nil { timesOpened += 1 }
-            openUntil = now + cooldown
-        }
-    }
-}

@@ -122,8 +122,12 @@ public struct LeaseSettings: Sendable {
 }
 
 /// The Redis keys of one entry: the value, its lease, its negative entry, and the marker that
-/// other nodes wait for it.
+/// other nodes wait for it. All carry the digest as their hash tag (`{digest}`), so in a Redis
+/// Cluster they live in one slot, and the compare-and-delete and compare-and-extend scripts,
+/// which touch one key, keep working on its shard.
 struct LeaseKeys: Sendable {
+    static let valuePrefix = "pipelinehost:v1:{"
+
     let value: String
     let lock: String
     let negative: String
@@ -134,10 +138,10 @@ struct LeaseKeys: Sendable {
 
     init(_ value: String) {
         self.value = value
-        digest = String(value.dropFirst("pipelinehost:v1:".count))
-        lock = "pipelinehost:v1:lock:" + digest
-        negative = "pipelinehost:v1:neg:" + digest
-        waiting = "pipelinehost:v1:waiting:" + digest
+        digest = String(value.dropFirst(Self.valuePrefix.count).dropLast())
+        lock = "pipelinehost:v1:lock:{" + digest + "}"
+        negative = "pipelinehost:v1:neg:{" + digest + "}"
+        waiting = "pipelinehost:v1:waiting:{" + digest + "}"
     }
 }
 

@@ -11,8 +11,9 @@ import Glibc
 /// looked in after memory and disk, so a variant one node made is served by the others with no
 /// transfer and no decode.
 ///
-/// - Keys are `pipelinehost:v1:` + SHA-256 of the step key, so no source (nor a credential in
-///   it) reaches Redis; values are the disk cache's self-checking format, whose metadata holds
+/// - Keys are `pipelinehost:v1:{` + SHA-256 of the step key + `}`, so no source (nor a
+///   credential in it) reaches Redis, and the entry, its lease, its waiting marker and its
+///   negative entry share the hash tag, so a cluster keeps them on one shard; values are the disk cache's self-checking format, whose metadata holds
 ///   the key redacted.
 /// - Each value is written with one `SET key value PX ttl`: atomic, with its expiry.
 /// - Eviction is Redis' own (`maxmemory` with `allkeys-lru`).
@@ -50,7 +51,7 @@ public final class RedisTier: CacheTier {
         self.seal = seal
         self.client = client
         self.leases = leases
-        done = DoneChannel(address: client.address)
+        done = DoneChannel(client: client)
         self.maxEntryBytes = maxEntryBytes
         self.staleFor = staleFor
         counters = Counters(factory: metrics ?? MetricsSystem.factory, breaker: client.breaker)
@@ -150,7 +151,7 @@ public final class RedisTier: CacheTier {
     /// The Redis key and the entry's name: both from SHA-256 of the step key.
     static func names(_ key: StageKey) -> (redis: String, name: String) {
         let digest = SHA256.hash(data: Array(key.description.utf8)).hexDigits
-        return ("pipelinehost:v1:" + digest, digest)
+        return (LeaseKeys.valuePrefix + digest + "}", digest)
     }
 
     /// How long Redis keeps an entry, in milliseconds: while it is fresh at `now`, then

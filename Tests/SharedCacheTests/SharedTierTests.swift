@@ -64,7 +64,7 @@ import TestSupport
         let stored = try await redis.dump()
         #expect(stored.count == 2, "the original and the variant: \(stored.map(\.key))")
         for (key, value) in stored {
-            #expect(key.hasPrefix("pipelinehost:v1:") && key.count == "pipelinehost:v1:".count + 64)
+            #expect(key.hasPrefix("pipelinehost:v1:{") && key.hasSuffix("}") && key.count == "pipelinehost:v1:{}".count + 64)
             for secret in ["secret", "u=ann", "ann&"] {
                 #expect(!key.contains(secret) && !value.contains(secret), "\(secret) in \(key)")
             }

@@ -10,11 +10,14 @@ public final class RedisServer: Sendable {
     /// The default user's password (`--requirepass`), as a managed Redis asks for one; nil for none.
     public let password: String?
     private let process: Locked<Process?>
+    /// More of redis-server's options (a cluster node's).
+    private let options: [String]
 
     /// Starts redis-server (Debian's package; scripts/setup installs it) on `port`, or a free one.
-    public init(port: Int? = nil, maxMemory: String = "64mb", password: String? = nil) async throws {
+    public init(port: Int? = nil, maxMemory: String = "64mb", password: String? = nil, options: [String] = []) async throws {
         self.port = try port ?? Self.freePort()
         self.password = password
+        self.options = options
         process = Locked(nil)
         try await start(maxMemory: maxMemory)
     }
@@ -27,13 +30,16 @@ public final class RedisServer: Sendable {
 
     public var url: String { "redis://127.0.0.1:\(port)" }
 
+    /// Whether the server runs (not stopped, and not exited).
+    public var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }
+
     /// Starts the server again after `stop()`, on the same port.
     public func start(maxMemory: String = "64mb") async throws {
         let server = Process()
         server.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
         server.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                             "--maxmemory", maxMemory, "--maxmemory-policy", "allkeys-lru", "--daemonize", "no"]
-            + (password.map { ["--requirepass", $0] } ?? [])
+            + (password.map { ["--requirepass", $0, "--masterauth", $0] } ?? []) + options
         server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice
         try server.run()
@@ -82,7 +88,8 @@ public final class RedisServer: Sendable {
         return stored
     }
 
-    private static func freePort() throws -> Int {
+    /// A port nothing listens on now.
+    public static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()

@@ -48,4 +48,19 @@ int ph_redis_subscribe(ph_redis *redis, const char *channel, char *error, size_t
 /// -1 when the connection failed.
 int ph_redis_next_message(ph_redis *redis, int timeout_ms, ph_redis_reply *payload, char *error, size_t error_size);
 
+/// One range of a Redis Cluster's slot map and the master that serves it. `host` is empty when
+/// the node did not say (Redis then means the node that was asked).
+typedef struct {
+    int start;
+    int end;
+    char host[256];
+    int port;
+} ph_redis_slot_range;
+
+/// Asks `CLUSTER SLOTS` and writes each range's master into `ranges` (at most `capacity`).
+/// Returns how many ranges the map has, -1 when the connection failed or timed out (unusable
+/// then; `error` says why), or -2 when Redis answered with an error (it is no cluster), with the
+/// error in `error`.
+int ph_redis_cluster_slots(ph_redis *redis, ph_redis_slot_range *ranges, int capacity, char *error, size_t error_size);
+
 #endif

@@ -1,0 +1,170 @@
+import Foundation
+import PipelineHost
+@testable import PipelineHostRedis
+import Testing
+import TestSupport
+
+/// The shared tier on a Redis Cluster of 3 masters and 3 replicas, started for each test.
+@Suite(.serialized, .tags(.pixels, .network, .redis, .process), .notInFastRun, .loopbackOrigin, .timeLimit(.minutes(5)))
+struct ClusterTests {
+    let origin = LoopbackServer.fixture
+
+    /// A node: its own pipeline, memory and disk, and a tier on the cluster.
+    struct Node {
+        let pipeline: Pipeline
+        let tier: RedisTier
+        let directory: TemporaryDirectory
+    }
+
+    func node(_ cluster: RedisCluster, leases: LeaseSettings = LeaseSettings()) throws -> Node {
+        // A generous timeout: the machine runs other tests at the same time, and a call that
+        // timed out would (rightly) make a node compute alone.
+        let tier = RedisTier(client: RedisClient(address: try #require(RedisAddress(cluster.url)), timeout: .seconds(2)), leases: leases)
+        let directory = try TemporaryDirectory()
+        let pipeline = Pipeline(profiles: try TestPipeline.load(SharedTierTests.profile),
+                                configuration: PipelineConfiguration(cache: CacheSettings(directory: directory.path, additionalTiers: [tier])))
+        return Node(pipeline: pipeline, tier: tier, directory: directory)
+    }
+
+    func request(_ path: String) -> ImageRequest { ImageRequest(source: origin.url(path), profile: "thumb") }
+
+    /// Asks each source on `node`; how many succeeded.
+    func load(_ paths: [String], on nodes: [Node]) async -> Int {
+        await withTaskGroup(of: Bool.self) { group in
+            for (index, path) in paths.enumerated() {
+                let pipeline = nodes[index % nodes.count].pipeline, request = request(path)
+                group.addTask { (try? await pipeline.image(for: request)) != nil }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+    }
+
+    @Test func sixtyRequestsOverThreeNodesMakeOneTransfer() async throws {
+        let cluster = try await RedisCluster()
+        defer { Task { await cluster.stop() } }
+        origin.route("/cluster-popular.jpg", .delayed(seconds: 0.5, .ok(Fixtures.quadrants(width: 640, height: 400))))
+        let nodes = try (0..<3).map { _ in try node(cluster, leases: LeaseSettings(lease: .seconds(60), wait: .seconds(90))) }
+        let succeeded = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<60 {
+                let pipeline = nodes[index % 3].pipeline
+                let request = request("/cluster-popular.jpg?u=ann&t=t\(index)&s=s\(index)")
+                group.addTask { (try? await pipeline.image(for: request)) != nil }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(succeeded == 60)
+        #expect(origin.requestCount("/cluster-popular.jpg") == 1)
+        var decodes = 0
+        for node in nodes { decodes += await node.pipeline.stats().decodes }
+        #expect(decodes == 1, "\(nodes.map(\.tier.stats))")
+        #expect(nodes.map(\.tier.stats.errors).reduce(0, +) == 0, "\(nodes.map(\.tier.stats))")
+        for node in nodes { await node.pipeline.flushCache() }
+        for master in try await cluster.masters() {
+            #expect(try await cluster.keys(on: master, matching: "pipelinehost:v1:lock:*").isEmpty, "every lease released")
+        }
+    }
+
+    @Test func entriesSpreadOverTheMastersOnTheSlotsRedisGivesTheirKeys() async throws {
+        let cluster = try await RedisCluster()
+        defer { Task { await cluster.stop() } }
+        let paths = (0..<30).map { "/spread-\($0).png" }
+        for path in paths { origin.route(path, .ok(Fixtures.quadrants(width: 64, height: 48))) }
+        let (first, second) = (try node(cluster), try node(cluster))
+        #expect(await load(paths, on: [first]) == 30)
+        await first.pipeline.flushCache()
+        var stored: [String] = []
+        for master in try await cluster.masters() {
+            let keys = try await cluster.keys(on: master, matching: "pipelinehost:v1:*")
+            #expect(!keys.isEmpty, "60 entries (an original and a variant per source) leave no master empty")
+            for key in keys {
+                // The client's slot and Redis' own agree (the two must never differ).
+                let slot = try await master.cli(["CLUSTER", "KEYSLOT", key]).trimmingCharacters(in: .whitespacesAndNewlines)
+                #expect(Int(slot) == KeySlot.of(key), "\(key)")
+            }
+            stored += keys
+        }
+        #expect(stored.count == 60, "\(stored)")
+        #expect(first.tier.client.slotMap?.masters.count == 3)
+
+        #expect(await load(paths, on: [second]) == 30)
+        #expect(paths.allSatisfy { origin.requestCount($0) == 1 }, "the second node was served from the cluster")
+        #expect(second.tier.stats.hits == 30 && second.tier.stats.errors == 0, "\(second.tier.stats)")
+    }
+
+    @Test func aWaiterSubscribedToAnotherShardWakesByTheDoneChannel() async throws {
+        let cluster = try await RedisCluster()
+        defer { Task { await cluster.stop() } }
+        let client = RedisClient(address: try #require(RedisAddress(cluster.url)), timeout: .seconds(2))
+        _ = try await client.command("PING")
+        let digest = RedisTier.names(StageKey(source: origin.url("/any.jpg"))).name
+        let map = try #require(client.slotMap)
+        let publisher = try #require(map.owner(of: KeySlot.of(digest)))
+        // The waiter's subscriber is on a master of another shard than the one the message goes to.
+        let other = try #require(map.masters.first { $0 != publisher })
+        let channel = DoneChannel { [client.address.at(other)] }
+        defer { channel.stop() }
+        // Only the message can end this wait within the suite's time limit.
+        async let woken: Void = channel.wait(for: digest, upTo: .seconds(600))
+        #expect(await eventually { channel.isSubscribed && channel.waiterCount == 1 })
+        _ = try await client.command("PUBLISH", DoneChannel.name, digest)
+        await woken
+        #expect(channel.messagesReceived == 1)
+    }
+
+    @Test func aMasterKilledFailsNoRequestAndSharingResumesAfterTheFailover() async throws {
+        let cluster = try await RedisCluster()
+        defer { Task { await cluster.stop() } }
+        func paths(_ name: String) -> [String] { (0..<30).map { "/\(name)-\($0).png" } }
+        for path in paths("before") + paths("during") + paths("after") { origin.route(path, .ok(Fixtures.quadrants(width: 64, height: 48))) }
+        let (a, b) = (try node(cluster), try node(cluster))
+        #expect(await load(paths("before"), on: [a]) == 30)
+        await a.pipeline.flushCache()
+
+        // The master with the most entries dies, once its replica has them all.
+        var holdings: [(master: RedisServer, count: Int)] = []
+        for master in try await cluster.masters() { holdings.append((master, try await cluster.keys(on: master).count)) }
+        let victim = try #require(holdings.max { $0.count < $1.count }).master
+        #expect(await eventually(within: 30) {
+            for node in cluster.nodes where node.port != victim.port {
+                let info = (try? await node.cli(["INFO", "replication"])) ?? ""
+                if info.contains("master_port:\(victim.port)") { return (try? await node.cli(["DBSIZE"]))?.trimmingCharacters(in: .whitespacesAndNewlines) == "\(holdings.map(\.count).max()!)" }
+            }
+            return false
+        })
+        await victim.stop()
+
+        // While the cluster notices and promotes the replica, every request is answered.
+        #expect(await load(paths("during") + paths("before"), on: [a, b]) == 60)
+        #expect(try await cluster.waitUntilServing(replicas: 2))
+
+        // Both nodes follow the new map with no restart: once their breakers let calls through
+        // again, what one makes the other is served from the cluster.
+        for node in [a, b] { #expect(await eventually(within: 30) { (try? await node.tier.client.command("PING")) == .status("PONG") }) }
+        let refreshes = b.tier.client.mapRefreshes
+        #expect(await load(paths("after"), on: [a]) == 30)
+        await a.pipeline.flushCache()
+        let promoted = try await cluster.masters().filter { master in !holdings.contains { $0.master.port == master.port } }
+        #expect(promoted.count == 1)
+        #expect(try await !cluster.keys(on: promoted[0], matching: "pipelinehost:v1:*").isEmpty, "new entries on the promoted replica")
+        #expect(await load(paths("after"), on: [b]) == 30)
+        #expect(paths("after").allSatisfy { origin.requestCount($0) == 1 }, "\(b.tier.stats)")
+        #expect(b.tier.client.slotMap?.masters.contains(RedisNode(host: "127.0.0.1", port: promoted[0].port)) == true)
+        #expect(b.tier.client.mapRefreshes >= refreshes)
+    }
+
+    @Test func twoRunsThroughTheClusterShareTheWork() async throws {
+        let cluster = try await RedisCluster()
+        defer { Task { await cluster.stop() } }
+        for id in 1...4 { origin.route("/cluster-run-\(id).jpg", .ok(Fixtures.quadrants(width: 320, height: 200))) }
+        let directory = try TemporaryDirectory()
+        let profile = try directory.write("shared.lua", Array(SharedTierTests.profile.utf8))
+        for index in 1...2 {
+            let run = try CLIProcess.start(["run", profile, "--output-dir", directory.file("out\(index)"), "--cache-dir", directory.file("cache\(index)"),
+                                            "--shared-cache", cluster.url, "--no-progress", "--shared-timeout", "2000"]
+                                           + (1...4).map { origin.url("/cluster-run-\($0).jpg") })
+            let outcome = try await run.finished()
+            #expect(outcome.status == 0, "\(outcome.stderr)")
+        }
+        #expect((1...4).map { origin.requestCount("/cluster-run-\($0).jpg") } == [1, 1, 1, 1], "the second run was served from the cluster")
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import Glibc
+
+/// A Redis Cluster on loopback: `masters` redis-servers with cluster mode on and `replicas`
+/// replicas each, joined by `redis-cli --cluster create` as an operator would, with the settings
+/// docs/SCALING.md gives (a short node timeout, so a failover takes seconds; full coverage not
+/// required, so a shard down does not stop the others). Stopped by `stop()`.
+public final class RedisCluster: Sendable {
+    public let nodes: [RedisServer]
+    private let directory: TemporaryDirectory
+
+    public init(masters: Int = 3, replicas: Int = 1) async throws {
+        directory = try TemporaryDirectory()
+        var nodes: [RedisServer] = []
+        for index in 0..<(masters * (1 + replicas)) {
+            nodes.append(try await RedisServer(options: [
+                "--cluster-enabled", "yes", "--cluster-config-file", directory.file("nodes-\(index).conf"),
+                "--cluster-port", String(try RedisServer.freePort()), "--cluster-node-timeout", "1000",
+                "--cluster-require-full-coverage", "no", "--dir", directory.path,
+            ]))
+        }
+        self.nodes = nodes
+        let created = try await nodes[0].cli(["--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" }
+                                             + ["--cluster-replicas", String(replicas), "--cluster-yes"])
+        guard created.contains("All 16384 slots covered") else { throw ServerError("redis-cli --cluster create failed: \(created)") }
+        guard try await waitUntilServing(replicas: masters * replicas) else { throw ServerError("the cluster did not come up") }
+    }
+
+    /// `redis+cluster://` with two of the nodes as seeds.
+    public var url: String { "redis+cluster://" + nodes.prefix(2).map { "127.0.0.1:\($0.port)" }.joined(separator: ",") }
+
+    /// The nodes that are masters now (a failover changes them).
+    public func masters() async throws -> [RedisServer] {
+        var masters: [RedisServer] = []
+        for node in nodes where node.isRunning {
+            if (try? await node.cli(["ROLE"]))?.hasPrefix("master") == true { masters.append(node) }
+        }
+        return masters
+    }
+
+    /// Waits (an event: polled, with a generous bound) until every running node says the
+    /// cluster is ok, every slot is served by a running master, and `replicas` replicas have a
+    /// live link to their master.
+    public func waitUntilServing(replicas: Int, within seconds: Double = 60) async throws -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try await isServing(replicas: replicas) { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+
+    private func isServing(replicas: Int) async throws -> Bool {
+        var linked = 0
+        for node in nodes where node.isRunning {
+            guard let info = try? await node.cli(["CLUSTER", "INFO"]), info.contains("cluster_state:ok") else { return false }
+            let replication = (try? await node.cli(["INFO", "replication"])) ?? ""
+            if replication.contains("role:slave"), replication.contains("master_link_status:up") { linked += 1 }
+        }
+        let slots = try await nodes.first { $0.isRunning }?.cli(["CLUSTER", "SLOTS"]) ?? ""
+        let running = Set(nodes.filter(\.isRunning).map { String($0.port) })
+        // redis-cli prints each master's port on a line after its slot range; every one must run.
+        let lines = slots.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        var servedBy: [String] = []
+        for (index, line) in lines.enumerated() where line == "127.0.0.1" && index + 1 < lines.count {
+            if index >= 2, Int(lines[index - 1]) != nil, Int(lines[index - 2]) != nil { servedBy.append(lines[index + 1]) }
+        }
+        return linked >= replicas && !servedBy.isEmpty && servedBy.allSatisfy(running.contains)
+    }
+
+    /// The keys a node holds (matching `pattern`).
+    public func keys(on node: RedisServer, matching pattern: String = "*") async throws -> [String] {
+        try await node.cli(["--scan", "--pattern", pattern]).split(separator: "\n").map(String.init)
+    }
+
+    public func stop() async {
+        for node in nodes { await node.stop() }
+    }
+}
