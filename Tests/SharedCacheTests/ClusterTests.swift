@@ -111,6 +111,31 @@ struct ClusterTests {
         #expect(channel.messagesReceived == 1)
     }
 
+    @Test func aSlotBeingMigratedIsFollowedByAskAndThenByMoved() async throws {
+        let cluster = try await RedisCluster()
+        defer { Task { await cluster.stop() } }
+        let client = RedisClient(address: try #require(RedisAddress(cluster.url)), timeout: .seconds(2))
+        _ = try await client.command("PING")
+        let key = "pipelinehost:v1:{migrating}", slot = KeySlot.of(key)
+        let map = try #require(client.slotMap)
+        let owner = try #require(map.owner(of: slot)), target = try #require(map.masters.first { $0 != owner })
+        let masters = try await cluster.masters()
+        let source = try #require(masters.first { $0.port == owner.port }), destination = try #require(masters.first { $0.port == target.port })
+        func id(_ node: RedisServer) async throws -> String { try await node.cli(["CLUSTER", "MYID"]).trimmingCharacters(in: .whitespacesAndNewlines) }
+        // The operator's first two steps of moving a slot (redis-cli --cluster reshard does the same).
+        _ = try await destination.cli(["CLUSTER", "SETSLOT", String(slot), "IMPORTING", try await id(source)])
+        _ = try await source.cli(["CLUSTER", "SETSLOT", String(slot), "MIGRATING", try await id(destination)])
+        // The source does not have the key: it answers ASK, and the client asks the destination.
+        #expect(try await client.command("SET", key, "v") == .status("OK"))
+        #expect(try await client.command("GET", key) == .string(Array("v".utf8)))
+        #expect(try await source.cli(["GET", key]).hasPrefix("ASK \(slot) "))
+        #expect(client.slotMap?.owner(of: slot) == owner, "an ASK does not change the map")
+        // The slot is the destination's now: the source answers MOVED, and the map follows.
+        for node in masters { _ = try await node.cli(["CLUSTER", "SETSLOT", String(slot), "NODE", try await id(destination)]) }
+        #expect(try await client.command("GET", key) == .string(Array("v".utf8)))
+        #expect(client.slotMap?.owner(of: slot) == target)
+    }
+
     @Test func aMasterKilledFailsNoRequestAndSharingResumesAfterTheFailover() async throws {
         let cluster = try await RedisCluster()
         defer { Task { await cluster.stop() } }
