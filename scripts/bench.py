@@ -369,10 +369,11 @@ def write(results_path, report_path):
     lines += ["## Where it stands", "", "| target | measured | met |", "|---|---|---|"]
     lines += [f"| {t} | {m} | {'yes' if ok else '**no**'} |" for t, m, ok, _ in targets]
     lines += [""] + [f"- **{t}:** {why}" for t, _, ok, why in targets if why and not ok] + [""]
-    # scripts/bench-serve and scripts/bench-info have sections of their own between markers; keep them.
+    # scripts/bench-serve, bench-info and bench-shared have sections of their own between markers; keep them.
     old = open(report_path).read() if os.path.exists(report_path) else ""
     for mark, end in [("<!-- serve: written by scripts/bench-serve -->", "<!-- /serve -->"),
-                      ("<!-- info: from scripts/bench-info -->", "<!-- /info -->")]:
+                      ("<!-- info: from scripts/bench-info -->", "<!-- /info -->"),
+                      ("<!-- shared-cluster: from scripts/bench-shared -->", "<!-- /shared-cluster -->")]:
         if mark in old:
             lines += [old[old.index(mark):old.index(end) + len(end)], ""]
     open(report_path, "w").write("\n".join(lines))

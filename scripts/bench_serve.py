@@ -300,9 +300,10 @@ def start_redis(port):
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def start_node(binary, profile, port, cache_dir, redis_port):
+def start_node(binary, profile, port, cache_dir, redis_port, shared=None, extra=()):
+    """A serve node on `port` sharing the Redis on `redis_port`, or the tier at `shared` (a URL)."""
     return subprocess.Popen([binary, "serve", profile, "--port", str(port), "--allow-unsigned", "--no-access-log",
-                             "--cache-dir", cache_dir, "--shared-cache", f"redis://127.0.0.1:{redis_port}"],
+                             "--cache-dir", cache_dir, "--shared-cache", shared or f"redis://127.0.0.1:{redis_port}", *extra],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "MALLOC_ARENA_MAX": "2"})
 
 

@@ -37,7 +37,7 @@ struct RedisPasswordTests {
     @Test("a second node is served from the password-protected Redis with no transfer; the password is in no output")
     func secondNodeFromRedis() async throws {
         let redis = try await RedisServer(password: Self.password)
-        defer { Task { await redis.stop() } }
+        defer { redis.stopNow() }
         let sources = (0..<2).map { origin.url("/redis-auth/\($0).jpg") }
         let environment = ["PIPELINEHOST_REDIS_PASSWORD": Self.password]
         let first = try await run("a", sources, redis: redis.url, environment: environment)
@@ -55,7 +55,7 @@ struct RedisPasswordTests {
     @Test("an ACL user with its password works too")
     func aclUser() async throws {
         let redis = try await RedisServer(password: Self.password)
-        defer { Task { await redis.stop() } }
+        defer { redis.stopNow() }
         try await redis.addUser("pipelinehost", password: "user-pw-55")
         let url = "redis://pipelinehost@127.0.0.1:\(redis.port)"
         let outcome = try await run("acl", [origin.url("/redis-auth/2.jpg")], redis: url, environment: ["PIPELINEHOST_REDIS_PASSWORD": "user-pw-55"])
@@ -70,7 +70,7 @@ struct RedisPasswordTests {
     ] as [(String, String?, String)])
     func refused(_ user: String, _ password: String?, _ message: String) async throws {
         let redis = try await RedisServer(password: Self.password)
-        defer { Task { await redis.stop() } }
+        defer { redis.stopNow() }
         let url = "redis://\(user)127.0.0.1:\(redis.port)"
         let environment = password.map { ["PIPELINEHOST_REDIS_PASSWORD": $0] } ?? [:]
         for command in [["run", directory.file("p.lua"), origin.url("/redis-auth/3.jpg"), "-o", directory.file("x.jpg")],
@@ -87,7 +87,7 @@ struct RedisPasswordTests {
     @Test("a password written in the URL works, with a warning that it is visible")
     func passwordInURL() async throws {
         let redis = try await RedisServer(password: Self.password)
-        defer { Task { await redis.stop() } }
+        defer { redis.stopNow() }
         let outcome = try await run("url", [origin.url("/redis-auth/1.jpg")], redis: "redis://:\(Self.password)@127.0.0.1:\(redis.port)",
                                     environment: [:])
         #expect(outcome.status == 0, "\(outcome.stderr)")

@@ -41,7 +41,7 @@ struct ClusterTests {
 
     @Test func sixtyRequestsOverThreeNodesMakeOneTransfer() async throws {
         let cluster = try await RedisCluster()
-        defer { Task { await cluster.stop() } }
+        defer { cluster.stopNow() }
         origin.route("/cluster-popular.jpg", .delayed(seconds: 0.5, .ok(Fixtures.quadrants(width: 640, height: 400))))
         let nodes = try (0..<3).map { _ in try node(cluster, leases: LeaseSettings(lease: .seconds(60), wait: .seconds(90))) }
         let succeeded = await withTaskGroup(of: Bool.self) { group in
@@ -66,7 +66,7 @@ struct ClusterTests {
 
     @Test func entriesSpreadOverTheMastersOnTheSlotsRedisGivesTheirKeys() async throws {
         let cluster = try await RedisCluster()
-        defer { Task { await cluster.stop() } }
+        defer { cluster.stopNow() }
         let paths = (0..<30).map { "/spread-\($0).png" }
         for path in paths { origin.route(path, .ok(Fixtures.quadrants(width: 64, height: 48))) }
         let (first, second) = (try node(cluster), try node(cluster))
@@ -93,7 +93,7 @@ struct ClusterTests {
 
     @Test func aWaiterSubscribedToAnotherShardWakesByTheDoneChannel() async throws {
         let cluster = try await RedisCluster()
-        defer { Task { await cluster.stop() } }
+        defer { cluster.stopNow() }
         let client = RedisClient(address: try #require(RedisAddress(cluster.url)), timeout: .seconds(2))
         _ = try await client.command("PING")
         let digest = RedisTier.names(StageKey(source: origin.url("/any.jpg"))).name
@@ -113,7 +113,7 @@ struct ClusterTests {
 
     @Test func aSlotBeingMigratedIsFollowedByAskAndThenByMoved() async throws {
         let cluster = try await RedisCluster()
-        defer { Task { await cluster.stop() } }
+        defer { cluster.stopNow() }
         let client = RedisClient(address: try #require(RedisAddress(cluster.url)), timeout: .seconds(2))
         _ = try await client.command("PING")
         let key = "pipelinehost:v1:{migrating}", slot = KeySlot.of(key)
@@ -138,7 +138,7 @@ struct ClusterTests {
 
     @Test func aMasterKilledFailsNoRequestAndSharingResumesAfterTheFailover() async throws {
         let cluster = try await RedisCluster()
-        defer { Task { await cluster.stop() } }
+        defer { cluster.stopNow() }
         func paths(_ name: String) -> [String] { (0..<30).map { "/\(name)-\($0).png" } }
         for path in paths("before") + paths("during") + paths("after") { origin.route(path, .ok(Fixtures.quadrants(width: 64, height: 48))) }
         let (a, b) = (try node(cluster), try node(cluster))
@@ -179,7 +179,7 @@ struct ClusterTests {
 
     @Test func twoRunsThroughTheClusterShareTheWork() async throws {
         let cluster = try await RedisCluster()
-        defer { Task { await cluster.stop() } }
+        defer { cluster.stopNow() }
         for id in 1...4 { origin.route("/cluster-run-\(id).jpg", .ok(Fixtures.quadrants(width: 320, height: 200))) }
         let directory = try TemporaryDirectory()
         let profile = try directory.write("shared.lua", Array(SharedTierTests.profile.utf8))

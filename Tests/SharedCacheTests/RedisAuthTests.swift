@@ -10,7 +10,7 @@ import TestSupport
 
     @Test func aWaiterOnAPasswordProtectedRedisWakesByTheDoneChannel() async throws {
         let redis = try await RedisServer(password: "auth-pw-31")
-        defer { Task { await redis.stop() } }
+        defer { redis.stopNow() }
         try await redis.addUser("node", password: "node-pw-9")
         origin.route("/auth-held.jpg", .held(gate: "auth-held", .ok(Fixtures.quadrants(width: 320, height: 200))))
         let address = try #require(RedisAddress("redis://node@127.0.0.1:\(redis.port)")).withPassword("node-pw-9")
@@ -51,7 +51,7 @@ import TestSupport
 
     @Test func aForgedValueIsRefusedWhenTheFleetHasASecret() async throws {
         let redis = try await RedisServer()
-        defer { Task { await redis.stop() } }
+        defer { redis.stopNow() }
         let secret = String(repeating: "s3cr", count: 8)
         let red = Fixtures.painted(width: 64, height: 64) { _, _ in [220, 20, 20] }
         let blue = Fixtures.painted(width: 64, height: 64) { _, _ in [20, 20, 220] }
@@ -85,7 +85,7 @@ import TestSupport
 
     @Test func aForgedNegativeEntryDoesNotFailASealedNode() async throws {
         let redis = try await RedisServer()
-        defer { Task { await redis.stop() } }
+        defer { redis.stopNow() }
         let secret = String(repeating: "k9", count: 16)
         let request = ImageRequest(source: origin.url("/forged-negative.png"), profile: "thumb")
         origin.route("/forged-negative.png", .status(404))

@@ -58,15 +58,20 @@ public final class LoopbackServer: Sendable {
     /// turns it off so the server's own memory stays flat; counts are always kept.
     private let recording: Bool
 
-    public init(recording: Bool = true) throws {
+    /// The address it listens on: 127.0.0.1, or another of this machine's (a test across
+    /// network namespaces gives the host's end of a link).
+    public let host: String
+
+    public init(recording: Bool = true, host: String = "127.0.0.1") throws {
         self.recording = recording
+        self.host = host
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ServerError("socket: \(String(cString: strerror(errno)))") }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_addr.s_addr = inet_addr(host)
         address.sin_port = 0
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
@@ -87,7 +92,7 @@ public final class LoopbackServer: Sendable {
 
     deinit { stop() }
 
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var baseURL: String { "http://\(host):\(port)" }
 
     /// The URL of `path` on this server ("/photo.jpg?id=1" -> "http://127.0.0.1:PORT/photo.jpg?id=1").
     public func url(_ path: String) -> String { baseURL + path }

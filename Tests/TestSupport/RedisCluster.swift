@@ -4,7 +4,7 @@ import Glibc
 /// A Redis Cluster on loopback: `masters` redis-servers with cluster mode on and `replicas`
 /// replicas each, joined by `redis-cli --cluster create` as an operator would, with the settings
 /// docs/SCALING.md gives (a short node timeout, so a failover takes seconds; full coverage not
-/// required, so a shard down does not stop the others). Stopped by `stop()`.
+/// required, so a shard down does not stop the others). Stopped by `stopNow()` or when released.
 public final class RedisCluster: Sendable {
     public let nodes: [RedisServer]
     private let directory: TemporaryDirectory
@@ -13,17 +13,25 @@ public final class RedisCluster: Sendable {
         directory = try TemporaryDirectory()
         var nodes: [RedisServer] = []
         for index in 0..<(masters * (1 + replicas)) {
-            nodes.append(try await RedisServer(options: [
+            // Its cluster bus port, which must differ from its own.
+            let port = try RedisServer.freePort()
+            var bus = try RedisServer.freePort()
+            while bus == port { bus = try RedisServer.freePort() }
+            nodes.append(try await RedisServer(port: port, options: [
                 "--cluster-enabled", "yes", "--cluster-config-file", directory.file("nodes-\(index).conf"),
-                "--cluster-port", String(try RedisServer.freePort()), "--cluster-node-timeout", "1000",
+                "--cluster-port", String(bus), "--cluster-node-timeout", "1000",
                 "--cluster-require-full-coverage", "no", "--dir", directory.path,
             ]))
         }
         self.nodes = nodes
+        // A node that failed to start, or a create that failed, leaves no server behind.
+        var started = false
+        defer { if !started { nodes.forEach { $0.stopNow() } } }
         let created = try await nodes[0].cli(["--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" }
                                              + ["--cluster-replicas", String(replicas), "--cluster-yes"])
         guard created.contains("All 16384 slots covered") else { throw ServerError("redis-cli --cluster create failed: \(created)") }
         guard try await waitUntilServing(replicas: masters * replicas) else { throw ServerError("the cluster did not come up") }
+        started = true
     }
 
     /// `redis+cluster://` with two of the nodes as seeds.
@@ -73,7 +81,10 @@ public final class RedisCluster: Sendable {
         try await node.cli(["--scan", "--pattern", pattern]).split(separator: "\n").map(String.init)
     }
 
-    public func stop() async {
-        for node in nodes { await node.stop() }
+    /// Kills every node at once, for a `defer`.
+    public func stopNow() {
+        for node in nodes { node.stopNow() }
     }
+
+    deinit { stopNow() }
 }

@@ -66,6 +66,15 @@ public final class RedisServer: Sendable {
         _ = try? await onOwnThread { server.waitUntilExit() }
     }
 
+    /// Kills the server at once without waiting, for a `defer` (which cannot await): a task
+    /// started there may never run before the test process exits, leaving the server behind.
+    public func stopNow() {
+        if let server = process.withLock({ state -> Process? in
+            defer { state = nil }
+            return state
+        }) { kill(server.processIdentifier, SIGKILL) }
+    }
+
     deinit {
         if let server = process.withLock({ $0 }) { kill(server.processIdentifier, SIGKILL) }
     }

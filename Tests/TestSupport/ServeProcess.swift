@@ -6,25 +6,31 @@ import PipelineHost
 public final class ServeProcess: Sendable {
     public let running: CLIProcess.Running
     public let port: Int
+    /// The address it listens on (`--host`; 127.0.0.1 by default).
+    public let host: String
 
     /// Starts serve on `profileFile` with `arguments` added (`--port 0` is added) and waits for
-    /// its start-up line.
-    public init(profileFile: String, _ arguments: [String] = [], environment: [String: String] = [:]) async throws {
-        running = try CLIProcess.start(["serve", profileFile, "--port", "0"] + arguments, environment: environment)
+    /// its start-up line. With `namespace`, it runs in that network namespace (`ip netns exec`).
+    public init(profileFile: String, _ arguments: [String] = [], environment: [String: String] = [:],
+                namespace: String? = nil) async throws {
+        let serve = ["serve", profileFile, "--port", "0"] + arguments
+        running = try namespace.map { try CLIProcess.start(["netns", "exec", $0, CLIProcess.executable] + serve,
+                                                           environment: environment, executable: "/usr/sbin/ip") }
+            ?? CLIProcess.start(serve, environment: environment)
         let started = running
-        var found: Int?
+        var found: (host: String, port: Int)?
         _ = await eventually(within: 30) {
-            found = Self.port(in: started.outputSoFar)
+            found = Self.address(in: started.outputSoFar)
             return found != nil || !started.isRunning
         }
         guard let found else {
             let outcome = try await running.finished(timeout: 5)
             throw ServerError("serve did not start: \(outcome.output)")
         }
-        port = found
+        (host, port) = found
     }
 
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var baseURL: String { "http://\(host):\(port)" }
 
     /// Sends SIGTERM and waits for the exit.
     public func stop() async throws -> CLIProcess.Outcome {
@@ -32,9 +38,11 @@ public final class ServeProcess: Sendable {
         return try await running.finished(timeout: 30)
     }
 
-    private static func port(in output: String) -> Int? {
-        guard let range = output.range(of: "listening on http://127.0.0.1:") else { return nil }
-        return Int(output[range.upperBound...].prefix { $0.isNumber })
+    private static func address(in output: String) -> (host: String, port: Int)? {
+        guard let range = output.range(of: "listening on http://") else { return nil }
+        let rest = output[range.upperBound...].prefix { !$0.isWhitespace }
+        guard let colon = rest.lastIndex(of: ":"), let port = Int(rest[rest.index(after: colon)...]) else { return nil }
+        return (String(rest[..<colon]), port)
     }
 }
 
