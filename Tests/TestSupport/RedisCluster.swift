@@ -3,8 +3,9 @@ import Glibc
 
 /// A Redis Cluster on loopback: `masters` redis-servers with cluster mode on and `replicas`
 /// replicas each, joined by `redis-cli --cluster create` as an operator would, with the settings
-/// docs/SCALING.md gives (a short node timeout, so a failover takes seconds; full coverage not
-/// required, so a shard down does not stop the others). Stopped by `stopNow()` or when released.
+/// docs/SCALING.md gives (a node timeout of 3 s, so a failover takes seconds but a busy machine's
+/// late gossip does not start one; full coverage not required, so a shard down does not stop
+/// the others). Stopped by `stopNow()` or when released.
 public final class RedisCluster: Sendable {
     public let nodes: [RedisServer]
     private let directory: TemporaryDirectory
@@ -19,8 +20,10 @@ public final class RedisCluster: Sendable {
             while bus == port { bus = try RedisServer.freePort() }
             nodes.append(try await RedisServer(port: port, options: [
                 "--cluster-enabled", "yes", "--cluster-config-file", directory.file("nodes-\(index).conf"),
-                "--cluster-port", String(bus), "--cluster-node-timeout", "1000",
+                "--cluster-port", String(bus), "--cluster-node-timeout", "3000",
                 "--cluster-require-full-coverage", "no", "--dir", directory.path,
+                // A replica's first sync starts at once, not after Redis 7's 5 s wait for more replicas.
+                "--repl-diskless-sync-delay", "0",
             ]))
         }
         self.nodes = nodes
