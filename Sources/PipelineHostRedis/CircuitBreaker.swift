@@ -13,6 +13,12 @@ public final class CircuitBreaker: Sendable {
 
     /// How many times it has opened.
     public var timesOpened: Int { state.withLock { $0.timesOpened } }
+
+    /// A new, closed breaker with this one's threshold and cooldown (one per node of a cluster).
+    func sibling() -> CircuitBreaker {
+        let (threshold, cooldown) = state.withLock { ($0.threshold, $0.cooldown) }
+        return CircuitBreaker(threshold: threshold, cooldown: cooldown)
+    }
     /// Whether calls fail at once now (or one probe is let through).
     public var isOpen: Bool { state.withLock { $0.isOpen } }
 

@@ -16,7 +16,7 @@ public struct RedisAddress: Sendable, Equatable, CustomStringConvertible {
     /// Whether the password was written in the URL itself.
     public let passwordInURL: Bool
     /// A cluster's seed nodes; empty for one Redis.
-    public let clusterSeeds: [RedisNode]
+    public private(set) var clusterSeeds: [RedisNode]
 
     public var isCluster: Bool { !clusterSeeds.isEmpty }
     public var node: RedisNode { RedisNode(host: host, port: port) }
@@ -65,11 +65,13 @@ public struct RedisAddress: Sendable, Equatable, CustomStringConvertible {
         return address
     }
 
-    /// One node of a cluster, with the same user and password.
+    /// One node of a cluster, as an address of its own (so it prints as that node), with the
+    /// same user and password.
     public func at(_ node: RedisNode) -> RedisAddress {
         var address = self
         address.host = node.host
         address.port = node.port
+        address.clusterSeeds = []
         return address
     }
 

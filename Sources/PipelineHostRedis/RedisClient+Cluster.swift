@@ -24,7 +24,7 @@ extension RedisClient {
         var asking = false
         // A slot being migrated can answer ASK and then MOVED; more than that is a loop.
         for _ in 0..<4 {
-            let result = blockingCommand(arguments, on: node, asking: asking)
+            let result = guarded(arguments, on: node, asking: asking)
             switch result {
             case .success(.error(let text)):
                 guard let redirection = Redirection(text, asked: node) else {
@@ -38,9 +38,10 @@ extension RedisClient {
                 case .ask(_, let to):
                     (node, asking) = (to, true)
                 }
-            case .failure:
-                // The node may be gone, its slots soon another's: learn the map at the next call.
-                topology.withLock { $0.markStale() }
+            case .failure(let failure):
+                // The node may be gone, its slots soon another's: learn the map at the next call
+                // (while its breaker is open, nothing was sent, and the map is as good as it was).
+                if !failure.breakerOpen { topology.withLock { $0.markStale() } }
                 return result
             case .success:
                 return result
@@ -49,12 +50,14 @@ extension RedisClient {
         return .failure(Failure(description: "\(address): too many redirections"))
     }
 
-    /// Asks the known masters, then the seeds, for the slot map; the first answer wins. Nobody
-    /// answering leaves the old map (the call then fails on its own, behind the breaker).
+    /// Asks the known masters, then the seeds, for the slot map; the first answer wins. Nodes
+    /// whose breaker is open are asked last. Nobody answering leaves the old map (the call then
+    /// fails on its own, behind the breaker).
     private func learnMap() {
         var error = [CChar](repeating: 0, count: 256)
         var ranges = [ph_redis_slot_range](repeating: ph_redis_slot_range(), count: 1024)
-        for node in clusterNodes {
+        let nodes = clusterNodes
+        for node in nodes.filter({ !breaker(of: $0).isOpen }) + nodes.filter({ breaker(of: $0).isOpen }) {
             guard case .success(let connection) = connection(to: node) else { continue }
             let count = ph_redis_cluster_slots(connection.pointer, &ranges, Int32(ranges.count), &error, error.count)
             guard count >= 0 else {

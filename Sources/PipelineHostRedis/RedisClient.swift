@@ -5,7 +5,8 @@ import PipelineHost
 /// A small pool of blocking hiredis connections per node. Every call has a short timeout and runs
 /// on the client's own queues, never on Swift's cooperative pool; a failed connection is dropped
 /// (with the node's other idle ones) and a new one made on the next call. A circuit breaker stops
-/// calling a Redis that keeps failing. For a Redis Cluster, each command goes to the master of
+/// calling a Redis that keeps failing; in a cluster each node has its own, so a dead master
+/// stops only its own slots' calls. For a Redis Cluster, each command goes to the master of
 /// its key's slot (`RedisClient+Cluster`).
 public final class RedisClient: Sendable {
     /// What one command answered.
@@ -34,7 +35,9 @@ public final class RedisClient: Sendable {
     private let idle = Locked<[RedisNode: [Connection]]>([:])
     /// A cluster's slot map, and when to learn it again.
     let topology = Locked(TopologyState())
+    /// One Redis' breaker; for a cluster, the pattern of each node's (`nodeBreakers`).
     let breaker: CircuitBreaker
+    private let nodeBreakers = Locked<[RedisNode: CircuitBreaker]>([:])
     /// Serial queues of its own, one per connection it keeps: Dispatch gives serial queues a
     /// thread even when its pool is busy with image work, so a cache call never waits behind
     /// a decode (with the shared pool it did, for seconds, on two busy cores).
@@ -73,19 +76,15 @@ public final class RedisClient: Sendable {
     /// Runs one command (binary-safe arguments). Throws `Failure` when Redis cannot be reached in
     /// time or the breaker is open; a Redis error reply is a `.error` reply, not a throw.
     public func command(_ arguments: [[UInt8]]) async throws(Failure) -> Reply {
-        guard breaker.allowsCall() else { throw Failure(description: "circuit open: Redis failed repeatedly", breakerOpen: true) }
         let result = await onOwnQueue {
-            self.address.isCluster ? self.blockingClusterCommand(arguments) : self.blockingCommand(arguments, on: self.address.node)
+            self.address.isCluster ? self.blockingClusterCommand(arguments) : self.guarded(arguments, on: self.address.node)
         }
         switch result {
         case .success(.error(let text)) where Self.isPassing(text):
-            breaker.failed()
             throw Failure(description: "\(address): \(text)")
         case .success(let reply):
-            breaker.succeeded()
             return reply
         case .failure(let failure):
-            breaker.failed()
             throw failure
         }
     }
@@ -117,6 +116,38 @@ public final class RedisClient: Sendable {
             }
         }
         return handoff.withLock { $0! }
+    }
+
+    /// The breaker of `node`: the client's own for one Redis, else the node's.
+    func breaker(of node: RedisNode) -> CircuitBreaker {
+        guard address.isCluster else { return breaker }
+        return nodeBreakers.withLock { breakers in
+            if let known = breakers[node] { return known }
+            let made = breaker.sibling()
+            breakers[node] = made
+            return made
+        }
+    }
+
+    /// How many times a breaker has opened (for a cluster, over every node's).
+    public var breakerOpenings: Int {
+        address.isCluster ? nodeBreakers.withLock { $0.values.reduce(0) { $0 + $1.timesOpened } } : breaker.timesOpened
+    }
+
+    /// Runs one command on `node` behind its breaker: nothing is sent while it is open, and a
+    /// failure, or an answer that Redis cannot answer for now, counts against it.
+    func guarded(_ arguments: [[UInt8]], on node: RedisNode, asking: Bool = false) -> Result<Reply, Failure> {
+        let breaker = breaker(of: node)
+        guard breaker.allowsCall() else {
+            return .failure(Failure(description: "circuit open: \(address.at(node)) failed repeatedly", breakerOpen: true))
+        }
+        let result = blockingCommand(arguments, on: node, asking: asking)
+        switch result {
+        case .success(.error(let text)) where Self.isPassing(text): breaker.failed()
+        case .success: breaker.succeeded()
+        case .failure: breaker.failed()
+        }
+        return result
     }
 
     /// Runs one command on `node` (after `ASKING` on the same connection, when `asking`).

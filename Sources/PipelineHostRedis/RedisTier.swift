@@ -54,7 +54,7 @@ public final class RedisTier: CacheTier {
         done = DoneChannel(client: client)
         self.maxEntryBytes = maxEntryBytes
         self.staleFor = staleFor
-        counters = Counters(factory: metrics ?? MetricsSystem.factory, breaker: client.breaker)
+        counters = Counters(factory: metrics ?? MetricsSystem.factory) { [client] in client.breakerOpenings }
         self.logger = logger
     }
 
@@ -182,12 +182,13 @@ public struct SharedTierStats: Sendable, Equatable {
 final class Counters: Sendable {
     private let values = Locked(SharedTierStats())
     private let metrics: [String: Counter]
-    private let breaker: CircuitBreaker
+    /// How many times the client's breakers have opened.
+    private let openings: @Sendable () -> Int
     /// Openings of the breaker already counted into the metric.
     private let openingsCounted = Locked(0)
 
-    init(factory: any MetricsFactory, breaker: CircuitBreaker) {
-        self.breaker = breaker
+    init(factory: any MetricsFactory, openings: @escaping @Sendable () -> Int) {
+        self.openings = openings
         let names = ["shared_hits", "shared_misses", "redis_errors", "leases_won", "leases_waited", "leases_taken_over",
                      "negative_hits", "breaker_open"]
         metrics = Dictionary(uniqueKeysWithValues: names.map { ($0, Counter(label: "pipelinehost_\($0)_total", factory: factory)) })
@@ -215,7 +216,7 @@ final class Counters: Sendable {
     /// A failed call; one the breaker refused sent nothing, and is not an error of Redis'.
     func error(_ failure: RedisClient.Failure) {
         if !failure.breakerOpen { add(\.errors) }
-        let opened = breaker.timesOpened
+        let opened = openings()
         let newly = openingsCounted.withLock { counted -> Int in
             defer { counted = max(counted, opened) }
             return max(0, opened - counted)
@@ -225,7 +226,7 @@ final class Counters: Sendable {
 
     var stats: SharedTierStats {
         var stats = values.withLock { $0 }
-        stats.breakerOpened = breaker.timesOpened
+        stats.breakerOpened = openings()
         return stats
     }
 }

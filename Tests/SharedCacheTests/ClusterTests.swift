@@ -177,8 +177,31 @@ struct ClusterTests {
         #expect(b.tier.client.mapRefreshes >= refreshes)
     }
 
-    @Test func twoRunsThroughTheClusterShareTheWork() async throws {
-        let cluster = try await RedisCluster()
+    @Test func aDeadMasterWithNoReplicaStopsOnlyItsOwnSlotsCalls() async throws {
+        let cluster = try await RedisCluster(masters: 3, replicas: 0)
+        defer { cluster.stopNow() }
+        let client = RedisClient(address: try #require(RedisAddress(cluster.url)), timeout: .seconds(2),
+                                 breaker: CircuitBreaker(threshold: 2, cooldown: .seconds(600)))
+        _ = try await client.command("PING")
+        let map = try #require(client.slotMap)
+        let dead = map.masters[2]
+        // Keys on each side, found by the slot rule (the same every run).
+        let names = (0..<100).map { "pipelinehost:v1:{k\($0)}" }
+        let deadKey = try #require(names.first { map.owner(of: KeySlot.of($0)) == dead })
+        let liveKeys = names.filter { map.owner(of: KeySlot.of($0)) != dead }.prefix(10)
+        try #require(liveKeys.count == 10)
+        let deadServer = try #require(cluster.nodes.first { $0.port == dead.port })
+        await deadServer.stop()
+
+        for _ in 0..<2 { _ = try? await client.command("GET", deadKey) }
+        let refused = await #expect(throws: RedisClient.Failure.self) { try await client.command("GET", deadKey) }
+        #expect(refused?.breakerOpen == true, "its breaker is open: nothing was sent")
+        for key in liveKeys { #expect(try await client.command("SET", key, "v") == .status("OK"), "the other masters' breakers stay closed") }
+        #expect(client.breakerOpenings == 1)
+    }
+
+    @Test func twoRunsThroughAClusterWithAPasswordShareTheWork() async throws {
+        let cluster = try await RedisCluster(password: "cluster-pw-7")
         defer { cluster.stopNow() }
         for id in 1...4 { origin.route("/cluster-run-\(id).jpg", .ok(Fixtures.quadrants(width: 320, height: 200))) }
         let directory = try TemporaryDirectory()
@@ -186,10 +209,15 @@ struct ClusterTests {
         for index in 1...2 {
             let run = try CLIProcess.start(["run", profile, "--output-dir", directory.file("out\(index)"), "--cache-dir", directory.file("cache\(index)"),
                                             "--shared-cache", cluster.url, "--no-progress", "--shared-timeout", "2000"]
-                                           + (1...4).map { origin.url("/cluster-run-\($0).jpg") })
+                                           + (1...4).map { origin.url("/cluster-run-\($0).jpg") },
+                                           environment: ["PIPELINEHOST_REDIS_PASSWORD": "cluster-pw-7"])
             let outcome = try await run.finished()
             #expect(outcome.status == 0, "\(outcome.stderr)")
+            #expect(!outcome.output.contains("cluster-pw-7"))
         }
         #expect((1...4).map { origin.requestCount("/cluster-run-\($0).jpg") } == [1, 1, 1, 1], "the second run was served from the cluster")
+        let wrong = try await CLIProcess.run(["run", profile, "--shared-cache", cluster.url, origin.url("/cluster-run-1.jpg")],
+                                             environment: ["PIPELINEHOST_REDIS_PASSWORD": "not-it"])
+        #expect(wrong.status == 2 && wrong.stderr.contains("refused the credentials") && !wrong.output.contains("not-it"), "\(wrong.output)")
     }
 }

@@ -10,7 +10,9 @@ public final class RedisCluster: Sendable {
     public let nodes: [RedisServer]
     private let directory: TemporaryDirectory
 
-    public init(masters: Int = 3, replicas: Int = 1) async throws {
+    /// With `password`, every node asks for it (`requirepass`), and replicas give it to their
+    /// masters (`masterauth`).
+    public init(masters: Int = 3, replicas: Int = 1, password: String? = nil) async throws {
         directory = try TemporaryDirectory()
         var nodes: [RedisServer] = []
         for index in 0..<(masters * (1 + replicas)) {
@@ -18,7 +20,7 @@ public final class RedisCluster: Sendable {
             let port = try RedisServer.freePort()
             var bus = try RedisServer.freePort()
             while bus == port { bus = try RedisServer.freePort() }
-            nodes.append(try await RedisServer(port: port, options: [
+            nodes.append(try await RedisServer(port: port, password: password, options: [
                 "--cluster-enabled", "yes", "--cluster-config-file", directory.file("nodes-\(index).conf"),
                 "--cluster-port", String(bus), "--cluster-node-timeout", "3000",
                 "--cluster-require-full-coverage", "no", "--dir", directory.path,
