@@ -48,6 +48,8 @@ public final class RedisServer: Sendable {
         let port = port, auth = authArguments
         let ready = try await onOwnThread { () -> Bool in
             for _ in 0..<500 {
+                // It exited (its port taken meanwhile, say): PING would only reach whoever has the port.
+                guard server.isRunning else { return false }
                 if (try? output(of: "/usr/bin/redis-cli", ["-p", String(port)] + auth + ["PING"]))?.contains("PONG") == true { return true }
                 Thread.sleep(forTimeInterval: 0.02)
             }
