@@ -78,8 +78,7 @@ struct ClusterTests {
             #expect(!keys.isEmpty, "60 entries (an original and a variant per source) leave no master empty")
             for key in keys {
                 // The client's slot and Redis' own agree (the two must never differ).
-                let slot = try await master.cli(["CLUSTER", "KEYSLOT", key]).trimmingCharacters(in: .whitespacesAndNewlines)
-                #expect(Int(slot) == KeySlot.of(key), "\(key)")
+                #expect(try await master.command("CLUSTER", "KEYSLOT", key) == .integer(KeySlot.of(key)), "\(key)")
             }
             stored += keys
         }
@@ -121,17 +120,17 @@ struct ClusterTests {
         let owner = try #require(map.owner(of: slot)), target = try #require(map.masters.first { $0 != owner })
         let masters = try await cluster.masters()
         let source = try #require(masters.first { $0.port == owner.port }), destination = try #require(masters.first { $0.port == target.port })
-        func id(_ node: RedisServer) async throws -> String { try await node.cli(["CLUSTER", "MYID"]).trimmingCharacters(in: .whitespacesAndNewlines) }
+        func id(_ node: RedisServer) async throws -> String { try await node.command("CLUSTER", "MYID").text }
         // The operator's first two steps of moving a slot (redis-cli --cluster reshard does the same).
-        _ = try await destination.cli(["CLUSTER", "SETSLOT", String(slot), "IMPORTING", try await id(source)])
-        _ = try await source.cli(["CLUSTER", "SETSLOT", String(slot), "MIGRATING", try await id(destination)])
+        #expect(try await destination.command("CLUSTER", "SETSLOT", String(slot), "IMPORTING", try await id(source)) == .text("OK"))
+        #expect(try await source.command("CLUSTER", "SETSLOT", String(slot), "MIGRATING", try await id(destination)) == .text("OK"))
         // The source does not have the key: it answers ASK, and the client asks the destination.
         #expect(try await client.command("SET", key, "v") == .status("OK"))
         #expect(try await client.command("GET", key) == .string(Array("v".utf8)))
-        #expect(try await source.cli(["GET", key]).hasPrefix("ASK \(slot) "))
+        #expect(try await source.command("GET", key) == .error("ASK \(slot) 127.0.0.1:\(destination.port)"))
         #expect(client.slotMap?.owner(of: slot) == owner, "an ASK does not change the map")
         // The slot is the destination's now: the source answers MOVED, and the map follows.
-        for node in masters { _ = try await node.cli(["CLUSTER", "SETSLOT", String(slot), "NODE", try await id(destination)]) }
+        for node in masters { #expect(try await node.command("CLUSTER", "SETSLOT", String(slot), "NODE", try await id(destination)) == .text("OK")) }
         #expect(try await client.command("GET", key) == .string(Array("v".utf8)))
         #expect(client.slotMap?.owner(of: slot) == target)
     }
@@ -151,8 +150,8 @@ struct ClusterTests {
         let victim = try #require(holdings.max { $0.count < $1.count }).master
         #expect(await eventually(within: 30) {
             for node in cluster.nodes where node.port != victim.port {
-                let info = (try? await node.cli(["INFO", "replication"])) ?? ""
-                if info.contains("master_port:\(victim.port)") { return (try? await node.cli(["DBSIZE"]))?.trimmingCharacters(in: .whitespacesAndNewlines) == "\(holdings.map(\.count).max()!)" }
+                let info = (try? await node.command("INFO", "replication"))?.text ?? ""
+                if info.contains("master_port:\(victim.port)") { return (try? await node.command("DBSIZE")) == .integer(holdings.map(\.count).max()!) }
             }
             return false
         })

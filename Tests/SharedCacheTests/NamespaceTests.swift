@@ -12,29 +12,33 @@ struct NamespaceTests {
     @Test func nodesOnTheirOwnHostsShareOneTransferAndANodeCutOffFromRedisKeepsAnswering() async throws {
         let lab = NetworkLab()
         defer { lab.tearDown() }
-        let redisHost = try lab.namespace("r"), hostA = try lab.namespace("a"), hostB = try lab.namespace("b")
-        let redisNet = try lab.bridge("s")
-        let redisAddress = lab.address(0, 2)
-        try lab.link(redisHost, "r0", address: redisAddress, bridge: redisNet)
-        let cable = try lab.link(hostA, "ar", address: lab.address(0, 3), bridge: redisNet)
-        try lab.link(hostB, "br", address: lab.address(0, 4), bridge: redisNet)
-        try lab.link(hostA, "af", address: lab.address(1, 2), hostAddress: lab.address(1, 1))
-        try lab.link(hostB, "bf", address: lab.address(2, 2), hostAddress: lab.address(2, 1))
-        // The origin is on an address of the host's own, which each node reaches over its front link.
-        let originAddress = lab.address(9, 1)
-        try lab.hostAddress(originAddress, on: redisNet)
-        for (host, gateway) in [(hostA, lab.address(1, 1)), (hostB, lab.address(2, 1))] {
-            _ = try await lab.run(in: host, "/usr/sbin/ip", ["route", "add", originAddress + "/32", "via", gateway])
+        let redisAddress = lab.address(0, 2), originAddress = lab.address(9, 1)
+        // iproute2 runs as processes: on a thread of their own, not on the test pool's.
+        let (redisHost, hostA, hostB, cable) = try await onOwnThread { () throws -> (String, String, String, String) in
+            let redisHost = try lab.namespace("r"), hostA = try lab.namespace("a"), hostB = try lab.namespace("b")
+            let redisNet = try lab.bridge("s")
+            try lab.link(redisHost, "r0", address: redisAddress, bridge: redisNet)
+            let cable = try lab.link(hostA, "ar", address: lab.address(0, 3), bridge: redisNet)
+            try lab.link(hostB, "br", address: lab.address(0, 4), bridge: redisNet)
+            try lab.link(hostA, "af", address: lab.address(1, 2), hostAddress: lab.address(1, 1))
+            try lab.link(hostB, "bf", address: lab.address(2, 2), hostAddress: lab.address(2, 1))
+            // The origin is on an address of the host's own, which each node reaches over its front link.
+            try lab.hostAddress(originAddress, on: redisNet)
+            try lab.route(in: hostA, to: originAddress, via: lab.address(1, 1))
+            try lab.route(in: hostB, to: originAddress, via: lab.address(2, 1))
+            return (redisHost, hostA, hostB, cable)
         }
         let origin = try LoopbackServer(host: originAddress)
         origin.route("/far.jpg", .delayed(seconds: 0.5, .ok(Fixtures.quadrants(width: 640, height: 400))))
         for id in 0..<40 { origin.route("/p\(id).jpg", .ok(Fixtures.quadrants(width: 160, height: 100))) }
 
         // Redis as on a host of its own: its address, no loopback.
-        try lab.start(in: redisHost, "/usr/bin/redis-server", ["--bind", redisAddress, "--port", "6379", "--protected-mode", "no",
-                                                               "--save", "", "--appendonly", "no"])
+        try await onOwnThread { try lab.start(in: redisHost, "/usr/bin/redis-server", ["--bind", redisAddress, "--port", "6379", "--protected-mode", "no",
+                                                               "--save", "", "--appendonly", "no"]) }
         #expect(await eventually(within: 30) {
-            (try? await lab.run(in: hostA, "/usr/bin/redis-cli", ["-h", redisAddress, "PING"]))?.contains("PONG") == true
+            if (try? await lab.run(in: hostA, "/usr/bin/redis-cli", ["-h", redisAddress, "PING"]))?.contains("PONG") == true { return true }
+            try? await Task.sleep(for: .milliseconds(100))  // two processes per look: not every 5 ms
+            return false
         })
         let directory = try TemporaryDirectory()
         let profile = try directory.write("shared.lua", Array(SharedTierTests.profile.replacingOccurrences(
@@ -62,7 +66,7 @@ struct NamespaceTests {
         #expect(origin.requestCount("/far.jpg") == 1)
 
         // 2. Node A's cable to Redis pulled: it keeps answering, from its own tiers and the origin.
-        try lab.setLink(hostA, cable, up: false)
+        try await onOwnThread { try lab.setLink(hostA, cable, up: false) }
         var answered: [Int] = []
         for id in 0..<10 { answered.append(try await get(nodes[0], "/p\(id).jpg")) }
         answered.append(try await get(nodes[0], "/far.jpg"))
@@ -74,7 +78,7 @@ struct NamespaceTests {
 
         // 3. The cable back: once node A's breaker lets a call through, what A makes B is served
         // from Redis with no transfer.
-        try lab.setLink(hostA, cable, up: true)
+        try await onOwnThread { try lab.setLink(hostA, cable, up: true) }
         var next = 10
         #expect(await eventually(within: 60) {
             guard next < 40 else { return false }

@@ -76,6 +76,11 @@ public final class NetworkLab: Sendable {
         try ip(["addr", "add", address + "/32", "dev", device])
     }
 
+    /// A route in `namespace` to one address of the host's, through the host's end of a link.
+    public func route(in namespace: String, to address: String, via gateway: String) throws {
+        try ip(["-n", namespace, "route", "add", address + "/32", "via", gateway])
+    }
+
     /// Sets a namespace's link down or up, as a cable pulled or put back.
     public func setLink(_ namespace: String, _ name: String, up: Bool) throws {
         try ip(["-n", namespace, "link", "set", name, up ? "up" : "down"])

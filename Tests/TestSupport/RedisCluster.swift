@@ -46,7 +46,7 @@ public final class RedisCluster: Sendable {
     public func masters() async throws -> [RedisServer] {
         var masters: [RedisServer] = []
         for node in nodes where node.isRunning {
-            if (try? await node.cli(["ROLE"]))?.hasPrefix("master") == true { masters.append(node) }
+            if (try? await node.command("ROLE"))?.elements.first == .text("master") { masters.append(node) }
         }
         return masters
     }
@@ -57,34 +57,38 @@ public final class RedisCluster: Sendable {
     public func waitUntilServing(replicas: Int, within seconds: Double = 60) async throws -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            if try await isServing(replicas: replicas) { return true }
-            // Each look runs a dozen redis-cli processes: not more often, on a busy machine.
-            try await Task.sleep(for: .milliseconds(250))
+            if await isServing(replicas: replicas) { return true }
+            try await Task.sleep(for: .milliseconds(100))
         }
         return false
     }
 
-    private func isServing(replicas: Int) async throws -> Bool {
+    private func isServing(replicas: Int) async -> Bool {
         var linked = 0
         for node in nodes where node.isRunning {
-            guard let info = try? await node.cli(["CLUSTER", "INFO"]), info.contains("cluster_state:ok") else { return false }
-            let replication = (try? await node.cli(["INFO", "replication"])) ?? ""
+            guard let info = try? await node.command("CLUSTER", "INFO"), info.text.contains("cluster_state:ok") else { return false }
+            let replication = (try? await node.command("INFO", "replication"))?.text ?? ""
             if replication.contains("role:slave"), replication.contains("master_link_status:up") { linked += 1 }
         }
-        let slots = try await nodes.first { $0.isRunning }?.cli(["CLUSTER", "SLOTS"]) ?? ""
-        let running = Set(nodes.filter(\.isRunning).map { String($0.port) })
-        // redis-cli prints each master's port on a line after its slot range; every one must run.
-        let lines = slots.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
-        var servedBy: [String] = []
-        for (index, line) in lines.enumerated() where line == "127.0.0.1" && index + 1 < lines.count {
-            if index >= 2, Int(lines[index - 1]) != nil, Int(lines[index - 2]) != nil { servedBy.append(lines[index + 1]) }
+        guard let asked = nodes.first(where: \.isRunning), let slots = try? await asked.command("CLUSTER", "SLOTS") else { return false }
+        // [[start, end, [host, port, id], replicas...], ...]: every range's master must run.
+        let running = Set(nodes.filter(\.isRunning).map(\.port))
+        let servedBy = slots.elements.compactMap { range -> Int? in
+            range.elements.count > 2 ? Int(range.elements[2].elements.dropFirst().first?.text ?? "") : nil
         }
         return linked >= replicas && !servedBy.isEmpty && servedBy.allSatisfy(running.contains)
     }
 
-    /// The keys a node holds (matching `pattern`).
+    /// The keys a node holds (matching `pattern`), by SCAN.
     public func keys(on node: RedisServer, matching pattern: String = "*") async throws -> [String] {
-        try await node.cli(["--scan", "--pattern", pattern]).split(separator: "\n").map(String.init)
+        var keys: [String] = [], cursor = "0"
+        repeat {
+            let page = try await node.command("SCAN", cursor, "MATCH", pattern, "COUNT", "1000").elements
+            guard page.count == 2 else { throw ServerError("SCAN answered \(page)") }
+            cursor = page[0].text
+            keys += page[1].elements.map(\.text)
+        } while cursor != "0"
+        return keys
     }
 
     /// Kills every node at once, for a `defer`.

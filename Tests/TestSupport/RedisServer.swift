@@ -45,12 +45,12 @@ public final class RedisServer: Sendable {
         try server.run()
         process.withLock { $0 = server }
         // Ready once it answers PING.
-        let port = port, auth = authArguments
+        let port = port, password = password
         let ready = try await onOwnThread { () -> Bool in
             for _ in 0..<500 {
                 // It exited (its port taken meanwhile, say): PING would only reach whoever has the port.
                 guard server.isRunning else { return false }
-                if (try? output(of: "/usr/bin/redis-cli", ["-p", String(port)] + auth + ["PING"]))?.contains("PONG") == true { return true }
+                if RedisCommand.send(["PING"], port: port, password: password, timeout: 1) == .text("PONG") { return true }
                 Thread.sleep(forTimeInterval: 0.02)
             }
             return false
@@ -79,6 +79,16 @@ public final class RedisServer: Sendable {
 
     deinit {
         if let server = process.withLock({ $0 }) { kill(server.processIdentifier, SIGKILL) }
+    }
+
+    /// Sends one command over a socket (no redis-cli process) and returns the reply; throws when
+    /// the server cannot be reached.
+    public func command(_ words: String...) async throws -> RedisValue {
+        let port = port, password = password
+        guard let reply = try await onOwnThread({ RedisCommand.send(words, port: port, password: password) }) else {
+            throw ServerError("no answer from redis-server on port \(port) to \(words.first ?? "")")
+        }
+        return reply
     }
 
     /// Runs redis-cli against the server and returns what it printed.
