@@ -481,10 +481,15 @@ def write(results_path, report_path):
                   f"| disk | {disk_hits['p50']:.2f} ms | {disk_hits['p99']:.2f} ms | {answers(disk_hits)} |",
                   f"| shared (Redis on loopback) | {shared_hits['p50']:.2f} ms | {shared_hits['p99']:.2f} ms | {answers(shared_hits)} |", ""]
     lines += [MARK_END]
+    replace_section(report_path, MARK_START, MARK_END, "\n".join(lines))
+
+
+def replace_section(report_path, mark, end, block):
+    """Writes `block` (which starts with `mark` and ends with `end`) over the report's section
+    between those markers, or appends it when the report has none."""
     text = open(report_path).read() if os.path.exists(report_path) else ""
-    block = "\n".join(lines)
-    if MARK_START in text:
-        text = text[:text.index(MARK_START)] + block + text[text.index(MARK_END) + len(MARK_END):]
+    if mark in text:
+        text = text[:text.index(mark)] + block + text[text.index(end) + len(end):]
     else:
         text = text.rstrip("\n") + "\n\n" + block + "\n"
     open(report_path, "w").write(text)

@@ -14,7 +14,8 @@ import concurrent.futures
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_serve import NODE_PROFILE, free_port, origin, start_node, start_redis, stop, timed_gets, wait_up  # noqa: E402
+from bench_serve import (NODE_PROFILE, free_port, origin, replace_section, start_node, start_redis, stop,  # noqa: E402
+                         timed_gets, wait_up)
 
 MARK, END = "<!-- shared-cluster: from scripts/bench-shared -->", "<!-- /shared-cluster -->"
 
@@ -123,13 +124,7 @@ def main(rounds, binary, photos, report):
              f"| Redis Cluster, 3+3 | {spread([r['p50'] for r in cluster])} | {spread([r['p99'] for r in cluster])} | {answers(cluster)} |", "",
              f"The cluster's median p50 is {ratio:.2f}× the single Redis'. A hit is one `GET` to the master of the entry's "
              "slot, whichever set-up, so the cluster costs no extra round trip once the client knows the map.", END]
-    text = open(report).read() if os.path.exists(report) else ""
-    block = "\n".join(lines)
-    if MARK in text:
-        text = text[:text.index(MARK)] + block + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    open(report, "w").write(text)
+    replace_section(report, MARK, END, "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -7,18 +7,8 @@ public final class RawConnection: Sendable {
     private let fd: Int32
 
     public init(port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard fd >= 0, connected == 0 else {
-            Glibc.close(fd)
-            throw ServerError("cannot connect to 127.0.0.1:\(port)")
-        }
+        guard let connected = connectLoopback(port: port) else { throw ServerError("cannot connect to 127.0.0.1:\(port)") }
+        fd = connected
     }
 
     deinit { Glibc.close(fd) }
@@ -42,4 +32,28 @@ public final class RawConnection: Sendable {
             return count <= 0 ? "" : String(decoding: buffer.prefix(count), as: UTF8.self)
         }
     }
+}
+
+/// A TCP socket connected to 127.0.0.1:`port`, with `timeout` seconds for each send and receive
+/// when given; nil when it cannot connect. The caller closes it.
+func connectLoopback(port: Int, timeout: Double? = nil) -> Int32? {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return nil }
+    if let timeout {
+        var limit = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+    }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = UInt16(port).bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard connected == 0 else {
+        close(fd)
+        return nil
+    }
+    return fd
 }

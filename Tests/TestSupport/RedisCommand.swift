@@ -28,20 +28,8 @@ enum RedisCommand {
     /// Connects (AUTH with `password` first), sends `words`, and reads one reply; nil when the
     /// server cannot be reached or the reply does not come within `timeout` seconds.
     static func send(_ words: [String], port: Int, password: String?, timeout: Double = 5) -> RedisValue? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
+        guard let fd = connectLoopback(port: port, timeout: timeout) else { return nil }
         defer { close(fd) }
-        var limit = timeval(tv_sec: Int(timeout), tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { return nil }
         var reader = Reader(fd: fd)
         if let password {
             guard write(["AUTH", password], to: fd), case .text = reader.value() else { return nil }
