@@ -12,8 +12,10 @@ struct PriorityTests {
         for path in ["/low-1.jpg", "/low-2.jpg", "/high.jpg"] {
             server.route(path, .ok(Fixtures.quadrants(width: 64, height: 64)))
         }
-        // One transfer at a time, so every other request queues behind the held one.
-        pipeline = Pipeline(profiles: try TestPipeline.load(TestPipeline.thumbnail(size: 32)),
+        // One transfer at a time, so every other request queues behind the held one, which only
+        // the test opens: with 5 s to time out, two busy loops and the cluster suites' processes
+        // could starve the set-up past it, and the queue then never formed.
+        pipeline = Pipeline(profiles: try TestPipeline.load(TestPipeline.thumbnail(size: 32, fetchTimeout: 120)),
                             configuration: PipelineConfiguration(transfers: 1))
     }
 

@@ -96,11 +96,13 @@ public enum TestPipeline {
     }
 
     /// A profile with every stage default except those given, ending in a JPEG.
-    public static func thumbnail(size: Int = 300, fit: String = "cover", extra: String = "") -> String {
+    /// `fetchTimeout`: a suite that holds a transfer on purpose, and opens it itself, gives a long
+    /// one, so a busy machine's slow set-up cannot run into it.
+    public static func thumbnail(size: Int = 300, fit: String = "cover", extra: String = "", fetchTimeout: Int = 5) -> String {
         """
         profile "thumbnail" {
           normalize  { drop_query = { "u", "t", "s", "p" } },
-          fetch      { timeout = 5 },
+          fetch      { timeout = \(fetchTimeout) },
           decode     {},
           downsample { size = \(size), fit = "\(fit)" },\(extra)
           encode     { format = "jpeg" },
