@@ -41,7 +41,7 @@ struct CacheOptions: ParsableArguments {
         valueName: "seconds"))
     var sharedLease: Double = 10
 
-    @Flag(name: .customLong("no-cache"), help: "Neither look in nor store to any cache.")
+    @Flag(name: .customLong("no-cache"), help: "Neither look in nor store to any cache, the shared one ($PIPELINEHOST_REDIS) included.")
     var noCache = false
 
     @Flag(name: .long, help: "Revalidate cached originals and remake variants (stored entries still serve on_error = \"stale\").")
@@ -54,9 +54,11 @@ struct CacheOptions: ParsableArguments {
         if [noCache, refresh, offline].filter({ $0 }).count > 1 {
             throw ValidationError("use one of --no-cache, --refresh and --offline")
         }
-        guard sharedWait >= 0, sharedWait.isFinite, sharedLease >= 0.1, sharedLease.isFinite, sharedTimeout >= 1 else {
-            throw ValidationError("--shared-wait must be 0 or more seconds, --shared-lease at least 0.1 and --shared-timeout at least 1")
+        if noCache, sharedCache != nil {
+            throw ValidationError("--no-cache turns every cache off, the shared one too; drop --shared-cache or --no-cache")
         }
+        try FlagRange.count(sharedTimeout, "--shared-timeout", in: 1...60_000)
+        _ = try leases()
         if let text = sharedCache, RedisAddress(text) == nil {
             throw ValidationError("--shared-cache takes redis://[user@]host:port[/db] or redis+cluster://[user@]host:port[,host:port...] (the password in PIPELINEHOST_REDIS_PASSWORD), not \(Redactor.redact(text))")
         }
@@ -132,9 +134,12 @@ struct CacheOptions: ParsableArguments {
         RedisClient(address: address, timeout: .milliseconds(sharedTimeout))
     }
 
-    /// Lease length and wait, from --shared-lease and --shared-wait.
-    var leaseSettings: LeaseSettings {
-        LeaseSettings(lease: .milliseconds(Int(sharedLease * 1000)), wait: .milliseconds(Int(sharedWait * 1000)))
+    /// Lease length and wait, from --shared-lease and --shared-wait (checked by `validate`).
+    var leaseSettings: LeaseSettings { (try? leases()) ?? LeaseSettings() }
+
+    private func leases() throws -> LeaseSettings {
+        LeaseSettings(lease: try FlagRange.seconds(sharedLease, "--shared-lease", in: 0.1...3600),
+                      wait: try FlagRange.seconds(sharedWait, "--shared-wait", in: 0...3600))
     }
 }
 

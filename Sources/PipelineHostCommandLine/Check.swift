@@ -24,7 +24,9 @@ struct Check: ParsableCommand {
                 let uses = option.uses.map { "\($0.stage).\($0.parameter)" }.joined(separator: ", ")
                 print("  param \(option.name): \(option.spellings.joined(separator: ", ")) (default \(ProfileOption.spelling(of: option.defaultValue))\(hint)) -> \(uses)")
             }
-            if !profile.options.isEmpty { print("  \(profile.variantCount) variants of each source") }
+            if !profile.options.isEmpty {
+                print("  \(profile.variantCount.map(String.init) ?? "more than \(Int.max)") variants of each source")
+            }
             // The settings the profile writes (info, fallback) follow its chain.
             let written = [profile.info, profile.fallback].compactMap { $0 }.filter { !$0.parameters.explicit.isEmpty }
             let entries = profile.stages + written

@@ -59,7 +59,7 @@ struct Info: AsyncParsableCommand {
         guard !sources.isEmpty || inputList != nil else {
             throw ValidationError("give at least one SOURCE after the profile file, or --input-list FILE")
         }
-        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        try FlagRange.count(jobs, "--jobs", in: 1...10_000)
     }
 
     func run() async throws {

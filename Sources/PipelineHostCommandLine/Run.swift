@@ -109,9 +109,9 @@ struct Run: AsyncParsableCommand {
         guard !sources.isEmpty || inputList != nil else {
             throw ValidationError("give at least one SOURCE after the profile file, or --input-list FILE")
         }
-        guard jobs >= 1, connections >= 1, perHost >= 1 else {
-            throw ValidationError("--jobs, --connections and --per-host must be at least 1")
-        }
+        try FlagRange.count(jobs, "--jobs", in: 1...10_000)
+        try FlagRange.count(connections, "--connections", in: 1...10_000)
+        try FlagRange.count(perHost, "--per-host", in: 1...10_000)
         if output != nil, outputDirectory != nil { throw ValidationError("use -o or --output-dir, not both") }
         if output != nil, inputList != nil || sources.count > 1 || profile.count > 1 {
             throw ValidationError("-o takes one source and one profile; use --output-dir for several")

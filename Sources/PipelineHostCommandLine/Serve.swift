@@ -117,16 +117,28 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup(title: "Cache")
     var cache: CacheOptions
 
+    @Option(name: .customLong("send-timeout"), help: ArgumentHelp(
+        "Seconds an answer may go without the client taking any of it (nginx's send_timeout); then the connection is closed.",
+        discussion: "While an answer is unsent, no more requests are read from its connection.", valueName: "seconds"))
+    var sendTimeout: Double = 30
+
     func validate() throws {
-        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
-        guard maxQueue >= 1, connections >= 1, perHost >= 1 else {
-            throw ValidationError("--max-queue, --connections and --per-host must be at least 1")
-        }
-        guard drainTimeout >= 0, drainTimeout.isFinite else { throw ValidationError("--drain-timeout must be 0 or more seconds") }
-        for (name, value) in [("--request-timeout", requestTimeout), ("--head-timeout", headTimeout), ("--idle-timeout", idleTimeout)] {
-            guard value > 0, value <= 86_400 else { throw ValidationError("\(name) must be more than 0 and at most 86400 seconds") }
-        }
-        if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
+        try FlagRange.count(port, "--port", in: 0...65535)
+        try FlagRange.count(maxQueue, "--max-queue", in: 1...1_000_000)
+        try FlagRange.count(connections, "--connections", in: 1...10_000)
+        try FlagRange.count(perHost, "--per-host", in: 1...10_000)
+        if let maxConnections { try FlagRange.count(maxConnections, "--max-connections", in: 1...1_000_000) }
+        _ = try timeouts()
+    }
+
+    /// The time flags as durations: the drain may be 0, the others must be more.
+    func timeouts() throws -> (drain: Duration, request: Duration, head: Duration, idle: Duration, send: Duration) {
+        let positive = 0.001...FlagRange.maxSeconds
+        return (try FlagRange.seconds(drainTimeout, "--drain-timeout", in: 0...FlagRange.maxSeconds),
+                try FlagRange.seconds(requestTimeout, "--request-timeout", in: positive),
+                try FlagRange.seconds(headTimeout, "--head-timeout", in: positive),
+                try FlagRange.seconds(idleTimeout, "--idle-timeout", in: positive),
+                try FlagRange.seconds(sendTimeout, "--send-timeout", in: positive))
     }
 
     func run() async throws {
@@ -142,11 +154,11 @@ struct Serve: AsyncParsableCommand {
         // Many requests run at once, one CPU stage per core: libvips gets one thread each.
         let cores = PipelineConfiguration.cores
         setThreadsPerOperation(1)
+        let timeouts = try timeouts()
         var settings = ServeSettings(
             host: host, port: port, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue,
-            drainTimeout: .milliseconds(Int(drainTimeout * 1000)), requestTimeout: .milliseconds(Int(requestTimeout * 1000)),
-            headTimeout: .milliseconds(Int(headTimeout * 1000)), idleTimeout: .milliseconds(Int(idleTimeout * 1000)),
-            maxConnections: maxConnections ?? Self.connectionLimit(),
+            drainTimeout: timeouts.drain, requestTimeout: timeouts.request, headTimeout: timeouts.head, idleTimeout: timeouts.idle,
+            sendTimeout: timeouts.send, maxConnections: maxConnections ?? Self.connectionLimit(),
             allowedSourceHosts: Set(allowSourceHosts),
             canWriteAVIF: pluginsCanEncode("avif"), sharedTier: try cache.sharedTierFactory(),
             pipeline: PipelineConfiguration(transfers: connections, transfersPerHost: perHost, cpuStages: cores, cache: cache.settings))
@@ -195,18 +207,24 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
-struct Sign: ParsableCommand {
+struct Sign: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the signed serve path of a profile and a source.",
         discussion: """
             Signs with the first pair of PIPELINEHOST_KEY and PIPELINEHOST_SALT, as serve \
             checks it. Append the printed path to the service's address:
 
-              path=$(pipelinehost sign thumbnail https://example.com/a.jpg)
+              path=$(pipelinehost sign thumbnail https://example.com/a.jpg --file profiles.lua)
               curl -o cover.jpg "http://127.0.0.1:8080$path"
 
             With --param w=600, the path carries the option segment /w:600/ after the \
             profile, and the signature covers it: a changed option is a bad signature.
+
+            sign only signs what serve reads back as the same profile, options and source: \
+            a profile name or an option outside serve's grammar (letters, digits, '.', '_', \
+            '-') is a usage error, exit 2. With --file, the profile must be one of the \
+            file's and each option one its params allow, exactly as serve checks them; give \
+            it whenever the profile or an option comes from someone else's choice.
             """)
 
     @Argument(help: "A profile name of the file serve runs.")
@@ -222,13 +240,41 @@ struct Sign: ParsableCommand {
         "An option of the profile's params, as a name:value segment of the path (w=600). Repeat for several.", valueName: "name=value"))
     var params: [String] = []
 
-    func run() throws {
+    @Option(name: .long, help: ArgumentHelp(
+        "The profile file serve runs: the profile must be one of its own, and each --param a value its params allow.",
+        valueName: "profile-file"))
+    var file: String?
+
+    func run() async throws {
         let signer = try Serve.signer()
         let options = try ParamOption.choices(params).map { (String($0.name), String($0.value)) }
-        guard let path = ServePath.signed(profile: profile, source: source, plain: plain, options: options, signer: signer) else {
+        if let file { try await checkAgainst(file, options: options) }
+        let path: String?
+        do {
+            path = try ServePath.signed(profile: profile, source: source, plain: plain, options: options, signer: signer)
+        } catch {
+            printError("error: not signed: \(error)")
+            throw ExitCode.usage
+        }
+        guard let path else {
             printError("error: no signing key: set PIPELINEHOST_KEY and PIPELINEHOST_SALT (hex), or use /unsafe/ with serve --allow-unsigned")
             throw ExitCode.usage
         }
         printOutput(path)
+    }
+
+    /// The profile is one serve would answer for, and the options resolve as serve resolves them.
+    private func checkAgainst(_ file: String, options: [(String, String)]) async throws {
+        let set = try await BlockingExecutor.shared.run { try loadProfiles(file) }
+        guard set.defines(profile), let named = set[profile] else {
+            printError("error: not signed: \(file) has no profile \"\(Redactor.escapingControls(profile))\" (it has \(set.names.joined(separator: ", ")))")
+            throw ExitCode.usage
+        }
+        do {
+            _ = try named.resolve(options.map { (Substring($0.0), Substring($0.1)) })
+        } catch {
+            printError("error: not signed: \(error.message)")
+            throw ExitCode.usage
+        }
     }
 }

@@ -71,8 +71,11 @@ struct ImagePath: Sendable, Equatable {
             }
             source = decoded
         } else {
-            // imgproxy lets a long base64 source be split with "/"; the pieces join back.
-            let joined = encoded.split(separator: "/").joined()
+            // imgproxy lets a long base64 source be split with "/"; the pieces join back. An
+            // empty piece ("w:100//SRC", "a//b") would be a second spelling of one path.
+            let pieces = encoded.split(separator: "/", omittingEmptySubsequences: false)
+            guard !pieces.contains(where: \.isEmpty) else { throw .badSource("the source segment has an empty piece (\"//\")") }
+            let joined = pieces.joined()
             guard let bytes = Base64URL.decode(Substring(joined)), !bytes.isEmpty,
                   let text = String(validating: bytes, as: UTF8.self) else {
                 throw .badSource("the source segment is not base64url of a UTF-8 URL")

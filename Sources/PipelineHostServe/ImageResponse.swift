@@ -43,9 +43,26 @@ struct ImageResponse {
         headers[.contentType] = FormatChoice.mediaType(result.format)
         headers[.contentLength] = String(result.bytes.count)
         if request.method == .head { return Response(status: .ok, headers: headers) }
-        let body = ByteBuffer(bytes: result.bytes.buffer)
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: body))
+        return Response(status: .ok, headers: headers, body: Self.body(result.bytes))
     }
+
+    /// The bytes in pieces of `chunkSize`, each copied only when the last one was taken by the
+    /// socket (the writer waits while the channel is not writable): a connection whose client
+    /// does not read holds one piece, not a copy of the whole answer, while the bytes themselves
+    /// are shared with the cache.
+    static func body(_ bytes: ImageBytes) -> ResponseBody {
+        ResponseBody(contentLength: bytes.count) { writer in
+            var offset = 0
+            while offset < bytes.count {
+                let end = min(bytes.count, offset + chunkSize)
+                try await writer.write(ByteBuffer(bytes: UnsafeRawBufferPointer(rebasing: bytes.buffer[offset..<end])))
+                offset = end
+            }
+            try await writer.finish(nil)
+        }
+    }
+
+    static let chunkSize = 64 * 1024
 
     /// `public, max-age=` the seconds the result stays fresh: what the origin and the cache
     /// stages said, else the default. `no-store` when the origin said so.

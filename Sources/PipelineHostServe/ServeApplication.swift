@@ -1,3 +1,4 @@
+import CoreMetrics
 import Hummingbird
 import HummingbirdCore
 import NIOCore
@@ -40,6 +41,9 @@ public struct ServeApplication: Sendable {
         return Application(
             router: ServeRouter.make(state: state),
             server: .http1(headTimeout: TimeAmount(state.settings.headTimeout), idleTimeout: TimeAmount(state.settings.idleTimeout),
+                           sendTimeout: TimeAmount(state.settings.sendTimeout),
+                           sendTimeouts: Counter(label: "pipelinehost_http_send_timeouts_total",
+                                                 factory: PrometheusMetricsFactory(registry: state.registry)),
                            handlers: [ClientGoneHandler()]),
             configuration: ApplicationConfiguration(
                 address: .hostname(state.settings.host, port: state.settings.port), serverName: "pipelinehost",

@@ -24,6 +24,9 @@ public struct ServeSettings: Sendable {
     public var headTimeout: Duration
     /// How long a keep-alive connection may stay idle between requests.
     public var idleTimeout: Duration
+    /// How long an answer may make no progress (no write to the client finishing) before its
+    /// connection is closed: nginx's `send_timeout`, for clients that never read.
+    public var sendTimeout: Duration
     /// Open connections at most; more wait in the kernel's backlog, and past it are refused.
     public var maxConnections: Int
     /// How long one image request may take; then it is cancelled (its transfer and pixel work
@@ -48,7 +51,8 @@ public struct ServeSettings: Sendable {
     /// Settings with the documented defaults: 127.0.0.1:8080, a queue of 256, a 10 s drain.
     public init(host: String = "127.0.0.1", port: Int = 8080, signer: URLSigner, allowUnsigned: Bool = false,
                 maxQueue: Int = 256, drainTimeout: Duration = .seconds(10), requestTimeout: Duration = .seconds(30),
-                headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), maxConnections: Int = 4096,
+                headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), sendTimeout: Duration = .seconds(30),
+                maxConnections: Int = 4096,
                 allowedSourceHosts: Set<String> = [],
                 canWriteAVIF: Bool = false, sharedTier: SharedTierFactory? = nil,
                 defaultMaxAge: Int = 3600, pipeline: PipelineConfiguration = PipelineConfiguration()) {
@@ -61,6 +65,7 @@ public struct ServeSettings: Sendable {
         self.requestTimeout = requestTimeout
         self.headTimeout = headTimeout
         self.idleTimeout = idleTimeout
+        self.sendTimeout = sendTimeout
         self.maxConnections = max(1, maxConnections)
         self.allowedSourceHosts = Set(allowedSourceHosts.map { $0.lowercased() })
         self.canWriteAVIF = canWriteAVIF

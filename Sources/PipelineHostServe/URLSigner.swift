@@ -42,8 +42,13 @@ public struct URLSigner: Sendable {
                 throw KeyError(description: "PIPELINEHOST_KEY entry \(index + 1) is \(keyBytes.count) bytes; a key needs at least "
                     + "\(minimumKeyBytes) random bytes: make one with `openssl rand -hex 32`")
             }
-            guard let saltBytes = Self.hex(salt) else {
-                throw KeyError(description: "PIPELINEHOST_SALT entry \(index + 1) is not hex")
+            guard Set(keyBytes).count >= min(8, keyBytes.count / 2) else {
+                throw KeyError(description: "PIPELINEHOST_KEY entry \(index + 1) repeats a few byte values (all zero, or typed): "
+                    + "it is no random key; make one with `openssl rand -hex 32`")
+            }
+            guard let saltBytes = Self.hex(salt), !saltBytes.isEmpty else {
+                throw KeyError(description: "PIPELINEHOST_SALT entry \(index + 1) is \(salt.isEmpty ? "empty" : "not hex"); "
+                    + "give each key a salt, such as `openssl rand -hex 16`")
             }
             pairs.append(KeyPair(key: SymmetricKey(data: keyBytes), salt: saltBytes))
         }

@@ -69,7 +69,7 @@ public struct ProfileLoader: Sendable {
             throw ProfileError(file: file, line: nil, "internal error: malformed profile entry")
         }
         let line = Int(rawLine)
-        if let problem = Self.nameProblem(name) {
+        if let problem = ProfileGrammar.profileNameProblem(name) {
             throw ProfileError(file: file, line: line, "profile name \"\(Redactor.escapingControls(name))\" \(problem)")
         }
         if let first = earlier.first(where: { $0.name == name }) {
@@ -204,19 +204,6 @@ public struct ProfileLoader: Sendable {
         } catch {
             throw ProfileError(file: file, line: line, "\(stageName): \(error)")
         }
-    }
-
-    /// Profile names become parts of output file names (and URL paths), so they are short and
-    /// plain: letters, digits, '.', '_' and '-'.
-    static func nameProblem(_ name: String) -> String? {
-        guard !name.isEmpty else { return "is empty" }
-        guard name.utf8.count <= 64 else { return "is longer than 64 characters" }
-        let allowed = name.utf8.allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".")
-                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
-        }
-        return allowed ? nil : "may use only letters, digits, '.', '_' and '-'"
     }
 
     /// Lua reports "chunk:line: message". The chunk name may be shortened for long paths, so the

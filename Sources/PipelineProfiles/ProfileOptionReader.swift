@@ -41,9 +41,8 @@ enum ProfileOptionReader {
         }
         var declared: [Declared] = []
         for name in table.fields.keys.sorted() {
-            guard name.utf8.count <= 32, name.utf8.allSatisfy(Self.isNameByte), name.first?.isLetter == true else {
-                throw ProfileError(file: file, line: line, "params: option name \"\(Redactor.escapingControls(name))\" must start with a letter "
-                                       + "and use only letters, digits and '_' (at most 32)")
+            if let problem = ProfileGrammar.optionNameProblem(name) {
+                throw ProfileError(file: file, line: line, "params: option name \"\(Redactor.escapingControls(name))\" \(problem)")
             }
             guard case .table(let spec) = table.fields[name]! else {
                 throw ProfileError(file: file, line: line, "params: \(name) must be a table, like \(name) = { 100, 300, default = 300 }")
@@ -102,9 +101,9 @@ enum ProfileOptionReader {
         switch item {
         case .integer(let v): return .integer(Int(v))
         case .number(let v) where v.isFinite: return canonical(v)
-        case .string(let text) where !text.isEmpty && text.utf8.count <= 64 && text.utf8.allSatisfy(Self.isValueByte):
+        case .string(let text):
+            if let problem = ProfileGrammar.optionStringProblem(text) { throw ParameterError(problem) }
             return .string(text)
-        case .string: throw ParameterError("a string value uses only letters, digits, '.', '_' and '-' (at most 64)")
         default: throw ParameterError("values are numbers or strings, got \(item.typeName)")
         }
     }
@@ -119,15 +118,6 @@ enum ProfileOptionReader {
 
     private static func canonical(_ value: Double) -> ParameterValue {
         value == value.rounded() && abs(value) < 1e15 ? .integer(Int(value)) : .number(value)
-    }
-
-    private static func isNameByte(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
-    }
-
-    private static func isValueByte(_ byte: UInt8) -> Bool {
-        isNameByte(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
     }
 
     /// The `param "w"` references among a stage's written parameters.

@@ -24,6 +24,17 @@ struct NormalizeTests {
         #expect(source.key == "https://music.example.com/rest/getCoverArt?id=al-1&size=300")
     }
 
+    @Test("a repeated parameter keeps the order of its values: origins read them by position")
+    func repeatedNamesKeepTheirOrder() async throws {
+        let first = try await normalized("http://h/a?id=k4&b=1&id=k3").key
+        let second = try await normalized("http://h/a?id=k3&b=1&id=k4").key
+        #expect(first == "http://h/a?b=1&id=k4&id=k3")
+        #expect(second == "http://h/a?b=1&id=k3&id=k4")
+        // A parameter with and without a value, and empty ones, keep their places among theirs too.
+        #expect(try await normalized("http://h/a?x&x=&x=1&a=2").key == "http://h/a?a=2&x&x=&x=1")
+        #expect(try await normalized("http://h/a?x=1&x=&x").key == "http://h/a?x=1&x=&x")
+    }
+
     @Test("a non-default port stays, and an empty path becomes /")
     func port() async throws {
         #expect(try await normalized("http://Host:8080").key == "http://host:8080/")
@@ -127,8 +138,9 @@ struct NormalizeDifferentialTests {
         if let port = components.port, port == defaultPort { components.port = nil }
         if components.percentEncodedPath.isEmpty, components.host != nil { components.percentEncodedPath = "/" }
         if let items = components.percentEncodedQueryItems {
-            let kept = items.filter { !dropped.contains($0.name) }
-                .sorted { ($0.name, $0.value ?? "") < ($1.name, $1.value ?? "") }
+            // By name; a name's values keep their order (see repeatedNamesKeepTheirOrder).
+            let kept = items.enumerated().filter { !dropped.contains($0.element.name) }
+                .sorted { ($0.element.name, $0.offset) < ($1.element.name, $1.offset) }.map(\.element)
             components.percentEncodedQueryItems = kept.isEmpty ? nil : kept
         }
         return components.string

@@ -57,7 +57,7 @@ struct InfoFallbackServeTests {
     }
 
     func signed(_ profile: String, _ path: String, options: [(String, String)] = []) -> String {
-        ServePath.signed(profile: profile, source: origin.url(path), options: options, signer: signer)!
+        try! ServePath.signed(profile: profile, source: origin.url(path), options: options, signer: signer)!
     }
 
     static let xCache = HTTPField.Name("X-Cache")!
@@ -82,7 +82,8 @@ struct InfoFallbackServeTests {
                                                   method: .get)
             #expect(forged.status == .forbidden)
             // The chains made from a profile are not profiles a path can name.
-            let derived = try await client.execute(uri: signed(ProfileSet.infoName("thumb"), "/iaf/cover.jpg"), method: .get)
+            let derived = try await client.execute(
+                uri: RawPath.signed(profile: ProfileSet.infoName("thumb"), source: origin.url("/iaf/cover.jpg"), signer: signer), method: .get)
             #expect(derived.status == .notFound)
         }
     }

@@ -39,8 +39,9 @@ struct ServeOptionTests {
     }
 
     func signed(_ path: String, _ options: [(String, String)], plain: Bool = false) -> String {
-        ServePath.signed(profile: "resize", source: origin.url(path), plain: plain, options: options, signer: signer)!
+        try! ServePath.signed(profile: "resize", source: origin.url(path), plain: plain, options: options, signer: signer)!
     }
+
 
     static let xCache = HTTPField.Name("X-Cache")!
 
@@ -75,7 +76,7 @@ struct ServeOptionTests {
           ])
     func refusals(_ options: [(String, String)], _ reason: String) async throws {
         try await service().application().test(.router) { client in
-            let response = try await client.execute(uri: signed("/opt/wide.jpg", options), method: .get)
+            let response = try await client.execute(uri: RawPath.signed(profile: "resize", source: origin.url("/opt/wide.jpg"), options: options, signer: signer), method: .get)
             #expect(response.status == .badRequest)
             let body = String(buffer: response.body)
             #expect(body.contains("\"kind\":\"invalid_option\"") && body.contains(reason), "\(body)")

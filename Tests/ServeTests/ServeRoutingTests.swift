@@ -51,7 +51,7 @@ import TestSupport
     }
 
     func signed(_ profile: String, _ path: String, plain: Bool = false) -> String {
-        ServePath.signed(profile: profile, source: origin.url(path), plain: plain, signer: signer)!
+        try! ServePath.signed(profile: profile, source: origin.url(path), plain: plain, signer: signer)!
     }
 
     @Test func aSignedPathAnswersTheImageWithItsHeaders() async throws {
@@ -110,7 +110,7 @@ import TestSupport
     func failuresAnswerTheirStatusAndARedactedJSONBody(path: String, status: Int, kind: String) async throws {
         try await service().application().test(.live) { client in
             let source = origin.url(path) + "?u=ann&p=secret"
-            let uri = try #require(ServePath.signed(profile: "thumb", source: source, signer: signer))
+            let uri = try #require(try ServePath.signed(profile: "thumb", source: source, signer: signer))
             let response = try await client.execute(uri: uri, method: .get)
             #expect(response.status.code == status)
             #expect(response.headers[.contentType] == "application/json")
@@ -126,7 +126,7 @@ import TestSupport
             let sources = ["file:///etc/passwd", "/etc/passwd", "FILE:///etc/passwd", "gopher://127.0.0.1/x",
                            "http://169.254.169.254/latest/meta-data/", "http://10.1.2.3/a.jpg", "http://[::1]:1/a.jpg"]
             for source in sources {
-                let uri = try #require(ServePath.signed(profile: "strict", source: source, signer: signer))
+                let uri = try #require(try ServePath.signed(profile: "strict", source: source, signer: signer))
                 let response = try await client.execute(uri: uri, method: .get)
                 #expect(response.status == .forbidden, "\(source): \(String(buffer: response.body))")
                 #expect(!String(buffer: response.body).contains("root:"))
@@ -147,7 +147,7 @@ import TestSupport
             for source in ["http:/127.0.0.1:\(attacker.port)/x://127.0.0.1:\(origin.port)/cover.jpg",
                            "http:///127.0.0.1:\(attacker.port)/cover.jpg", "http://127.0.0.1:\(origin.port)\\@127.0.0.1:\(attacker.port)/",
                            "http://127.1:\(attacker.port)/cover.jpg", "http://127.0.0.1:\(origin.port)/cover.jpg\u{0}"] {
-                let uri = try #require(ServePath.signed(profile: "thumb", source: source, signer: signer))
+                let uri = try #require(try ServePath.signed(profile: "thumb", source: source, signer: signer))
                 let response = try await client.execute(uri: uri, method: .get)
                 #expect(response.status == .badRequest, "\(source): \(String(buffer: response.body))")
                 #expect(String(buffer: response.body).contains("ambiguous source"))
@@ -163,7 +163,7 @@ import TestSupport
         origin.route("/elsewhere.jpg", .redirect(to: origin.url("/cover.jpg")))  // localhost to 127.0.0.1
         try await service(hosts: ["localhost"]).application().test(.live) { client in
             let source = "http://localhost:\(origin.port)/elsewhere.jpg"
-            let uri = try #require(ServePath.signed(profile: "thumb", source: source, signer: signer))
+            let uri = try #require(try ServePath.signed(profile: "thumb", source: source, signer: signer))
             let response = try await client.execute(uri: uri, method: .get)
             #expect(response.status == .forbidden, "\(String(buffer: response.body))")
             #expect(String(buffer: response.body).contains("allow_hosts"))

@@ -8,7 +8,7 @@ import Testing
     let signer = try! URLSigner(keys: "736563726574", salts: "68656c6c6f", minimumKeyBytes: 6)
 
     @Test func aSignedPathIsAcceptedAndAnyChangeIsNot() throws {
-        let path = try #require(ServePath.signed(profile: "thumbnail", source: "https://example.com/a.jpg", signer: signer))
+        let path = try #require(try ServePath.signed(profile: "thumbnail", source: "https://example.com/a.jpg", signer: signer))
         let (signature, signed) = try #require(ImagePath.split(Substring(path)))
         #expect(signature.count == 43)
         #expect(signer.accepts(signature, for: signed))
@@ -35,10 +35,10 @@ import Testing
     @Test func rotatedKeysAreAllAcceptedAndTheFirstSigns() throws {
         let old = try URLSigner(keys: Self.key("01"), salts: "03")
         let rotated = try URLSigner(keys: Self.key("a1") + "," + Self.key("01"), salts: "a3,03")
-        let oldPath = try #require(ServePath.signed(profile: "p", source: "http://h/x.jpg", signer: old))
+        let oldPath = try #require(try ServePath.signed(profile: "p", source: "http://h/x.jpg", signer: old))
         let (signature, signed) = try #require(ImagePath.split(Substring(oldPath)))
         #expect(rotated.accepts(signature, for: signed))
-        let newPath = try #require(ServePath.signed(profile: "p", source: "http://h/x.jpg", signer: rotated))
+        let newPath = try #require(try ServePath.signed(profile: "p", source: "http://h/x.jpg", signer: rotated))
         #expect(newPath != oldPath)
         let (newSignature, _) = try #require(ImagePath.split(Substring(newPath)))
         #expect(!old.accepts(newSignature, for: signed))
@@ -52,11 +52,18 @@ import Testing
     }
 
     @Test func weakKeysAreRefusedWithHowToMakeOne() throws {
-        for weak in ["00", "0102030405060708", String(repeating: "ab", count: 31), Self.key("01") + ",0102"] {
+        for weak in ["00", "0102030405060708", String(repeating: "ab", count: 31), Self.key("01") + ",0102",
+                     String(repeating: "00", count: 32), String(repeating: "61", count: 64), String(repeating: "0102", count: 16)] {
             let error = #expect(throws: URLSigner.KeyError.self) { try URLSigner(keys: weak, salts: weak.contains(",") ? "00,00" : "00") }
             #expect(error?.description.contains("openssl rand -hex 32") == true, "\(weak)")
         }
         #expect(try URLSigner(keys: Self.key("ff"), salts: "00").hasKeys)
+        // Every key needs a salt of its own: an empty one ("x," in the list) is a missing one.
+        for salts in ["", "00,", ",00"] {
+            #expect(throws: URLSigner.KeyError.self, "\(salts)") {
+                try URLSigner(keys: Self.key("01") + "," + Self.key("02"), salts: salts)
+            }
+        }
     }
 
     /// The 43rd character holds 4 bits of the MAC and 2 unused ones: only the spelling with
@@ -74,8 +81,15 @@ import Testing
         }
     }
 
-    /// A 32-byte key of one repeated byte, for tests where the key's value does not matter.
-    static func key(_ byte: String) -> String { String(repeating: byte, count: 32) }
+    /// A 32-byte key that starts at `byte` and steps through 32 distinct values, for tests where
+    /// the key's value does not matter.
+    static func key(_ byte: String) -> String {
+        let start = Int(byte, radix: 16)!
+        return (0..<32).map { index in
+            let value = String((start + index * 37) & 0xff, radix: 16)
+            return value.count == 1 ? "0" + value : value
+        }.joined()
+    }
 
     @Test func sourcesComeBackFromBase64AndPlainPaths() throws {
         let source = "https://example.com/rest/getCoverArt?id=1&u=ann&t=abc&s=xyz"

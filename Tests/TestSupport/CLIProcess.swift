@@ -89,6 +89,9 @@ public enum CLIProcess {
         /// Whether the process is still running.
         public var isRunning: Bool { process.isRunning }
 
+        /// Its process id.
+        public var pid: Int32 { process.processIdentifier }
+
         /// Waits for the process to end, on a thread of its own: a test waiting for a subprocess must
         /// hold neither a cooperative thread nor one of Dispatch's (with two cores, either kind of
         /// wait starved the pipeline tests' `eventually` deadlines).

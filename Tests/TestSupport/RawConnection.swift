@@ -34,11 +34,28 @@ public final class RawConnection: Sendable {
     }
 }
 
+extension RawConnection {
+    /// Everything the server sends until it closes the connection, and whether it did close it
+    /// within `seconds` of its last bytes.
+    public func receiveUntilClosed(within seconds: Double) async throws -> (text: String, closed: Bool) {
+        var text = ""
+        while let part = try await receive(within: seconds) {
+            if part.isEmpty { return (text, true) }
+            text += part
+        }
+        return (text, false)
+    }
+}
+
 /// A TCP socket connected to 127.0.0.1:`port`, with `timeout` seconds for each send and receive
-/// when given; nil when it cannot connect. The caller closes it.
-func connectLoopback(port: Int, timeout: Double? = nil) -> Int32? {
+/// and a receive buffer of `receiveBuffer` bytes when given; nil when it cannot connect. The
+/// caller closes it.
+func connectLoopback(port: Int, timeout: Double? = nil, receiveBuffer: Int32? = nil) -> Int32? {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { return nil }
+    if var size = receiveBuffer {
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
     if let timeout {
         var limit = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))

@@ -58,7 +58,7 @@ public struct HTTPAnswer: Sendable {
 public enum Curl {
     /// One request; headers are "Name: value". A status of 0 means no answer (timeout, refused).
     public static func get(_ url: String, method: String = "GET", headers: [String] = [], body: String? = nil,
-                           maxTime: Double = 60) async throws -> HTTPAnswer {
+                           maxTime: Double = 60, extra: [String] = []) async throws -> HTTPAnswer {
         let directory = NSTemporaryDirectory() + "curl-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -66,7 +66,7 @@ public enum Curl {
         if method == "HEAD" { arguments = ["-s", "-I", "-o", directory + "/head", "-m", String(maxTime)] }
         for header in headers { arguments += ["-H", header] }
         if let body { arguments += ["--data-binary", body] }
-        _ = try await run(arguments + [url])
+        _ = try await run(arguments + extra + [url])
         let head = (try? String(contentsOfFile: directory + "/head", encoding: .utf8)) ?? ""
         var status = 0, fields: [String: String] = [:]
         for line in head.split(separator: "\r\n") {

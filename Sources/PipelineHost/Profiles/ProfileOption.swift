@@ -87,8 +87,15 @@ public struct OptionError: Error, Sendable, CustomStringConvertible {
 
 extension Profile {
     /// How many variants the profile can make of one source: the product of its options'
-    /// value counts (1 without options).
-    public var variantCount: Int { options.reduce(1) { $0 * $1.values.count } }
+    /// value counts (1 without options); nil when that is more than `Int.max`.
+    public var variantCount: Int? {
+        options.reduce(1) { count, option in
+            count.flatMap { count in
+                let (product, overflow) = count.multipliedReportingOverflow(by: option.values.count)
+                return overflow ? nil : product
+            }
+        }
+    }
 
     /// The overrides for a request that chose `choices` (name and value as written, in any
     /// order), with `header` giving a request header's value for options with a client hint.

@@ -7,8 +7,8 @@ import PipelineHost
 
 /// The normalized form of a source location, built from `SourceLocation`'s split: scheme and
 /// host lower-cased, user information, default port and fragment dropped, an empty path made
-/// "/", and the query's items sorted with the listed names left out. Nothing is decoded, so a
-/// key keeps the source's own percent-escapes.
+/// "/", and the query's items sorted by name (values of one name in their order) with the listed
+/// names left out. Nothing is decoded, so a key keeps the source's own percent-escapes.
 enum SourceKey {
     static func normalized(_ location: String, dropping dropped: Set<String>) throws(PipelineError) -> String {
         let url = SourceLocation(location)
@@ -31,17 +31,16 @@ enum SourceKey {
         if let query = url.query, !query.isEmpty {
             let kept = Escapes.escapingInvalid(query, allowed: Escapes.query)
                 .split(separator: "&", omittingEmptySubsequences: false)
-                .map { item in (name: item.prefix { $0 != "=" }, item: item) }
+                .enumerated()
+                .map { (name: $1.prefix { $0 != "=" }, item: $1, position: $0) }
                 .filter { !dropped.contains(String($0.name)) }
-                .sorted { ($0.name, Self.value($0.item)) < ($1.name, Self.value($1.item)) }
+                // By name only: a name's values keep their order, since origins read "?id=a&id=b"
+                // by position (the first, the last, or all in order) and a different order may
+                // be a different image.
+                .sorted { ($0.name, $0.position) < ($1.name, $1.position) }
             if !kept.isEmpty { key += "?" + kept.map(\.item).joined(separator: "&") }
         }
         return key
-    }
-
-    /// The value of a query item: after its first "=", or "" without one.
-    private static func value(_ item: Substring) -> Substring {
-        item.firstIndex(of: "=").map { item[item.index(after: $0)...] } ?? ""
     }
 
     /// Host and port of an authority without user information; nil when the port is not a

@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Clients that ask and never read, against the real `pipelinehost serve` process: the answers
+/// they leave unread cost no memory of their own, their connections close at --send-timeout,
+/// and the service keeps answering others meanwhile.
+@Suite(.serialized, .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin) struct SlowClientTests {
+    /// The whole 2400×1600 sample as PNG: an answer of about 3.6 MB.
+    static let profile = """
+        profile "full" {
+          fetch  { block_private = true, allow_loopback = true, retries = 0 },
+          decode {},
+          encode { format = "png" },
+          cache  { memory = true },
+        }
+        """
+
+    let origin = LoopbackServer.fixture
+    let directory: TemporaryDirectory
+    let profileFile: String
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        profileFile = try directory.write("serve.lua", Array(Self.profile.utf8))
+    }
+
+    @Test func clientsThatNeverReadHoldNoCopyOfTheirAnswersAndAreClosedAtTheSendTimeout() async throws {
+        origin.route("/big.jpg", .ok(Fixtures.sample))
+        let service = try await ServeProcess(profileFile: profileFile, [
+            "--allow-unsigned", "--no-cache", "--max-connections", "12", "--send-timeout", "15",
+            "--idle-timeout", "600", "--request-timeout", "600", "--no-access-log",
+        ], environment: ["MALLOC_ARENA_MAX": "2"])  // the README's setting for a server
+        let path = "/unsafe/full/" + base64url(origin.url("/big.jpg"))
+        // The answer is made once and kept in memory: what follows measures only connections.
+        let first = try await Curl.get(service.baseURL + path)
+        #expect(first.status == 200)
+        let answerBytes = first.body.count
+        #expect(answerBytes > 3_000_000)
+        let before = try #require(ProcFacts.residentBytes(service.running.pid))
+
+        let readers = try (0..<8).map { _ in try SlowReader(port: service.port) }
+        for reader in readers { reader.pipeline(path, count: 50) }
+        // Every connection's answer is stuck in the kernel: its client takes no more.
+        let stuck = await eventually(within: 60) {
+            ProcFacts.sendQueues(localPort: service.port).filter { $0 > 0 }.count == readers.count
+        }
+        #expect(stuck, "send queues: \(ProcFacts.sendQueues(localPort: service.port))")
+        let held = try #require(ProcFacts.residentBytes(service.running.pid))
+        // The operational endpoints answer while they are held.
+        let health = try await Curl.get(service.baseURL + "/health", maxTime: 30)
+        #expect(health.status == 200)
+        // What grows is the pieces on their way to the kernel's send buffers, which took about
+        // 2.8 MB of each answer: bounded by those buffers, not by the answers. A copy of each
+        // answer per connection, as before, was 8 × 3.6 MB on top of that.
+        #expect(held - before < readers.count * answerBytes,
+                "RSS grew \(held - before) bytes with 8 unread \(answerBytes)-byte answers")
+
+        // Each is closed once its answer made no progress for 15 s (nothing else would close it:
+        // the idle and request timeouts are 10 minutes).
+        for reader in readers {
+            #expect(try await reader.closedByServer(within: 120))
+        }
+        #expect(await eventually(within: 30) { ProcFacts.sendQueues(localPort: service.port).isEmpty })
+        let metrics = try await Curl.get(service.baseURL + "/metrics").text
+        #expect(metrics.contains("pipelinehost_http_send_timeouts_total 8\n"), "\(metrics)")
+        _ = try await service.stop()
+    }
+
+    @Test func anHTTP10RequestWithoutKeepAliveIsClosedAfterItsAnswer() async throws {
+        let service = try await ServeProcess(profileFile: profileFile, ["--allow-unsigned", "--idle-timeout", "600"])
+        let connection = try RawConnection(port: service.port)
+        connection.send("GET /health HTTP/1.0\r\n\r\n")
+        // Closed by the server, not at the 10-minute idle timeout.
+        let (received, closed) = try await connection.receiveUntilClosed(within: 60)
+        #expect(closed)
+        #expect(received.hasPrefix("HTTP/1.0 200") || received.hasPrefix("HTTP/1.1 200"), "\(received)")
+        #expect(received.lowercased().contains("connection: close"), "\(received)")
+        #expect(received.hasSuffix("ok\n"))
+
+        // Keep-alive asked for is kept; Connection: close on 1.1 closes.
+        let kept = try RawConnection(port: service.port)
+        kept.send("GET /health HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        #expect(try await kept.receive(within: 60)?.contains("ok\n") == true)
+        kept.send("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let (rest, keptClosed) = try await kept.receiveUntilClosed(within: 60)
+        #expect(keptClosed)
+        #expect(rest.contains("ok\n"), "\(rest)")
+        _ = try await service.stop()
+    }
+}
