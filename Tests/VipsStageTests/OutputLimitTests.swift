@@ -48,8 +48,38 @@ struct OutputLimitTests {
                 "\(String(describing: error))")
         if VipsPlugin.canWrite("avif") {
             let avif = try await failure("pad { width = 3000, height = 3000 }", encode: #"format = "avif", effort = 9"#)
-            #expect(avif?.reason.contains("as avif at effort 9 is over the encode budget (5.0 megapixels") == true,
+            #expect(avif?.reason.contains("as avif at effort 9 is over the encode budget (2.0 megapixels") == true,
                     "\(String(describing: avif))")
+        }
+    }
+}
+
+extension OutputLimitTests {
+    /// A 169-megapixel header (a few dozen bytes with no pixels): a refusal that reads no pixel
+    /// is pixel_limit, one that starts the work would fail to decode it.
+    @Test("a 169-megapixel source is refused by the encode budget before any pixel is read, whatever max_pixels allows",
+          arguments: [("jpeg", "169 megapixels as jpeg"), ("png", "169 megapixels as png"), ("webp", "169 megapixels as webp")])
+    func encodeBudgetBeforeWork(_ format: String, _ says: String) async throws {
+        let path = try directory.write("huge.png", Fixtures.bombPNG(width: 13000, height: 13000))
+        let error = try await TestPipeline.failure(
+            #"profile "p" { fetch {}, decode { max_pixels = 1e10 }, encode { format = "\#(format)" } }"#, source: path)
+        #expect(error?.kind == .pixelLimit, "\(String(describing: error))")
+        #expect(error?.reason.contains("encode: \(says)") == true, "\(String(describing: error))")
+    }
+
+    @Test("PNG costs three JPEG pixels: 36 megapixels of PNG are over the budget, of JPEG under it")
+    func pngCostsMore() async throws {
+        let png = try await failure("pad { width = 6000, height = 6000 }", decode: "max_output_pixels = 40e6")
+        #expect(png?.reason.contains("encode: 36 megapixels as png is over the encode budget (33 megapixels") == true,
+                "\(String(describing: png))")
+        let jpeg = try await failure("pad { width = 6000, height = 6000 }", decode: "max_output_pixels = 40e6", encode: #"format = "jpeg""#)
+        #expect(jpeg == nil, "\(String(describing: jpeg))")
+    }
+
+    @Test("max_output_pixels cannot be raised past the encode budget: the profile does not load")
+    func outputLimitIsCapped() async throws {
+        #expect(throws: ProfileError.self) {
+            try TestPipeline.load(#"profile "p" { fetch {}, decode { max_output_pixels = 1e10 }, encode {} }"#)
         }
     }
 }

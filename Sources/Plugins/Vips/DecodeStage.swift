@@ -10,8 +10,8 @@ struct DecodeStage: Stage {
         static let maxPixels = Parameter<Double>("max_pixels", .number(1...1e10), default: 100e6,
             doc: "largest width x height x frames decoded, checked from the header")
         // No default written here, so the keys of existing profiles stay; unset means 50e6.
-        static let maxOutputPixels = OptionalParameter<Double>("max_output_pixels", .number(1...1e10),
-            doc: "largest width x height x frames any later stage may make (pad, enlarge, dpr...), checked before its pixels are computed; unset: 50e6")
+        static let maxOutputPixels = OptionalParameter<Double>("max_output_pixels", .number(1...EncodeStage.costBudget),
+            doc: "largest width x height x frames any later stage may make (pad, enlarge, dpr...), checked before its pixels are computed; unset: 50e6; at most the encode budget")
         static let maxFrames = Parameter<Int>("max_frames", .integer(1...100_000), default: 1000,
             doc: "files with more frames (pages) than this are refused, even when only the first is used")
         static let frames = Parameter<Int>("frames", .integer(1...1000), default: 1,
