@@ -290,6 +290,13 @@ static int setup(lua_State *L) {
     lua_setglobal(L, "setmetatable");
     ph_lua_replace_patterns(L);
     ph_lua_replace_tables(L);
+    // string.dump turns a function into bytecode: nothing a profile needs, and the one way to
+    // make bytecode in here (load is gone, so none could run it, but a value that is bytecode
+    // could reach a stage as a string). Also gone through ("").dump, the same table.
+    lua_getglobal(L, "string");
+    lua_pushnil(L);
+    lua_setfield(L, -2, "dump");
+    lua_pop(L, 1);
     lua_newtable(L);
     sandbox_of(L)->profiles_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 

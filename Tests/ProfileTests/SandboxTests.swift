@@ -29,6 +29,14 @@ struct SandboxTests {
         #expect(error?.message == "attempt to index a boolean value")
     }
 
+    @Test("no function makes bytecode: string.dump is gone, by name and through a string's methods",
+          arguments: ["string.dump(function() end)", "(\"\"):dump()", "string[\"du\" .. \"mp\"](tostring)"])
+    func noDump(_ call: String) throws {
+        let error = #expect(throws: ProfileError.self) { try TestPipeline.load("local b = \(call)\n", name: "d.lua") }
+        #expect(error?.line == 1, "\(String(describing: error))")
+        #expect(error?.message.contains("dump") == true || error?.message.contains("nil value") == true, "\(String(describing: error))")
+    }
+
     @Test("bytecode is refused")
     func bytecode() throws {
         let chunk = "\u{1B}Lua" + String(repeating: "x", count: 20)
