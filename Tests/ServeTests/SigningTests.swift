@@ -126,4 +126,17 @@ import Testing
         #expect(FormatChoice.choose(accept: "image/png,image/*;q=0.8,*/*;q=0.5", canWriteAVIF: true) == "jpeg")
         #expect(FormatChoice.choose(accept: nil, canWriteAVIF: true) == "jpeg")
     }
+
+    @Test("a weight outside RFC 9110's grammar makes its item count for nothing", arguments: [
+        "NaN", "nan", "inf", "-1", "1e0", "0x1", "2", "1.5", "0.0001", "1.001", "", "+1", " ", "0,5", ".5",
+    ])
+    func malformedWeightsSelectNothing(_ weight: String) {
+        #expect(FormatChoice.choose(accept: "image/avif;q=\(weight)", canWriteAVIF: true) == "jpeg", "q=\(weight)")
+        #expect(FormatChoice.choose(accept: "image/webp;q=\(weight), image/avif;q=0", canWriteAVIF: true) == "jpeg", "q=\(weight)")
+    }
+
+    @Test("weights in the grammar count", arguments: ["1", "1.", "1.0", "1.000", "0.001", "0.5", "0.999"])
+    func wellFormedWeightsSelect(_ weight: String) {
+        #expect(FormatChoice.choose(accept: "image/avif;q=\(weight)", canWriteAVIF: true) == "avif", "q=\(weight)")
+    }
 }

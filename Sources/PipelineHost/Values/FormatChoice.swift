@@ -10,13 +10,27 @@ public enum FormatChoice {
             // Media types and parameters hold no spaces, so dropping them all is safe.
             let fields = item.split(separator: ";").map { $0.filter { $0 != " " && $0 != "\t" }.lowercased() }
             guard let type = fields.first, !type.isEmpty else { continue }
-            // "q=0" means "not this one".
-            let refused = fields.dropFirst().contains { $0.hasPrefix("q=") && Double($0.dropFirst(2)) == 0 }
-            if !refused { accepted.insert(type) }
+            // "q=0" means "not this one"; a q outside RFC 9110's grammar ("NaN", "1e0", "-1")
+            // makes the item one that cannot be read, and it counts for nothing.
+            let weights = fields.dropFirst().filter { $0.hasPrefix("q=") }.map { qvalue($0.dropFirst(2)) }
+            guard weights.count <= 1, let weight = weights.first ?? 1, weight > 0 else { continue }
+            accepted.insert(type)
         }
         if canWriteAVIF, accepted.contains("image/avif") { return "avif" }
         if accepted.contains("image/webp") { return "webp" }
         return "jpeg"
+    }
+
+    /// A weight as RFC 9110 §12.4.2 writes it: 0 to 1 with at most three decimals, `0.5`, `1.000`;
+    /// nil for anything else, which `Double` would read (`nan`, `1e0`, `0x1`, `-0`).
+    static func qvalue(_ text: Substring) -> Double? {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let whole = parts.first, whole == "0" || whole == "1" else { return nil }
+        let decimals = parts.count == 2 ? parts[1] : ""
+        guard decimals.count <= 3, decimals.allSatisfy({ ("0"..."9").contains($0) }), whole == "0" || decimals.allSatisfy({ $0 == "0" }) else {
+            return nil
+        }
+        return Double(text)
     }
 
     /// Outputs that are text, not an image: the placeholder stage's kinds.
