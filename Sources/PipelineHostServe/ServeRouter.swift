@@ -10,6 +10,7 @@ enum ServeRouter {
         let router = Router(context: ServeContext.self)
         router.add(middleware: AccessLogMiddleware(log: state.accessLog))
         router.add(middleware: HTTPMetricsMiddleware(factory: PrometheusMetricsFactory(registry: state.registry)))
+        router.add(middleware: TransferCodingMiddleware())
         router.add(middleware: MethodNotAllowedMiddleware())
         // The image route: every other path, the root included (it answers not_found).
         let image = { @Sendable (request: Request, context: ServeContext) async -> Response in
