@@ -20,8 +20,9 @@ struct Info: AsyncParsableCommand {
 
             width and height are as displayed (EXIF orientation applied). The BlurHash has 4×3 \
             components and the ThumbHash is standard base64; both come from a copy shrunk on load \
-            to 100 px, so the full pixels are never decoded. EXIF GPS is left out unless the \
-            profile writes info { gps = true }.
+            to 100 px, so the full pixels are never decoded. The camera's make, model and date \
+            taken ("exif") are given only when the profile writes info { exif = true }, and the \
+            GPS position only with info { gps = true }.
 
             The profile's own key, fetch, cache and decode stages do the work, so its limits \
             (max_bytes, max_pixels, block_private...) apply and a stored original is reused \

@@ -31,6 +31,9 @@ struct ImageHandler: Sendable {
             var overrides = resolved.overrides
             let auto = !info && profiles.autoFormat.contains(image.profile)
             let profile = profiles.set[image.profile]
+            if info, profile?.declaresInfo != true {
+                throw ServeFailure.notFound("profile \"\(image.profile)\" does not answer /info: a profile that writes info { } does")
+            }
             if auto, let profile {
                 let format = FormatChoice.choose(accept: request.headers[.accept], canWriteAVIF: state.settings.canWriteAVIF)
                 overrides.merge(profile.formatOverrides(format)) { $0.merging($1) { _, format in format } }

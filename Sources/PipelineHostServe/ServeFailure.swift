@@ -41,7 +41,10 @@ struct ServeFailure: Error, Sendable {
         case .cancelled: .serviceUnavailable
         default: .internalServerError
         }
-        self.init(status, error.kind.name, error.reason, source: error.source)
+        // A source that is not there is not_found, as for an unknown profile and as a fallback's
+        // `on` calls it; the origin's own status stays in upstream_status.
+        let kind = status == .notFound ? "not_found" : error.kind.name
+        self.init(status, kind, error.reason, source: error.source)
         details = error.details?.jsonFields ?? [:]
         if let upstream { details["upstream_status"] = .integer(upstream) }
     }

@@ -29,8 +29,7 @@ struct ServedProfiles: Sendable {
                 stages.append(changes.isEmpty ? stage : try stage.overriding(changes))
                 if stage.autoFormatParameter != nil { auto.insert(profile.name) }
             }
-            profiles.append(Profile(name: profile.name, file: profile.file, line: profile.line, stages: stages,
-                                    info: profile.info, fallback: profile.fallback, options: profile.options))
+            profiles.append(profile.with(stages: stages))
         }
         set = ProfileSet(file: loaded.file, profiles: profiles)
         autoFormat = auto

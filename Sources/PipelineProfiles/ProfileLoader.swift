@@ -124,7 +124,8 @@ public struct ProfileLoader: Sendable {
             }
             return ProfileOption(name: option.name, values: option.values, defaultValue: option.defaultValue, hint: option.hint, uses: used)
         }
-        return Profile(name: name, file: file, line: line, stages: stages, info: info, fallback: settings[.fallback], options: options)
+        return Profile(name: name, file: file, line: line, stages: stages, info: info, declaresInfo: settings[.info] != nil,
+                       fallback: settings[.fallback], options: options)
     }
 
     /// The stage name of a descriptor, if `item` is one.

@@ -11,13 +11,14 @@ import TestSupport
 struct InfoTests {
     static let profiles = """
         profile "p" { fetch {}, decode {}, downsample { size = 64 }, encode {} }
-        profile "located" { fetch {}, decode {}, encode {}, info { gps = true } }
+        profile "camera" { fetch {}, decode {}, encode {}, info { exif = true } }
+        profile "located" { fetch {}, decode {}, encode {}, info { exif = true, gps = true } }
         """
 
     struct Described: Decodable {
         let width: Int, height: Int, format: String, frames: Int, has_alpha: Bool, bytes: Int, orientation: Int
         let dominant: String?, blurhash: String, thumbhash: String
-        let exif: [String: String]
+        let exif: [String: String]?
         let gps: [String: Double]?
     }
 
@@ -112,11 +113,14 @@ struct InfoTests {
         return path
     }
 
-    @Test("EXIF make, model and date taken are given; the GPS position only when the profile asks")
+    @Test("EXIF make, model and date taken only when the profile asks (exif = true); the GPS position only with gps = true")
     func exifWithoutGPS() async throws {
         let directory = try TemporaryDirectory()
         let path = try await Self.cameraJPEG(in: directory, orientation: 6)
-        let (info, raw) = try await Self.describe(path)
+        let (plain, plainRaw) = try await Self.describe(path)
+        #expect(plain.exif == nil && plain.gps == nil)
+        #expect(!plainRaw.contains("Canon") && !plainRaw.contains("EOS") && !plainRaw.contains("2024"), "\(plainRaw)")
+        let (info, raw) = try await Self.describe(path, profile: "camera")
         #expect(info.exif == ["make": "Canon", "model": "EOS 5D", "date_taken": "2024:05:01 10:00:00"])
         #expect(info.gps == nil)
         #expect(!raw.lowercased().contains("gps") && !raw.contains("51.5"))

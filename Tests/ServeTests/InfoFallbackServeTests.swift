@@ -18,6 +18,7 @@ struct InfoFallbackServeTests {
           encode     { format = "png" },
           cache      { memory = true },
           fallback   { file = "missing.png", status = 404, max_age = 30 },
+          info       {},
         }
         profile "sized" {
           params     { w = { 16, 48, default = 16 } },
@@ -26,6 +27,7 @@ struct InfoFallbackServeTests {
           downsample { size = param "w", fit = "cover" },
           encode     { format = "png" },
           fallback   { file = "missing.png" },
+          info       {},
         }
         profile "plain" {
           fetch      { block_private = true, allow_loopback = true, timeout = 5, retries = 0 },
@@ -85,6 +87,22 @@ struct InfoFallbackServeTests {
             let derived = try await client.execute(
                 uri: RawPath.signed(profile: ProfileSet.infoName("thumb"), source: origin.url("/iaf/cover.jpg"), signer: signer), method: .get)
             #expect(derived.status == .notFound)
+        }
+    }
+
+    @Test("/info answers only for a profile that writes info { }: a public image URL publishes nothing more")
+    func infoOnlyWhereDeclared() async throws {
+        try await service().application().test(.router) { client in
+            let image = try await client.execute(uri: signed("plain", "/iaf/cover.jpg"), method: .get)
+            #expect(image.status == .ok)
+            let info = try await client.execute(uri: "/info" + signed("plain", "/iaf/cover.jpg"), method: .get)
+            #expect(info.status == .notFound)
+            #expect(String(buffer: info.body).contains("does not answer /info"), "\(String(buffer: info.body))")
+            // A source that is not there is not_found, for /info as for the image, as the docs say.
+            let gone = try await client.execute(uri: "/info" + signed("thumb", "/iaf/gone.jpg"), method: .get)
+            #expect(gone.status == .notFound)
+            let body = String(buffer: gone.body)
+            #expect(body.contains(#""kind":"not_found""#) && body.contains(#""upstream_status":404"#), "\(body)")
         }
     }
 

@@ -104,7 +104,7 @@ import TestSupport
     }
 
     @Test(arguments: [
-        ("/gone.jpg", 404, "http_status"), ("/broken.jpg", 502, "http_status"), ("/page.jpg", 422, "not_an_image"),
+        ("/gone.jpg", 404, "not_found"), ("/broken.jpg", 502, "http_status"), ("/page.jpg", 422, "not_an_image"),
         ("/slow.jpg", 504, "timeout"),
     ])
     func failuresAnswerTheirStatusAndARedactedJSONBody(path: String, status: Int, kind: String) async throws {

@@ -44,20 +44,31 @@ public struct Profile: Sendable {
     /// The stage `info` runs after this profile's decode: the profile's own `info { ... }`, or
     /// the registry's with its defaults; nil when no plugin registers one.
     public let info: ConfiguredStage?
+    /// Whether the profile writes `info { ... }` itself: only then does serve answer `/info`
+    /// for it, so a public image URL never publishes more about its original than the image.
+    public let declaresInfo: Bool
     /// The profile's `fallback { ... }`, if it has one; its stage is a `Fallback`.
     public let fallback: ConfiguredStage?
     /// What a request may choose (`params { ... }`), by name.
     public let options: [ProfileOption]
 
     package init(name: String, file: String, line: Int, stages: [ConfiguredStage], info: ConfiguredStage? = nil,
-                 fallback: ConfiguredStage? = nil, options: [ProfileOption] = []) {
+                 declaresInfo: Bool = false, fallback: ConfiguredStage? = nil, options: [ProfileOption] = []) {
         self.name = name
         self.file = file
         self.line = line
         self.stages = stages
         self.info = info
+        self.declaresInfo = declaresInfo
         self.fallback = fallback
         self.options = options
+    }
+
+    /// The same profile with other stages (serve's service defaults written in), everything
+    /// else as it was.
+    public func with(stages: [ConfiguredStage]) -> Profile {
+        Profile(name: name, file: file, line: line, stages: stages, info: info, declaresInfo: declaresInfo,
+                fallback: fallback, options: options)
     }
 
     /// The fallback setting, typed.

@@ -10,6 +10,8 @@ import Placeholders
 /// profile's own fetch, cache and decode.
 struct InfoStage: Stage {
     enum Keys {
+        static let exif = Parameter<Bool>("exif", .boolean, default: false,
+            doc: "include the EXIF camera make, model and date taken (left out by default: they say who took a photo, and when)")
         static let gps = Parameter<Bool>("gps", .boolean, default: false,
             doc: "include the EXIF GPS position (left out by default: a photo's location is personal)")
         static let blurhashX = Parameter<Int>("blurhash_x", .integer(1...9), default: 4,
@@ -17,19 +19,20 @@ struct InfoStage: Stage {
         static let blurhashY = Parameter<Int>("blurhash_y", .integer(1...9), default: 3,
             doc: "BlurHash components down")
 
-        static let specs = [gps.spec, blurhashX.spec, blurhashY.spec]
+        static let specs = [exif.spec, gps.spec, blurhashX.spec, blurhashY.spec]
     }
 
     static let definition = StageDefinition(
         name: "info",
         summary: "A profile setting for `pipelinehost info` and serve's /info: width and height (upright), format, frames, "
-            + "alpha, bytes, orientation, EXIF make, model and date taken (GPS only with gps = true), the dominant colour, "
+            + "alpha, bytes, orientation, EXIF make, model and date taken (only with exif = true; GPS only with gps = true), the dominant colour, "
             + "a BlurHash and a ThumbHash, as JSON. Read from the header and a copy shrunk on load to 100 px.",
         input: .image, output: .encoded,
         capabilities: StageCapabilities(profileSetting: .info),
         parameters: Keys.specs,
-        make: { p in InfoStage(gps: p[Keys.gps], blurhash: (p[Keys.blurhashX], p[Keys.blurhashY])) })
+        make: { p in InfoStage(exif: p[Keys.exif], gps: p[Keys.gps], blurhash: (p[Keys.blurhashX], p[Keys.blurhashY])) })
 
+    let exif: Bool
     let gps: Bool
     let blurhash: (x: Int, y: Int)
 
@@ -45,7 +48,7 @@ struct InfoStage: Stage {
         var dominant: String?
         var blurhash: String
         var thumbhash: String
-        var exif: [String: String]
+        var exif: [String: String]?
         var gps: [String: Double]?
     }
 
@@ -54,7 +57,7 @@ struct InfoStage: Stage {
         guard let bytes = image.undecodedBytes else {
             throw PipelineError(.stageFailed, "info: reads the image as decode opened it; it cannot follow a stage that changed the pixels")
         }
-        let (gps, blurhash) = (gps, blurhash)
+        let (exif, gps, blurhash) = (exif, gps, blurhash)
         return try await context.runVips { () throws(PipelineError) -> StageValue in
             let facts = ImageFacts(handle: image.handle)
             let small = try image.smallRGBA(fitting: 100)
@@ -63,7 +66,7 @@ struct InfoStage: Stage {
                             has_alpha: facts.hasAlpha, bytes: bytes.count, orientation: facts.orientation,
                             dominant: DominantColour.hex(of: small),
                             blurhash: BlurHash.encode(small, x: blurhash.x, y: blurhash.y),
-                            thumbhash: Data(ThumbHash.encode(small)).base64EncodedString(), exif: facts.exif)
+                            thumbhash: Data(ThumbHash.encode(small)).base64EncodedString(), exif: exif ? facts.exif : nil)
             if gps, let position = facts.gps { info.gps = ["latitude": position.latitude, "longitude": position.longitude] }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
