@@ -19,13 +19,19 @@ public struct ProfileLoader: Sendable {
         self.limits = limits
     }
 
+    /// The largest profile file read: a profile is a page of Lua, and what it declares is held
+    /// to 16 MB anyway.
+    static let maxFileBytes = 16 << 20
+
     /// Loads and checks the profile file at `path`.
     public func load(file path: String) throws(ProfileError) -> ProfileSet {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            let reason = FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file"
-            throw ProfileError(file: path, line: nil, "cannot load profile: \(reason)")
+        let code: [UInt8]
+        do {
+            code = try BoundedFile.read(path, maxBytes: Self.maxFileBytes)
+        } catch {
+            throw ProfileError(file: path, line: nil, "cannot load profile: the file \(error)")
         }
-        return try load(code: [UInt8](data), name: path)
+        return try load(code: code, name: path)
     }
 
     /// Loads profile text; `name` stands for the file in messages.

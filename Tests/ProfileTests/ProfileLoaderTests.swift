@@ -44,7 +44,7 @@ struct ProfileLoaderTests {
     func missingFile() throws {
         let loader = ProfileLoader(registry: try TestPipeline.registry())
         let error = #expect(throws: ProfileError.self) { try loader.load(file: "/nonexistent/p.lua") }
-        #expect(error?.description == "/nonexistent/p.lua: cannot load profile: no such file")
+        #expect(error?.description == "/nonexistent/p.lua: cannot load profile: the file does not exist")
     }
 
     struct Mistake: Sendable, CustomStringConvertible {

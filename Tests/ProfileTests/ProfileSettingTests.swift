@@ -48,9 +48,30 @@ struct ProfileSettingTests {
         #expect(before != after)
     }
 
+    @Test("a fallback, an overlay or a profile that is huge, endless or not a file is refused before it is read",
+          arguments: ["fallback { file = \"%@\" }", "overlay { image = \"%@\" }"])
+    func filesAreBoundedBeforeTheyAreRead(_ entry: String) throws {
+        // A 3 GB sparse file costs no disk; reading it would cost 3 GB of memory.
+        let sparse = directory.file("huge.png")
+        #expect(FileManager.default.createFile(atPath: sparse, contents: nil))
+        #expect(truncate(sparse, 3 << 30) == 0)
+        let fifo = directory.file("pipe.png")
+        #expect(mkfifo(fifo, 0o600) == 0 || errno == EEXIST)
+        for (path, says) in [(sparse, "is larger than 20 MB"), (fifo, "is not a regular file"), ("/dev/zero", "is not a regular file")] {
+            let line = entry.replacingOccurrences(of: "%@", with: path)
+            let stages = line.hasPrefix("overlay") ? "fetch {}, decode {}, \(line), encode {}" : "fetch {}, decode {}, encode {}, \(line)"
+            let error = #expect(throws: ProfileError.self, "\(line)") { try load("profile \"p\" { \(stages) }\n") }
+            #expect(error?.line == 1 && error?.message.contains(says) == true, "\(String(describing: error))")
+        }
+        for (path, says) in [(sparse, "cannot load profile: the file is larger than 16 MB"), (fifo, "cannot load profile: the file is not a regular file")] {
+            let error = #expect(throws: ProfileError.self) { try ProfileLoader(registry: TestPipeline.registry()).load(file: path) }
+            #expect(error?.message == says, "\(String(describing: error))")
+        }
+    }
+
     @Test("mistakes name the file and line", arguments: [
         (#"fallback { status = 404 }"#, "fallback: needs file"),
-        (#"fallback { file = "nope.png" }"#, "no such file"),
+        (#"fallback { file = "nope.png" }"#, "file \"nope.png\" does not exist"),
         (#"fallback { file = "missing.png", on = { "cancelled" } }"#, "'cancelled' is not a failure that can fall back"),
         (#"fallback { file = "missing.png" }, fallback { file = "missing.png" }"#, "fallback is already set at line 3"),
         (#"info {}, info { gps = true }"#, "info is already set at line 3"),

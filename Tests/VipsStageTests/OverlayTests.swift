@@ -104,7 +104,7 @@ struct OverlayTests {
     @Test("a missing or broken file is an error at load, with file:line")
     func refused() throws {
         _ = try directory.write("broken.png", Array("<html>no</html>".utf8))
-        for (overlay, message) in [(#"overlay { image = "missing.png" }"#, "cannot read image \"missing.png\""),
+        for (overlay, message) in [(#"overlay { image = "missing.png" }"#, "image \"missing.png\" (looked at"),
                                    (#"overlay { image = "broken.png" }"#, "is not an image libvips reads"),
                                    ("overlay { opacity = 0.5 }", "overlay needs image")] {
             let error = #expect(throws: ProfileError.self) { try load(overlay) }

@@ -63,12 +63,13 @@ public struct Fallback: Stage {
             throw ParameterError("on: '\(kind)' is not a failure that can fall back; choose from \(Self.failures.sorted().joined(separator: ", "))")
         }
         let path = p.profileFile.map { CachePoint.resolve(file, relativeTo: $0) } ?? file
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ParameterError("cannot read file \"\(file)\" (\(FileManager.default.fileExists(atPath: path) ? "unreadable" : "no such file"))")
+        let data: [UInt8]
+        do {
+            data = try BoundedFile.read(path, maxBytes: Self.maxBytes)
+        } catch {
+            throw ParameterError("file \"\(file)\" \(error)")
         }
-        guard !data.isEmpty, data.count <= Self.maxBytes else {
-            throw ParameterError("file \"\(file)\" is \(data.isEmpty ? "empty" : "larger than \(Self.maxBytes >> 20) MB")")
-        }
+        guard !data.isEmpty else { throw ParameterError("file \"\(file)\" is empty") }
         bytes = ImageBytes(copying: data)
         digest = StageIdentity.digest(of: data)
         status = p[Keys.status]

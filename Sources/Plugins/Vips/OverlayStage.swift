@@ -47,6 +47,9 @@ struct OverlayStage: Stage {
     let scale: Double
     let identityDetail: String?
 
+    /// The largest overlay file read when the profile loads.
+    static let maxFileBytes = 20 << 20
+
     init(_ p: StageParameters) throws(ParameterError) {
         guard let written = p[Keys.image] else {
             throw ParameterError("overlay needs image, a file relative to the profile or a URL, like overlay { image = \"logo.png\" }")
@@ -56,11 +59,15 @@ struct OverlayStage: Stage {
         } else {
             let base = p.profileFile.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
             let path = written.hasPrefix("/") ? written : (base?.appendingPathComponent(written).path ?? written)
-            guard let data = FileManager.default.contents(atPath: path), !data.isEmpty else {
-                throw ParameterError("overlay: cannot read image \"\(written)\" (looked at \(path))")
+            let data: [UInt8]
+            do {
+                data = try BoundedFile.read(path, maxBytes: Self.maxFileBytes)
+            } catch {
+                throw ParameterError("overlay: image \"\(written)\" (looked at \(path)) \(error)")
             }
+            guard !data.isEmpty else { throw ParameterError("overlay: image \"\(written)\" (looked at \(path)) is empty") }
             do throws(PipelineError) {
-                file = try Self.decode(ImageBytes(copying: [UInt8](data)))
+                file = try Self.decode(ImageBytes(copying: data))
             } catch {
                 throw ParameterError("overlay: \"\(written)\" \(error.reason)")
             }
