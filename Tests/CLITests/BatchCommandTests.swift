@@ -74,8 +74,12 @@ struct BatchCommandTests {
         let sources = [server.url("/fast.jpg")] + (1...4).map { server.url("/slow-\($0).jpg") }
         // Five transfer slots for the host: the fast one never waits behind a slow one, whatever
         // order the cache lookups before them finish in.
-        let running = try CLIProcess.start(["run", Fixtures.path("examples/thumbnail.lua")] + sources
-                                           + ["--output-dir", out, "--stats", "--per-host", "5"])
+        // thumbnail.lua with a 600 s fetch timeout: only the test's interrupt ends the slow
+        // transfers, even on a machine so busy that the example's 10 s would pass first.
+        let example = try String(contentsOfFile: Fixtures.path("examples/thumbnail.lua"), encoding: .utf8)
+        let profile = try directory.write("thumbnail.lua", Array(example.replacingOccurrences(of: "timeout = 10,", with: "timeout = 600,").utf8))
+        #expect(profile != Fixtures.path("examples/thumbnail.lua") && example.contains("timeout = 10,"))
+        let running = try CLIProcess.start(["run", profile] + sources + ["--output-dir", out, "--stats", "--per-host", "5"])
         // Interrupt once the fast one is written and the slow ones are downloading.
         // Polled on a pool thread, so the interrupt comes on time however busy the test threads are.
         let fast = server.url("/fast.jpg")
