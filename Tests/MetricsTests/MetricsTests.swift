@@ -19,7 +19,7 @@ struct MetricsTests {
     /// Three concurrent salted requests for one image (one transfer, two coalesced), the same
     /// image again (a memory hit), another image, and a 404.
     func runWorkload() async throws -> Pipeline {
-        let profiles = try TestPipeline.load(TestPipeline.thumbnail(size: 100, extra: "") .replacingOccurrences(
+        let profiles = try TestPipeline.load(TestPipeline.thumbnail(size: 100, extra: "", fetchTimeout: 120).replacingOccurrences(
             of: "encode     { format = \"jpeg\" },", with: "encode     { format = \"jpeg\" },\n  cache { memory = true },"))
         var configuration = TestPipeline.configuration(cacheIn: directory)
         configuration.metrics = metrics

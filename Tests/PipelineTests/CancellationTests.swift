@@ -5,7 +5,7 @@ import TestSupport
 @Suite("Pipeline: cancellation is counted per waiter", .timeLimit(.minutes(5)), .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
 struct CancellationTests {
     let server = LoopbackServer.fixture
-    let profile = TestPipeline.thumbnail()
+    let profile = TestPipeline.thumbnail(fetchTimeout: 120)
 
     init() throws {
         server.route("/cover.jpg", .ok(Fixtures.sample, contentType: "image/jpeg"))

@@ -9,7 +9,7 @@ struct DeduplicationTests {
     @Test("100 concurrent identical requests make 1 transfer and 1 decode")
     func hundredTwins() async throws {
         server.route("/cover.jpg", .held(gate: "twins", .ok(Fixtures.sample, contentType: "image/jpeg")))
-        let pipeline = Pipeline(profiles: try TestPipeline.load(TestPipeline.thumbnail()))
+        let pipeline = Pipeline(profiles: try TestPipeline.load(TestPipeline.thumbnail(fetchTimeout: 120)))
         let request = ImageRequest(source: server.url("/cover.jpg"), profile: "thumbnail")
         let results = try await withThrowingTaskGroup(of: PipelineResult.self) { group in
             for _ in 0..<100 { group.addTask { try await pipeline.image(for: request) } }
@@ -68,7 +68,7 @@ struct DeduplicationTests {
     @Test("a per-request size override changes the key and the size, and still shares the transfer")
     func overrides() async throws {
         server.route("/a.jpg", .held(gate: "override", .ok(Fixtures.sample, contentType: "image/jpeg")))
-        let pipeline = Pipeline(profiles: try TestPipeline.load(TestPipeline.thumbnail()))
+        let pipeline = Pipeline(profiles: try TestPipeline.load(TestPipeline.thumbnail(fetchTimeout: 120)))
         let url = server.url("/a.jpg")
         async let normal = pipeline.image(for: ImageRequest(source: url, profile: "thumbnail"))
         async let tiny = pipeline.image(for: ImageRequest(source: url, profile: "thumbnail",
@@ -84,7 +84,7 @@ struct DeduplicationTests {
 
     @Test("an override is checked like a profile parameter")
     func badOverride() async throws {
-        let pipeline = Pipeline(profiles: try TestPipeline.load(TestPipeline.thumbnail()))
+        let pipeline = Pipeline(profiles: try TestPipeline.load(TestPipeline.thumbnail(fetchTimeout: 120)))
         let request = ImageRequest(source: server.url("/a.jpg"), profile: "thumbnail",
                                    overrides: ["downsample": ["sise": .integer(64)]])
         let error = await #expect(throws: PipelineError.self) { try await pipeline.image(for: request) }
@@ -96,7 +96,7 @@ struct DeduplicationTests {
     @Test("a failure reaches every waiter, names each one's own source, and is not kept")
     func sharedFailure() async throws {
         server.route("/gone.jpg", .held(gate: "gone", .status(404)))
-        let pipeline = Pipeline(profiles: try TestPipeline.load(TestPipeline.thumbnail()))
+        let pipeline = Pipeline(profiles: try TestPipeline.load(TestPipeline.thumbnail(fetchTimeout: 120)))
         let first = ImageRequest(source: server.url("/gone.jpg?s=one"), profile: "thumbnail")
         let second = ImageRequest(source: server.url("/gone.jpg?s=two"), profile: "thumbnail")
         async let a = Result(catching: { () async throws(PipelineError) in try await pipeline.image(for: first) })
