@@ -8,6 +8,7 @@ public enum ServePath {
     /// Why a path was not made: a part outside serve's grammar, or a path serve would read
     /// otherwise.
     public struct Refusal: Error, CustomStringConvertible, Sendable {
+        /// The part refused and why.
         public let description: String
     }
 

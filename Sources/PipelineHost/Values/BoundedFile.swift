@@ -9,6 +9,7 @@ import Glibc
 public enum BoundedFile {
     /// Why a file was not read: a sentence to follow the file's name.
     public struct Refusal: Error, Sendable, CustomStringConvertible {
+        /// The reason, such as "is larger than 20 MB".
         public let description: String
     }
 
