@@ -210,11 +210,12 @@ struct Serve: AsyncParsableCommand {
 struct Sign: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the signed serve path of a profile and a source.",
+        usage: "pipelinehost sign <profile> <source> [--file <profile-file>] [<options>]",
         discussion: """
             Signs with the first pair of PIPELINEHOST_KEY and PIPELINEHOST_SALT, as serve \
             checks it. Append the printed path to the service's address:
 
-              path=$(pipelinehost sign thumbnail https://example.com/a.jpg --file profiles.lua)
+              path=$(pipelinehost sign thumbnail https://a.test/a.jpg --file my.lua)
               curl -o cover.jpg "http://127.0.0.1:8080$path"
 
             With --param w=600, the path carries the option segment /w:600/ after the \
