@@ -36,6 +36,12 @@ struct ErrorExitTests {
         let both = try await CLIProcess.run(["run", "examples/thumbnail.lua", "a.jpg", "b.jpg", "-o", "x.jpg"], in: Fixtures.root.path)
         #expect(both.status == 2)
         #expect(both.stderr.contains("-o takes one source and one profile"))
+        // --no-cache turns the shared tier off too: naming one with it is a mistake, said at once.
+        for command in [["run", "examples/thumbnail.lua", "a.jpg"], ["serve", "examples/thumbnail.lua"]] {
+            let pair = try await CLIProcess.run(command + ["--no-cache", "--shared-cache", "redis://127.0.0.1:1"], in: Fixtures.root.path)
+            #expect(pair.status == 2)
+            #expect(pair.stderr.contains("--no-cache turns every cache off, the shared one too"), "\(pair.stderr)")
+        }
     }
 }
 
