@@ -65,11 +65,10 @@ public struct Fallback: Stage {
         let path = p.profileFile.map { CachePoint.resolve(file, relativeTo: $0) } ?? file
         let data: [UInt8]
         do {
-            data = try BoundedFile.read(path, maxBytes: Self.maxBytes)
+            data = try BoundedFile.read(path, maxBytes: Self.maxBytes, allowEmpty: false)
         } catch {
             throw ParameterError("file \"\(file)\" \(error)")
         }
-        guard !data.isEmpty else { throw ParameterError("file \"\(file)\" is empty") }
         bytes = ImageBytes(copying: data)
         digest = StageIdentity.digest(of: data)
         status = p[Keys.status]

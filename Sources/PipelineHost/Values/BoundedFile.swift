@@ -13,8 +13,9 @@ public enum BoundedFile {
         public let description: String
     }
 
-    /// The bytes of the file at `path`, at most `maxBytes` of them.
-    public static func read(_ path: String, maxBytes: Int) throws(Refusal) -> [UInt8] {
+    /// The bytes of the file at `path`, at most `maxBytes` of them; at least one unless
+    /// `allowEmpty`.
+    public static func read(_ path: String, maxBytes: Int, allowEmpty: Bool = true) throws(Refusal) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw Refusal(description: errno == ENOENT ? "does not exist" : "cannot be read (\(String(cString: strerror(errno))))") }
         defer { close(fd) }
@@ -33,6 +34,7 @@ public enum BoundedFile {
             count += got
         }
         guard count <= maxBytes else { throw Refusal(description: "is larger than \(limitText(maxBytes))") }
+        guard count > 0 || allowEmpty else { throw Refusal(description: "is empty") }
         return Array(bytes.prefix(count))
     }
 

@@ -61,11 +61,10 @@ struct OverlayStage: Stage {
             let path = written.hasPrefix("/") ? written : (base?.appendingPathComponent(written).path ?? written)
             let data: [UInt8]
             do {
-                data = try BoundedFile.read(path, maxBytes: Self.maxFileBytes)
+                data = try BoundedFile.read(path, maxBytes: Self.maxFileBytes, allowEmpty: false)
             } catch {
                 throw ParameterError("overlay: image \"\(written)\" (looked at \(path)) \(error)")
             }
-            guard !data.isEmpty else { throw ParameterError("overlay: image \"\(written)\" (looked at \(path)) is empty") }
             do throws(PipelineError) {
                 file = try Self.decode(ImageBytes(copying: data))
             } catch {
