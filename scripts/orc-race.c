@@ -1,4 +1,4 @@
-// The liborc race behind PIPELINEHOST_VIPS_VECTOR staying off (BENCHMARKS.md, section 10).
+// The liborc race that Sources/CVips/ph_orc_guard.c's lock closes (BENCHMARKS.md, section 10).
 // Threads each build, run and free libvips operations that compile Orc code, with liborc on.
 //   orc-race IMAGE THREADS ROUNDS [blur|resize|both] [VIPS_THREADS]
 // On libvips 8.14.1 with liborc 0.4.33, 8 threads crash within seconds, in orc_code_free (an
@@ -8,6 +8,9 @@
 #include <string.h>
 #include <vips/vips.h>
 #include <vips/vector.h>
+
+// Present when scripts/orc-race links Sources/CVips/ph_orc_guard.c (the default).
+extern long ph_orc_guarded_calls(void) __attribute__((weak));
 
 static VipsImage *source;
 static int rounds;
@@ -55,6 +58,7 @@ int main(int argc, char **argv) {
     if (threads < 1 || threads > 256) return 2;
     for (int i = 0; i < threads; i++) pthread_create(&ids[i], NULL, work, NULL);
     for (int i = 0; i < threads; i++) pthread_join(ids[i], NULL);
-    printf("clean: %d threads x %d rounds (%s), liborc %s\n", threads, rounds, mode, vips_vector_isenabled() ? "on" : "off");
+    printf("clean: %d threads x %d rounds (%s), liborc %s, %ld compiles and frees behind the guard\n", threads, rounds, mode,
+           vips_vector_isenabled() ? "on" : "off", ph_orc_guarded_calls ? ph_orc_guarded_calls() : 0L);
     return 0;
 }

@@ -33,15 +33,18 @@ int ph_vips_init(const char *program, int concurrency) {
     // Writing JPEG XL reads only our own pixels; its loader stays blocked (see
     // ph_vips_allow_jxl_input).
     vips_operation_block_set("VipsForeignSaveJxl", FALSE);
-    // No run-time generated SIMD code (liborc). liborc 0.4.33's code allocator is not thread
-    // safe: operations built or freed on two threads at once crash in orc_code_free or corrupt
-    // the heap (scripts/orc-race reproduces it in seconds; BENCHMARKS.md, section 10). Blur and
-    // resize fall back to libvips' plain C paths. PIPELINEHOST_VIPS_VECTOR=1 keeps it on, to
-    // measure or to reproduce that.
-    if (!g_getenv("PIPELINEHOST_VIPS_VECTOR")) vips_vector_set_enabled(FALSE);
+    // Run-time generated SIMD code (liborc) makes resize and blur about a fifth cheaper. It is
+    // on only behind ph_orc_guard.c's lock: liborc 0.4.33 races in its code allocator
+    // (scripts/orc-race; BENCHMARKS.md). PIPELINEHOST_VIPS_VECTOR=0 turns it off (so does
+    // libvips' own VIPS_NOVECTOR); =1 keeps it on even unguarded, to reproduce the race.
+    const char *vector = g_getenv("PIPELINEHOST_VIPS_VECTOR");
+    int wanted = vector ? strcmp(vector, "0") != 0 : ph_orc_guard_active();
+    if (!wanted || g_getenv("VIPS_NOVECTOR")) vips_vector_set_enabled(FALSE);
     if (concurrency > 0) vips_concurrency_set(concurrency);
     return 0;
 }
+
+int ph_vips_vector_enabled(void) { return vips_vector_isenabled(); }
 
 static void *count_object(VipsObject *object, void *a, void *b) {
     (void)object; (void)b;

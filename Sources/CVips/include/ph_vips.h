@@ -8,8 +8,19 @@
 #include <vips/vips.h>
 
 /// Starts libvips once: the operation cache off, untrusted loaders blocked, run-time SIMD code
-/// (liborc) off, `concurrency` worker threads per pipeline (0 keeps libvips' default).
+/// (liborc) on only behind ph_orc_guard.c's lock, `concurrency` worker threads per pipeline (0
+/// keeps libvips' default).
 int ph_vips_init(const char *program, int concurrency);
+/// Whether libvips runs its run-time SIMD code (liborc): on when the guard below is in place,
+/// unless PIPELINEHOST_VIPS_VECTOR=0 or VIPS_NOVECTOR is set.
+int ph_vips_vector_enabled(void);
+/// Whether libvips' calls to liborc's compile and free reach ph_orc_guard.c's locked versions.
+int ph_orc_guard_active(void);
+/// How many compiles and frees of Orc programs went through that lock so far.
+long ph_orc_guarded_calls(void);
+/// How many of libjpeg's large blocks (a progressive JPEG's coefficients) were mapped on huge
+/// pages so far (ph_jpeg_memory.c).
+long ph_jpeg_huge_blocks(void);
 
 /// The error buffer's text (g_free it), clearing the buffer. NULL when empty.
 char *ph_vips_take_error(void);
