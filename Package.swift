@@ -54,7 +54,9 @@ let package = Package(
         // Small C shims: fixed-arity wrappers for variadic calls and macros, and the callbacks
         // (Lua hooks and allocator, curl write/progress) that must stay on the C side.
         .target(name: "CLua", dependencies: ["LuaSystem"]),
-        .target(name: "CVips", dependencies: ["VipsSystem"]),
+        // libjpeg is named so that the executable exports ph_jpeg_memory.c's definitions of its
+        // large-block allocator, which libjpeg then calls instead of its own.
+        .target(name: "CVips", dependencies: ["VipsSystem"], linkerSettings: [.linkedLibrary("jpeg")]),
         .target(name: "CCurl", dependencies: ["CurlSystem"]),
         .target(name: "CRedis", dependencies: ["HiredisSystem"]),
 
@@ -156,7 +158,7 @@ let package = Package(
         .testTarget(name: "ProfileTests", dependencies: ["TestSupport"]),
         .testTarget(name: "FetchTests", dependencies: ["TestSupport"]),
         .testTarget(name: "NormalizeTests", dependencies: ["TestSupport"]),
-        .testTarget(name: "VipsStageTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "VipsStageTests", dependencies: ["CVips", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["TestSupport"]),
         // The pipeline's rules with fake stages only: this target links neither libvips nor curl.
         .testTarget(name: "PlaceholderTests", dependencies: ["Placeholders", "TestSupport"]),
