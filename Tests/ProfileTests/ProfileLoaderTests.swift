@@ -31,7 +31,7 @@ struct ProfileLoaderTests {
     func identity() throws {
         let set = try TestPipeline.load(#"profile "p" { fetch {}, decode {}, downsample { size = 64, fit = "cover" }, encode {} }"#)
         let downsample = set["p"]!.stages[2]
-        #expect(downsample.identity.description == #"downsample@1(enlarge=false,fit="cover",shrink_on_load="quality",size=64)"#)
+        #expect(downsample.identity.description == #"downsample@1(enlarge=false,fit="cover",shrink_on_load="speed",size=64)"#)
     }
 
     @Test("a file with no profile is an error")

@@ -49,11 +49,12 @@ struct ImageStageTests {
         #expect(topRight[0] > 200 && topRight[1] < 60 && topRight[2] < 60, "top-right should be red, is \(topRight)")
     }
 
-    @Test("shrink_on_load = \"speed\" gives the same picture as libvips' choice, orientation included",
+    @Test("shrink_on_load = \"speed\" (the default) gives the same picture as libvips' choice (\"quality\"), orientation included",
           arguments: [("cover", 1), ("inside", 1), ("cover", 6)])
     func draftShrink(fit: String, orientation: Int) async throws {
         let photo = orientation == 1 ? Fixtures.sample : Fixtures.quadrants(width: 1600, height: 900, orientation: orientation)
-        let quality = try await run("downsample { size = 120, fit = \"\(fit)\" }, encode { format = \"png\" }", input: photo)
+        let quality = try await run("downsample { size = 120, fit = \"\(fit)\", shrink_on_load = \"quality\" }, encode { format = \"png\" }",
+                                    input: photo)
         let speed = try await run("downsample { size = 120, fit = \"\(fit)\", shrink_on_load = \"speed\" }, encode { format = \"png\" }",
                                   input: photo)
         #expect(speed.size == quality.size)
@@ -63,6 +64,16 @@ struct ImageStageTests {
         let png = Fixtures.quadrants(width: 800, height: 600, format: .png)
         let fromPNG = try await run("downsample { size = 100, shrink_on_load = \"speed\" }, encode { format = \"png\" }", input: png)
         #expect(fromPNG.size == PixelSize(width: 100, height: 75))
+    }
+
+    @Test("the default shrink-on-load is \"speed\": a 2400x1600 JPEG to 300 is decoded at 1/8, not 1/4")
+    func defaultShrink() async throws {
+        let png = "encode { format = \"png\" }"
+        let byDefault = try await run("downsample { size = 300 }, \(png)", input: Fixtures.sample)
+        let speed = try await run("downsample { size = 300, shrink_on_load = \"speed\" }, \(png)", input: Fixtures.sample)
+        let quality = try await run("downsample { size = 300, shrink_on_load = \"quality\" }, \(png)", input: Fixtures.sample)
+        #expect(byDefault.bytes.array == speed.bytes.array)
+        #expect(byDefault.bytes.array != quality.bytes.array)
     }
 
     @Test("blur softens the image and dim darkens it")

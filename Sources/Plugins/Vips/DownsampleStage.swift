@@ -29,8 +29,8 @@ struct DownsampleStage: Stage {
             doc: "device pixel ratio: the box is this many times larger (1 when left out)")
         static let enlarge = Parameter<Bool>("enlarge", .boolean, default: false,
             doc: "also scale images up that are smaller than the box")
-        static let shrinkOnLoad = Parameter<String>("shrink_on_load", .choice(["quality", "speed"]), default: "quality",
-            doc: "quality: libvips' choice, a JPEG decoded at twice the box or more; speed: at the smallest JPEG scale that covers the box, as PIL's draft mode and thumbor do")
+        static let shrinkOnLoad = Parameter<String>("shrink_on_load", .choice(["speed", "quality"]), default: "speed",
+            doc: "speed: a JPEG decoded at the smallest DCT scale that covers the box, as PIL's draft mode and thumbor do; quality: libvips' choice, at twice the box or more, for lossless or near-lossless output (BENCHMARKS.md, section 11, has what each costs)")
 
         static let specs = [size.spec, width.spec, height.spec, fit.spec, gravity.spec, focus.spec, background.spec, dpr.spec, enlarge.spec, shrinkOnLoad.spec]
     }
