@@ -1,17 +1,22 @@
-// libjpeg's large blocks on transparent huge pages.
+// libjpeg's large blocks on transparent huge pages, and kept for the next decode.
 //
 // A progressive JPEG is decoded through a buffer of every DCT coefficient of the image: 50 MB
-// for a 4096x4096 photo, even when it is decoded at 1/8 scale. glibc maps blocks that large
-// afresh each time (its mmap threshold stops at 32 MB), so each decode took about 12,000 page
-// faults, a quarter of its CPU time (BENCHMARKS.md, "fit-in 512"). libjpeg gets such blocks from
-// jpeg_get_large and gives them back through jpeg_free_large, which it calls through its PLT:
-// these definitions, exported from the executable because libjpeg is on its link line, are the
-// ones it reaches. Blocks of 2 MiB or more are mapped here and marked MADV_HUGEPAGE (what glibc's
-// glibc.malloc.hugetlb=1 tunable does for its own mappings), so a 50 MB buffer takes about 25
-// faults; smaller ones come from malloc. PIPELINEHOST_JPEG_HUGE_PAGES=0 sends every block to
-// malloc.
+// for a 4096x4096 4:2:0 photo (100 MB at 4:4:4), even when it is decoded at 1/8 scale. glibc maps blocks that large
+// afresh each time (its mmap threshold stops at 32 MB), so each decode took about 26,000 page
+// faults and the kernel zeroed every page, which libjpeg then zeroes again (BENCHMARKS.md,
+// "fit-in 512"). libjpeg gets such blocks from jpeg_get_large and gives them back through
+// jpeg_free_large, which it calls through its PLT: these definitions, exported from the
+// executable because libjpeg is on its link line, are the ones it reaches.
+// - Blocks of 2 MiB or more are mapped here and marked MADV_HUGEPAGE (what glibc's
+//   glibc.malloc.hugetlb=1 tunable does for its own mappings): a 50 MB buffer takes ~25 faults.
+// - A freed block is kept, up to 6 blocks and 128 MiB in all (a 4096x4096 4:4:4 photo takes 3
+//   of 34 MiB), and handed to the next request of a size it fits (no more than twice the
+//   size): no faults and no zeroing by the kernel. libjpeg, like malloc's callers, expects
+//   nothing of a block's contents. Those 128 MiB stay resident once used.
+// Smaller blocks come from malloc. PIPELINEHOST_JPEG_HUGE_PAGES=0 sends every block to malloc.
 #include "ph_vips.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -32,7 +37,48 @@ typedef struct {
 } block_header;
 
 static const uint64_t header_magic = 0x70686a7067626c6bULL;  // "phjpgblk"
-static atomic_long mapped_blocks;
+static atomic_long mapped_blocks, reused_blocks;
+
+enum { kept_most = 6 };
+static const size_t kept_bytes_most = (size_t)128 << 20;
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *kept[kept_most];
+static size_t kept_length[kept_most], kept_total;
+
+// A kept mapping of at least `length` and at most twice it, taken out of the store; NULL if none.
+static void *take_kept(size_t length, size_t *found) {
+    void *block = NULL;
+    pthread_mutex_lock(&kept_lock);
+    int best = -1;
+    for (int i = 0; i < kept_most; i++)
+        if (kept[i] && kept_length[i] >= length && kept_length[i] / 2 <= length &&
+            (best < 0 || kept_length[i] < kept_length[best]))
+            best = i;
+    if (best >= 0) {
+        block = kept[best];
+        *found = kept_length[best];
+        kept_total -= kept_length[best];
+        kept[best] = NULL;
+    }
+    pthread_mutex_unlock(&kept_lock);
+    return block;
+}
+
+// Keeps a mapping for the next decode if there is room; otherwise the caller unmaps it.
+static int keep(void *block, size_t length) {
+    int kept_it = 0;
+    pthread_mutex_lock(&kept_lock);
+    for (int i = 0; i < kept_most && !kept_it; i++)
+        if (!kept[i] && kept_total + length <= kept_bytes_most) {
+            kept[i] = block;
+            kept_length[i] = length;
+            kept_total += length;
+            kept_it = 1;
+        }
+    pthread_mutex_unlock(&kept_lock);
+    return kept_it;
+}
+
 static atomic_int policy;  // 0: not read yet, 1: huge pages, 2: malloc only
 
 static int use_huge_pages(void) {
@@ -52,12 +98,17 @@ void *jpeg_get_large(void *cinfo, size_t size) {
     block_header *header;
     if (total >= huge_page && use_huge_pages()) {
         size_t length = (total + huge_page - 1) & ~((size_t)huge_page - 1);
-        void *mapping = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (mapping == MAP_FAILED) return NULL;
-        (void)madvise(mapping, length, MADV_HUGEPAGE);
+        void *mapping = take_kept(length, &length);
+        if (mapping) {
+            atomic_fetch_add(&reused_blocks, 1);
+        } else {
+            mapping = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (mapping == MAP_FAILED) return NULL;
+            (void)madvise(mapping, length, MADV_HUGEPAGE);
+            atomic_fetch_add(&mapped_blocks, 1);
+        }
         header = mapping;
         header->mapped = length;
-        atomic_fetch_add(&mapped_blocks, 1);
     } else {
         header = malloc(total);
         if (!header) return NULL;
@@ -74,8 +125,9 @@ void jpeg_free_large(void *cinfo, void *object, size_t size) {
     block_header *header = (block_header *)object - 1;
     if (header->magic != header_magic) abort();  // not ours: a mismatched allocator, never expected
     header->magic = 0;
-    if (header->mapped) munmap(header, header->mapped);
-    else free(header);
+    if (!header->mapped) free(header);
+    else if (!keep(header, header->mapped)) munmap(header, header->mapped);
 }
 
 long ph_jpeg_huge_blocks(void) { return atomic_load(&mapped_blocks); }
+long ph_jpeg_reused_blocks(void) { return atomic_load(&reused_blocks); }

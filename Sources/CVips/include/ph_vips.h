@@ -21,6 +21,8 @@ long ph_orc_guarded_calls(void);
 /// How many of libjpeg's large blocks (a progressive JPEG's coefficients) were mapped on huge
 /// pages so far (ph_jpeg_memory.c).
 long ph_jpeg_huge_blocks(void);
+/// How many of those blocks were kept from an earlier decode and used again.
+long ph_jpeg_reused_blocks(void);
 
 /// The error buffer's text (g_free it), clearing the buffer. NULL when empty.
 char *ph_vips_take_error(void);
