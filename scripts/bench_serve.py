@@ -139,6 +139,20 @@ def wrk(base, paths, connections, seconds, hot=0.0, pid=None):
             "cpu_per_request_ms": 1000 * cpu / max(1, total), "peak_rss_mb": peak[0], "raw": out}
 
 
+# thumbor from a loopback origin, quality 80, no storage and no result storage.
+THUMBOR_CONF = """LOADER = 'thumbor.loaders.http_loader'
+STORAGE = 'thumbor.storages.no_storage'
+RESULT_STORAGE = None
+ALLOW_UNSAFE_URL = True
+QUALITY = 80
+AUTO_WEBP = False
+HTTP_LOADER_MAX_CLIENTS = 64
+"""
+# thumbor's documented production setting: transformations on a thread pool, one thread per
+# core. Left at 0 (its default), every transformation runs on the IOLoop and blocks it.
+THUMBOR_POOL_CONF = THUMBOR_CONF + f"ENGINE_THREADPOOL_SIZE = {os.cpu_count()}\n"
+
+
 def measure(seconds, binary, thumbor, photos, results_path):
     base, names, counts = origin(photos)
     work = tempfile.mkdtemp(prefix="bench-serve-")
@@ -146,26 +160,17 @@ def measure(seconds, binary, thumbor, photos, results_path):
     open(profile, "w").write("""profile "thumb" {
   fetch      { block_private = false },  -- the origin is on loopback
   decode     {},
-  -- thumbor's PIL engine decodes a JPEG at the smallest DCT scale that covers the box (draft
-  -- mode); shrink_on_load = "speed" does the same, so both do the same work.
-  downsample { size = 300, fit = "cover", shrink_on_load = "speed" },
+  -- The default shrink_on_load ("speed") decodes a JPEG at the smallest DCT scale that covers
+  -- the box, as thumbor's PIL engine does (draft mode), so both do the same work.
+  downsample { size = 300, fit = "cover" },
   encode     { format = "jpeg", quality = 80 },
   cache      { memory = true },
 }
 """)
     conf = os.path.join(work, "thumbor.conf")
-    open(conf, "w").write("""LOADER = 'thumbor.loaders.http_loader'
-STORAGE = 'thumbor.storages.no_storage'
-RESULT_STORAGE = None
-ALLOW_UNSAFE_URL = True
-QUALITY = 80
-AUTO_WEBP = False
-HTTP_LOADER_MAX_CLIENTS = 64
-""")
-    # thumbor's documented production setting: transformations on a thread pool, one thread per
-    # core. Left at 0 (its default), every transformation runs on the IOLoop and blocks it.
+    open(conf, "w").write(THUMBOR_CONF)
     pool_conf = os.path.join(work, "thumbor-pool.conf")
-    open(pool_conf, "w").write(open(conf).read() + f"ENGINE_THREADPOOL_SIZE = {os.cpu_count()}\n")
+    open(pool_conf, "w").write(THUMBOR_POOL_CONF)
     results = {"date": time.strftime("%Y-%m-%d"), "seconds": seconds, "machine": f"{os.cpu_count()} cores, {platform.machine()}",
                "photos": len(names), "versions": {}}
     ph_port, tb_port, tb1_port, tbp_port = free_port(), free_port(), free_port(), free_port()
@@ -233,7 +238,7 @@ NODE_PROFILE = """profile "thumb" {
   fetch      { block_private = false },
   cache      { disk = true },
   decode     {},
-  downsample { size = 300, fit = "cover", shrink_on_load = "speed" },
+  downsample { size = 300, fit = "cover" },
   encode     { format = "jpeg", quality = 80 },
   cache      { memory = true, disk = true },
 }
@@ -445,11 +450,14 @@ def write(results_path, report_path):
               row("memory hits, 64 clients: pipelinehost", hits), row(f"mixed {3 * r['seconds']} s, 64 clients (80% hits): pipelinehost", mixed), "",
               "| target | result | |", "|---|---|---|",
               f"| **headline**: uncached ≥ 3× thumbor's req/s, thumbor with its engine thread pool | {ph['rps'] / tbp['rps']:.1f}× ({ph['rps']:.1f} vs {tbp['rps']:.1f} req/s); CPU per request {tbp['cpu_per_request_ms'] / ph['cpu_per_request_ms']:.1f}× less | {ok(ph['rps'] >= 3 * tbp['rps'])} |",
+              f"| Performance 3: the same stays ≥ 2× thumbor with its engine thread pool | {ph['rps'] / tbp['rps']:.1f}× | {ok(ph['rps'] >= 2 * tbp['rps'])} |",
               f"| the same, thumbor as it starts (1 process, no pool) | {ph['rps'] / tb1['rps']:.1f}× ({ph['rps']:.1f} vs {tb1['rps']:.1f} req/s) | {ok(ph['rps'] >= 3 * tb1['rps'])} |",
               f"| the same, thumbor with one process per core | {ph['rps'] / tb['rps']:.1f}× ({ph['rps']:.1f} vs {tb['rps']:.1f} req/s); CPU per request {tb['cpu_per_request_ms'] / ph['cpu_per_request_ms']:.1f}× less | {ok(ph['rps'] >= 3 * tb['rps'])} |",
               f"| memory hits ≥ 5,000 req/s, p99 ≤ 20 ms | {hits['rps']:.0f} req/s, p99 {hits['p99']:.1f} ms | {ok(hits['rps'] >= 5000 and hits['p99'] <= 20)} |",
               f"| 100 identical uncached requests make 1 transfer | {dedup['transfers']} transfer(s), {dedup['ok']} of {dedup['requests']} answered 200 | {ok(dedup['transfers'] == 1 and dedup['ok'] == 100)} |",
               f"| mixed run: peak RSS ≤ 400 MB, 0 non-2xx | {mixed['peak_rss_mb']:.0f} MB, {mixed['non2xx'] + mixed['errors']} non-2xx or errors | {ok(mixed['peak_rss_mb'] <= 400 and mixed['non2xx'] + mixed['errors'] == 0)} |",
+              "", "Against thumbor using both cores (its thread pool, or a process per core), throughput is bounded by "
+              "CPU per request, so the ratio follows the CPU ratio, not 3×.",
               ""]
     if "cluster" in r:
         c = r["cluster"]
