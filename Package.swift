@@ -60,11 +60,11 @@ let package = Package(
         .target(name: "CCurl", dependencies: ["CurlSystem"]),
         .target(name: "CRedis", dependencies: ["HiredisSystem"]),
 
+        // BlurHash and ThumbHash encoders over a small RGBA image: pure Swift, no dependency. The
+        // info and placeholder stages (VipsPlugin) use them.
+        .target(name: "Placeholders"),
         // The host: stages, registry, pipeline, caches. No imaging, network or Lua code of its
         // own (docs/ARCHITECTURE.md; scripts/check-imports holds every target to its list).
-        // BlurHash and ThumbHash encoders over a small RGBA image: pure Swift, no dependency.
-        // Issue 27's `info` and placeholder outputs are to use them; nothing does yet.
-        .target(name: "Placeholders"),
         .target(name: "PipelineHost", dependencies: [
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
@@ -160,8 +160,8 @@ let package = Package(
         .testTarget(name: "NormalizeTests", dependencies: ["TestSupport"]),
         .testTarget(name: "VipsStageTests", dependencies: ["CVips", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["TestSupport"]),
-        // The pipeline's rules with fake stages only: this target links neither libvips nor curl.
         .testTarget(name: "PlaceholderTests", dependencies: ["Placeholders", "TestSupport"]),
+        // The pipeline's rules with fake stages only: this target links neither libvips nor curl.
         .testTarget(name: "PipelineLogicTests", dependencies: ["PipelineTesting", "PipelineProfiles", "PipelineHostRedis"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "PipelineHostCommandLine"]),
         .testTarget(name: "CacheTests", dependencies: ["TestSupport"]),
