@@ -28,7 +28,7 @@ struct InFlightTableTests {
     @Test("one waiter leaving keeps the work for the others; the last one cancels it")
     func leave() {
         var table = Table()
-        guard case .start(let work) = table.claim("a", priority: .normal) else { return }
+        guard case .start(let work) = table.claim("a", priority: .normal) else { Issue.record("a first claim did not start work"); return }
         _ = table.wait("a", work: work, waiter: 1, priority: .normal, 1)
         _ = table.claim("a", priority: .normal)
         _ = table.wait("a", work: work, waiter: 2, priority: .normal, 2)
@@ -49,7 +49,7 @@ struct InFlightTableTests {
     @Test("work others elsewhere may wait for outlives its last waiter here until abandoned")
     func orphaned() {
         var table = Table()
-        guard case .start(let work) = table.claim("a", priority: .normal) else { return }
+        guard case .start(let work) = table.claim("a", priority: .normal) else { Issue.record("a first claim did not start work"); return }
         _ = table.wait("a", work: work, waiter: 1, priority: .normal, 1)
         table.setHandle("a", work: work) { $0 = "task-a" }
         table.lead("a", work: work, lease: "lease-a")
@@ -69,7 +69,7 @@ struct InFlightTableTests {
     func raise() {
         var table = Table()
         guard case .start(let fetch) = table.claim("fetch", priority: .low),
-              case .start(let decode) = table.claim("decode", priority: .low) else { return }
+              case .start(let decode) = table.claim("decode", priority: .low) else { Issue.record("a first claim did not start work"); return }
         _ = table.wait("fetch", work: fetch, waiter: 1, priority: .low, 1, inputOf: ("decode", decode))
         let raisedHigh = table.claim("decode", priority: .high)
         #expect(raisedHigh == .join(work: decode, raised: ["decode", "fetch"]))
@@ -81,7 +81,7 @@ struct InFlightTableTests {
     @Test("a held value answers claims until it is released")
     func hold() {
         var table = Table()
-        guard case .start(let work) = table.claim("a", priority: .normal) else { return }
+        guard case .start(let work) = table.claim("a", priority: .normal) else { Issue.record("a first claim did not start work"); return }
         _ = table.wait("a", work: work, waiter: 1, priority: .normal, 1)
         let answered = table.finish("a", work: work, hold: "original")
         #expect(answered == [1])
@@ -95,9 +95,9 @@ struct InFlightTableTests {
     @Test("a leaving waiter lowers the work to the highest priority left, and the step it waits for too")
     func lowerOnLeave() {
         var table = Table()
-        guard case .start(let decode) = table.claim("decode", priority: .low) else { return }
+        guard case .start(let decode) = table.claim("decode", priority: .low) else { Issue.record("a first claim did not start work"); return }
         _ = table.wait("decode", work: decode, waiter: 1, priority: .low, 1)
-        guard case .start(let fetch) = table.claim("fetch", priority: .low) else { return }
+        guard case .start(let fetch) = table.claim("fetch", priority: .low) else { Issue.record("a first claim did not start work"); return }
         _ = table.wait("fetch", work: fetch, waiter: 2, priority: .low, 2, inputOf: ("decode", decode))
         // A high-priority request joins the decode: both steps go up.
         #expect(table.claim("decode", priority: .high) == .join(work: decode, raised: ["decode", "fetch"]))
