@@ -13,7 +13,8 @@
 //   of 34 MiB), and handed to the next request of a size it fits (no more than twice the
 //   size): no faults and no zeroing by the kernel. libjpeg, like malloc's callers, expects
 //   nothing of a block's contents. Those 128 MiB stay resident once used.
-// Smaller blocks come from malloc. PIPELINEHOST_JPEG_HUGE_PAGES=0 sends every block to malloc.
+// Smaller blocks come from malloc, behind the same header. PIPELINEHOST_JPEG_HUGE_PAGES=0 sends
+// every block to malloc as libjpeg's own allocator does.
 #include "ph_vips.h"
 
 #include <pthread.h>
@@ -91,12 +92,16 @@ static int use_huge_pages(void) {
     return known == 1;
 }
 
+// With PIPELINEHOST_JPEG_HUGE_PAGES=0, blocks are libjpeg's own malloc'd ones, without a header,
+// so that AddressSanitizer checks all of each (scripts/fuzz). The setting is read once, at the
+// first block, and holds for every block after.
 void *jpeg_get_large(void *cinfo, size_t size) {
     (void)cinfo;
+    if (!use_huge_pages()) return malloc(size);
     if (size > SIZE_MAX - huge_page - sizeof(block_header)) return NULL;
     size_t total = size + sizeof(block_header);
     block_header *header;
-    if (total >= huge_page && use_huge_pages()) {
+    if (total >= huge_page) {
         size_t length = (total + huge_page - 1) & ~((size_t)huge_page - 1);
         void *mapping = take_kept(length, &length);
         if (mapping) {
@@ -122,6 +127,10 @@ void jpeg_free_large(void *cinfo, void *object, size_t size) {
     (void)cinfo;
     (void)size;
     if (!object) return;
+    if (!use_huge_pages()) {
+        free(object);
+        return;
+    }
     block_header *header = (block_header *)object - 1;
     if (header->magic != header_magic) abort();  // not ours: a mismatched allocator, never expected
     header->magic = 0;
