@@ -23,8 +23,18 @@ static void drop_log(const gchar *domain, GLogLevelFlags level, const gchar *mes
     (void)domain; (void)level; (void)message; (void)data;
 }
 
+// A switch in the environment is "0" or "1" (or unset); anything else is a start-up error that
+// names it, not a silent guess.
+static int check_switch(const char *name) {
+    const char *value = g_getenv(name);
+    if (!value || strcmp(value, "0") == 0 || strcmp(value, "1") == 0) return 0;
+    vips_error("pipelinehost", "%s must be 0 or 1, not \"%.40s\"", name, value);
+    return -1;
+}
+
 int ph_vips_init(const char *program, int concurrency) {
     if (VIPS_INIT(program)) return -1;
+    if (check_switch("PIPELINEHOST_VIPS_VECTOR") || check_switch("PIPELINEHOST_JPEG_HUGE_PAGES")) return -1;
     if (!g_getenv("PIPELINEHOST_VIPS_WARNINGS"))
         g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO, drop_log, NULL);
     vips_cache_set_max(0);
@@ -38,7 +48,7 @@ int ph_vips_init(const char *program, int concurrency) {
     // (scripts/orc-race; BENCHMARKS.md). PIPELINEHOST_VIPS_VECTOR=0 turns it off (so does
     // libvips' own VIPS_NOVECTOR); =1 keeps it on even unguarded, to reproduce the race.
     const char *vector = g_getenv("PIPELINEHOST_VIPS_VECTOR");
-    int wanted = vector ? strcmp(vector, "0") != 0 : ph_orc_guard_active();
+    int wanted = vector ? strcmp(vector, "1") == 0 : ph_orc_guard_active();
     if (!wanted || g_getenv("VIPS_NOVECTOR")) vips_vector_set_enabled(FALSE);
     if (concurrency > 0) vips_concurrency_set(concurrency);
     return 0;

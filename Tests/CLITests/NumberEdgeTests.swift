@@ -53,6 +53,20 @@ struct NumberEdgeTests {
         #expect(check.status == 0, "\(check.stderr)")
     }
 
+    @Test("an environment switch other than 0 or 1 is an error that names it", arguments: [
+        ("PIPELINEHOST_VIPS_VECTOR", "yes"), ("PIPELINEHOST_VIPS_VECTOR", "2"),
+        ("PIPELINEHOST_JPEG_HUGE_PAGES", "on"), ("PIPELINEHOST_JPEG_HUGE_PAGES", ""),
+    ])
+    func environmentSwitch(name: String, value: String) async throws {
+        let directory = try TemporaryDirectory()
+        let run = try await CLIProcess.run(["run", "examples/thumbnail.lua", "examples/sample.jpg", "--no-cache",
+                                            "--output-dir", directory.path],
+                                           in: Fixtures.root.path, environment: [name: value])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("\(name) must be 0 or 1, not \"\(value)\""), "\(run.stderr)")
+        #expect(directory.contents.isEmpty)
+    }
+
     @Test("check counts the variants of options whose product passes Int.max without trapping")
     func variantCountPastIntMax() async throws {
         let directory = try TemporaryDirectory()
