@@ -4,6 +4,7 @@ publishes (fit-in 512x512, JPEG quality 80, large photos, no result cache), at 2
 pipelinehost with its profile's defaults against thumbor in its production setting.
 
   bench_fitin.py SECONDS BINARY THUMBOR PHOTOS RESULTS   measure (run with the thumbor venv's Python: Pillow)
+  bench_fitin.py --shrink BINARY PHOTOS RESULTS          only redo what each shrink_on_load costs and buys
   bench_fitin.py --write RESULTS BENCHMARKS.md           write the fit-in section (between markers)
 
 Besides req/s, CPU per request and peak RSS, it reports each server's median PSNR against an
@@ -110,6 +111,32 @@ def quality(port, path_of, base, names, photos):
     return median(values)
 
 
+def shrink_modes(binary, photos, work, rounds=3):
+    """What each shrink_on_load costs and buys: `pipelinehost run` over the photos, read locally,
+    to fit-in 512 as a quality-80 JPEG and as PNG (no loss after the resize), in each mode. Returns
+    the median CPU ms per photo over the rounds and the median PSNR against the exact reference."""
+    from image_quality import median, psnr  # Pillow: only the measuring run has it (the thumbor venv)
+    paths = sorted(os.path.join(photos, name) for name in os.listdir(photos) if name.endswith(".jpg"))
+    modes = {}
+    for mode in ["speed", "quality"]:
+        for output, encode in [("jpeg q80", 'format = "jpeg", quality = 80'), ("png", 'format = "png"')]:
+            profile = os.path.join(work, f"{mode}-{output.split()[0]}.lua")
+            open(profile, "w").write('profile "fit" { fetch {}, decode {}, downsample { size = %d, shrink_on_load = "%s" }, '
+                                     'encode { %s } }\n' % (BOX, mode, encode))
+            out = os.path.join(work, f"out-{mode}-{output.split()[0]}")
+            run = lambda: subprocess.run([binary, "run", profile, *paths, "--output-dir", out, "--no-progress"],
+                                         stdout=subprocess.DEVNULL, check=True)
+            cpu = median([children_cpu(run) for _ in range(rounds)])
+            values = []
+            for path in paths:
+                stem = os.path.basename(path)[:-4]
+                served = next(f for f in os.listdir(out) if f.startswith(stem + "-") and f.count("-") == stem.count("-") + 1)
+                values.append(psnr(open(os.path.join(out, served), "rb").read(), path))
+            modes[f"{mode}, {output}"] = {"cpu_ms": 1000 * cpu / len(paths), "psnr": median(values)}
+            print(f"shrink_on_load {mode}, {output}: {modes[f'{mode}, {output}']}", file=sys.stderr)
+    return modes
+
+
 def measure(seconds, binary, thumbor, photos, results_path):
     base, names, _ = origin(photos)
     work = tempfile.mkdtemp(prefix="bench-fitin-")
@@ -164,6 +191,7 @@ def measure(seconds, binary, thumbor, photos, results_path):
         for process in [ph, tb]:
             process.wait(30)
     results["decoder floor ms"] = decoder_floor(paths, work)
+    results["shrink modes"] = shrink_modes(binary, photos, work)
     results["scales"] = sorted({f"1/{dct_scale(*jpeg_size(p))}" for p in paths})
     results["load"] = os.getloadavg()[0]
     json.dump(results, open(results_path, "w"), indent=1)
@@ -190,7 +218,15 @@ def write(results_path, report_path):
     ph2 = r["pipelinehost, 2 clients"]
     lines += ["", f"**Quality.** Median PSNR of one answer per photo against an exact reference (the full decode, resized "
               f"with Lanczos to the answer's size in one step; `scripts/image_quality.py`): pipelinehost "
-              f"**{r['psnr']['pipelinehost']:.2f} dB**, thumbor **{r['psnr']['thumbor']:.2f} dB**.", "",
+              f"**{r['psnr']['pipelinehost']:.2f} dB**, thumbor **{r['psnr']['thumbor']:.2f} dB**.", ""]
+    if "shrink modes" in r:
+        lines += ["**What each `shrink_on_load` costs and buys**: `pipelinehost run` over the same photos read locally, "
+                  "fit-in 512, as a quality-80 JPEG and as PNG (no loss after the resize); median CPU per photo over 3 "
+                  "rounds, with process start-up, and median PSNR against the same reference.", "",
+                  "| mode, output | CPU per photo | median PSNR |", "|---|---|---|"]
+        lines += [f"| {mode} | {x['cpu_ms']:.1f} ms | {x['psnr']:.2f} dB |" for mode, x in r["shrink modes"].items()]
+        lines += [""]
+    lines += [
               f"**Where a request's CPU goes** (pipelinehost, 2 clients, {ph2['cpu_per_request_ms']:.1f} ms per request): "
               "`perf` samples of every thread of the server over one more run, by library. The decoder's floor is "
               f"libjpeg-turbo's `djpeg` decoding the same photos at the same DCT scale ({', '.join(r['scales'])}) to /dev/null, "
@@ -229,5 +265,9 @@ def write(results_path, report_path):
 if __name__ == "__main__":
     if sys.argv[1] == "--write":
         write(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "--shrink":
+        results = json.load(open(sys.argv[4]))
+        results["shrink modes"] = shrink_modes(sys.argv[2], sys.argv[3], tempfile.mkdtemp(prefix="bench-shrink-"))
+        json.dump(results, open(sys.argv[4], "w"), indent=1)
     else:
         measure(int(sys.argv[1]), *sys.argv[2:6])
