@@ -253,8 +253,8 @@ def write(results_path, report_path):
     lines += [f"| median PSNR ≥ thumbor's | {r['psnr']['pipelinehost']:.2f} vs {r['psnr']['thumbor']:.2f} dB | "
               f"{ok(r['psnr']['pipelinehost'] >= r['psnr']['thumbor'])} | Equal: the same DCT scale as thumbor's draft mode, "
               "and where that scale is the answer's size (4096 to 512) the same pixels. `shrink_on_load = \"quality\"` "
-              "decodes at twice the box: about 0.1 dB more after a quality-80 JPEG for more CPU; before an encode (PNG) "
-              "it is 53 against 45 dB on these photos (measured by hand with `run`). |",
+              "decodes at twice the box: a little more PSNR after a quality-80 JPEG, more before an encode, for more CPU "
+              "(the table above). |",
               f"| CPU per request ≤ 1.25× the decoder's floor (2 clients) | {ph2['cpu_per_request_ms'] / floor:.2f}× "
               f"({ph2['cpu_per_request_ms']:.1f} vs {floor:.1f} ms) | {ok(ph2['cpu_per_request_ms'] <= 1.25 * floor)} | "
               f"libjpeg is {jpeg * 100:.0f}% of the server's CPU; the floor's djpeg maps its buffers afresh for each photo, "
