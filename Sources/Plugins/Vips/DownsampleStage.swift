@@ -30,7 +30,7 @@ struct DownsampleStage: Stage {
         static let enlarge = Parameter<Bool>("enlarge", .boolean, default: false,
             doc: "also scale images up that are smaller than the box")
         static let shrinkOnLoad = Parameter<String>("shrink_on_load", .choice(["speed", "quality"]), default: "speed",
-            doc: "speed: a JPEG decoded at the smallest DCT scale that covers the box, as PIL's draft mode and thumbor do; quality: libvips' choice, at twice the box or more, for lossless or near-lossless output (BENCHMARKS.md, section 11, has what each costs)")
+            doc: "speed: a JPEG decoded at the smallest DCT scale that covers the box, as PIL's draft mode and thumbor do; quality: libvips' choice, at twice the box or more, for PNG or near-lossless output (BENCHMARKS.md, \"fit-in 512\", has what each costs)")
 
         static let specs = [size.spec, width.spec, height.spec, fit.spec, gravity.spec, focus.spec, background.spec, dpr.spec, enlarge.spec, shrinkOnLoad.spec]
     }
