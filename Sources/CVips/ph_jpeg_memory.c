@@ -31,9 +31,12 @@ enum { huge_page = 2 << 20 };
 
 // Each block starts with this header, so freeing needs neither the size libjpeg passes back
 // nor any table: the block says how it was made.
+// A block may be freed on another thread than the one that got it (a libvips worker gets it,
+// the caller frees it), ordered by GLib in ways ThreadSanitizer cannot see: the magic is
+// written last with release and read first with acquire, which orders `mapped` for both.
 typedef struct {
     size_t mapped;  // the mapping's length; 0 for a block from malloc
-    uint64_t magic;
+    _Atomic uint64_t magic;
     char padding[48];  // keeps what libjpeg gets 64-byte aligned
 } block_header;
 
@@ -119,7 +122,7 @@ void *jpeg_get_large(void *cinfo, size_t size) {
         if (!header) return NULL;
         header->mapped = 0;
     }
-    header->magic = header_magic;
+    atomic_store_explicit(&header->magic, header_magic, memory_order_release);
     return header + 1;
 }
 
@@ -132,8 +135,8 @@ void jpeg_free_large(void *cinfo, void *object, size_t size) {
         return;
     }
     block_header *header = (block_header *)object - 1;
-    if (header->magic != header_magic) abort();  // not ours: a mismatched allocator, never expected
-    header->magic = 0;
+    if (atomic_load_explicit(&header->magic, memory_order_acquire) != header_magic) abort();  // not ours: never expected
+    atomic_store_explicit(&header->magic, 0, memory_order_relaxed);
     if (!header->mapped) free(header);
     else if (!keep(header, header->mapped)) munmap(header, header->mapped);
 }
