@@ -12,8 +12,15 @@ struct Stages: ParsableCommand {
     @Flag(name: .long, help: "Print one JSON document instead of text.")
     var json = false
 
+    @Flag(name: .long, help: "Print the Markdown reference (docs/STAGES.md is this output).")
+    var markdown = false
+
     func run() throws {
         let registry = try makeRegistry()
+        if markdown {
+            print(StageReference.markdown(registry), terminator: "")
+            return
+        }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

@@ -86,6 +86,18 @@ struct InspectionCommandTests {
         #expect(fit["choices"] as? [String] == ["inside", "cover", "contain"] && fit["default"] as? String == "\"inside\"")
     }
 
+    @Test("stages --markdown is the stage reference: a linked index, and a table of parameters per stage")
+    func stagesMarkdown() async throws {
+        let run = try await CLIProcess.run(["stages", "--markdown"])
+        #expect(run.status == 0)
+        #expect(run.stdout.hasPrefix("# Stages\n"))
+        #expect(run.stdout.contains("| [`downsample`](#downsample) | an image → an image | VipsPlugin |"))
+        #expect(run.stdout.contains("\n## round_corners\n"))
+        // A choice's pipes are escaped, so the table keeps four columns.
+        #expect(run.stdout.contains(#"| `on_error` | "fail"\|"stale" | `"fail"` | "#), "\(run.stdout)")
+        #expect(run.stdout.contains("| `quality` | integer 1..100 | `82` | "))
+    }
+
     /// Every command's help, at a width where nothing is wrapped: a paragraph is one line, so
     /// the argument parser can wrap it to any terminal without leaving a broken line.
     @Test("help texts are written as paragraphs the argument parser wraps, never pre-broken",

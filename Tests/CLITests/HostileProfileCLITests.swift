@@ -8,7 +8,7 @@ struct HostileProfileCLITests {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }
 
-    /// The README's promise: stopped within the time limit plus a second (the test's timeout
+    /// docs/PROFILES.md's promise: stopped within the time limit plus a second (the test's timeout
     /// only keeps a hang from blocking the suite) and under the 32 MB memory limit plus 100 MB.
     @Test("check and run stop each hostile profile", arguments: HostileProfiles.all)
     func stopped(_ hostile: HostileProfiles.Case) async throws {

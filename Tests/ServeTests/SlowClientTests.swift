@@ -30,7 +30,7 @@ import TestSupport
         let service = try await ServeProcess(profileFile: profileFile, [
             "--allow-unsigned", "--no-cache", "--max-connections", "12", "--send-timeout", "15",
             "--idle-timeout", "600", "--request-timeout", "600", "--no-access-log",
-        ], environment: ["MALLOC_ARENA_MAX": "2"])  // the README's setting for a server
+        ], environment: ["MALLOC_ARENA_MAX": "2"])  // docs/HARDENING.md's setting for a server
         let path = "/unsafe/full/" + base64url(origin.url("/big.jpg"))
         // The answer is made once and kept in memory: what follows measures only connections.
         let first = try await Curl.get(service.baseURL + path)

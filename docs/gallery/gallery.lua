@@ -1,5 +1,5 @@
 -- The profiles scripts/gallery renders on examples/sample.jpg into docs/gallery/, one per
--- stage or parameter that docs/STAGES.md shows. Each is also a small working example.
+-- stage or parameter that docs/GALLERY.md shows. Each is also a small working example.
 
 profile "before" { fetch {}, decode {}, downsample { size = 240 }, encode { quality = 70 } }
 
