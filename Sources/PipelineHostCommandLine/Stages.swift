@@ -72,7 +72,7 @@ struct StageListJSON: Encodable {
         let doc: String
     }
 
-    /// The plugin API this build provides ("1.1").
+    /// The plugin API this build provides ("1.2").
     let pluginAPIVersion: String
     let stages: [Stage]
     let planned: [String: String]

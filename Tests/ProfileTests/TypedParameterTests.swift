@@ -37,4 +37,36 @@ struct TypedParameterTests {
         #expect(canonical.contains("timeout=5") && canonical.contains("retries=2") && canonical.contains("block_private=false"))
         #expect(canonical.contains(#"schemes={"http","https","file"}"#))
     }
+
+    enum Fit: String, ParameterChoice { case inside, cover, contain }
+
+    struct Keys: ParameterList {
+        let size = OptionalParameter<Int>("size", .integer(1...100), doc: "longest side")
+        let fit = Parameter<Fit>("fit", default: .inside, doc: "how it fills the box")
+        let sigma = Parameter<Double>("sigma", .number(0...10), default: 1, doc: "radius")
+        /// Not a parameter: a list holds only what it declares as one.
+        let note = "ignored"
+    }
+
+    @Test("a ParameterList gives its specs in declaration order, and reads each typed by key path")
+    func parameterList() throws {
+        #expect(Keys.specs.map(\.name) == ["size", "fit", "sigma"])
+        #expect("\(Keys.specs[1].type)" == #""inside"|"cover"|"contain""#)
+        #expect(Keys.specs[1].defaultValue == .string("inside"))
+        let written = StageParameters(values: ["size": .integer(40), "fit": .string("cover")])
+        #expect(written[\Keys.size] == 40 && written[\Keys.fit] == .cover && written[\Keys.sigma] == 1)
+        let empty = StageParameters()
+        #expect(empty[\Keys.size] == nil && empty[\Keys.fit] == .inside)
+    }
+
+    @Test("a choice loads from a profile as its case, and any other string is refused at load with file:line")
+    func choiceFromProfile() throws {
+        #expect(Fit.read(.string("contain")) == .contain && Fit.read(.string("fill")) == nil && Fit.read(.integer(1)) == nil)
+        #expect(Fit.cover.written == .string("cover"))
+        #expect(throws: ProfileError.self) {
+            try TestPipeline.load(#"profile "p" { fetch {}, cache { on_error = "never" } }"#)
+        }
+        let loaded = try TestPipeline.load(#"profile "p" { fetch {}, cache { on_error = "stale" } }"#)
+        #expect(loaded["p"]?.stages.last?.parameters.canonical.contains(#"on_error="stale""#) == true)
+    }
 }

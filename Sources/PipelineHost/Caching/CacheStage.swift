@@ -8,21 +8,17 @@ public enum CachePlugin: PipelinePlugin {
     /// Seconds in a day, the unit of `ttl`'s default.
     public static let secondsPerDay = 86_400.0
 
-    /// The stage's parameters, each declared once: the definition lists their specs, and
-    /// `CachePolicy` reads them typed.
-    enum Keys {
-        static let memory = OptionalParameter<Bool>("memory", .boolean,
+    struct Keys: ParameterList {
+        let memory = OptionalParameter<Bool>("memory", .boolean,
             doc: "keep entries in the memory cache (default: true at the end, false after fetch)")
-        static let disk = OptionalParameter<Bool>("disk", .boolean,
+        let disk = OptionalParameter<Bool>("disk", .boolean,
             doc: "keep entries in the disk cache (default: true after fetch, false at the end)")
-        static let ttl = Parameter<Double>("ttl", .number(0...(3650 * secondsPerDay)), default: 7 * secondsPerDay,
+        let ttl = Parameter<Double>("ttl", .number(0...(3650 * secondsPerDay)), default: 7 * secondsPerDay,
             doc: "seconds an entry stays fresh when the server does not say (Cache-Control max-age or Expires win for originals)")
-        static let onError = Parameter<String>("on_error", .choice(["fail", "stale"]), default: "fail",
+        let onError = Parameter<CachePolicy.OnError>("on_error", default: .fail,
             doc: "\"stale\": when fetching or revalidating fails, serve the last good entry, flagged stale")
-        static let directory = OptionalParameter<String>("dir", .string,
+        let directory = OptionalParameter<String>("dir", .string,
             doc: "disk cache directory, relative to the profile file (default: $XDG_CACHE_HOME/pipelinehost; --cache-dir wins over both)")
-
-        static let specs = [memory.spec, disk.spec, ttl.spec, onError.spec, directory.spec]
     }
 
     public static func register(in registry: inout StageRegistry) throws {
@@ -45,7 +41,7 @@ public enum CachePlugin: PipelinePlugin {
 /// the place of the stage decides them (see `CachePoint`).
 public struct CachePolicy: Sendable, Hashable {
     /// What a cache stage does when the stages before it fail: `fail`, or `stale` to serve the last good entry.
-    public enum OnError: String, Sendable { case fail, stale }
+    public enum OnError: String, ParameterChoice { case fail, stale }
 
     /// Keep entries in memory; nil means the default for the stage's place (variants).
     public var memory: Bool?
@@ -70,8 +66,8 @@ public struct CachePolicy: Sendable, Hashable {
 
     init(_ parameters: StageParameters) {
         typealias Keys = CachePlugin.Keys
-        self.init(memory: parameters[Keys.memory], disk: parameters[Keys.disk], ttl: parameters[Keys.ttl],
-                  onError: OnError(rawValue: parameters[Keys.onError]) ?? .fail, directory: parameters[Keys.directory])
+        self.init(memory: parameters[\Keys.memory], disk: parameters[\Keys.disk], ttl: parameters[\Keys.ttl],
+                  onError: parameters[\Keys.onError], directory: parameters[\Keys.directory])
     }
 }
 

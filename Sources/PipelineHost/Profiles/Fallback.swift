@@ -13,17 +13,15 @@ import Foundation
 /// bytes, and the profile's own stages after fetch do the rest, so the fallback has the
 /// profile's size and format and is computed once and kept like any variant.
 public struct Fallback: Stage {
-    enum Keys {
-        static let file = OptionalParameter<String>("file", .string,
+    struct Keys: ParameterList {
+        let file = OptionalParameter<String>("file", .string,
             doc: "the image, relative to the profile file; read when the profile loads")
-        static let status = Parameter<Int>("status", .integer(200...599), default: 404,
+        let status = Parameter<Int>("status", .integer(200...599), default: 404,
             doc: "serve's HTTP status for a fallback answer")
-        static let maxAge = Parameter<Int>("max_age", .integer(0...31_536_000), default: 30,
+        let maxAge = Parameter<Int>("max_age", .integer(0...31_536_000), default: 30,
             doc: "seconds a CDN or browser may keep a fallback answer (Cache-Control: public, max-age=)")
-        static let on = Parameter<[String]>("on", .stringList, default: ["not_found", "not_an_image"],
+        let on = Parameter<[String]>("on", .stringList, default: ["not_found", "not_an_image"],
             doc: "the failures that fall back: not_found (HTTP 404 or 410) and error kinds (a missing local file is invalid_source) such as not_an_image, http_status, timeout, transport, too_large, decode_failed, unsupported_format, pixel_limit, blocked")
-
-        static let specs = [file.spec, status.spec, maxAge.spec, on.spec]
     }
 
     /// What `on` may list: the kinds a source's failure can have, and not_found.
@@ -56,10 +54,10 @@ public struct Fallback: Stage {
     public let digest: String
 
     init(_ p: StageParameters) throws(ParameterError) {
-        guard let file = p[Keys.file], !file.isEmpty else {
+        guard let file = p[\Keys.file], !file.isEmpty else {
             throw ParameterError("needs file, like fallback { file = \"missing.jpg\" }")
         }
-        for kind in p[Keys.on] where !Self.failures.contains(kind) {
+        for kind in p[\Keys.on] where !Self.failures.contains(kind) {
             throw ParameterError("on: '\(kind)' is not a failure that can fall back; choose from \(Self.failures.sorted().joined(separator: ", "))")
         }
         let path = p.profileFile.map { CachePoint.resolve(file, relativeTo: $0) } ?? file
@@ -71,9 +69,9 @@ public struct Fallback: Stage {
         }
         bytes = ImageBytes(copying: data)
         digest = StageIdentity.digest(of: data)
-        status = p[Keys.status]
-        maxAge = p[Keys.maxAge]
-        on = Set(p[Keys.on])
+        status = p[\Keys.status]
+        maxAge = p[\Keys.maxAge]
+        on = Set(p[\Keys.on])
     }
 
     /// The file's digest: a changed file makes new keys.

@@ -19,10 +19,12 @@ public struct PluginAPIVersion: Sendable, Hashable, Comparable, CustomStringConv
     /// The version this build of pipelinehost provides.
     ///
     /// 1.1 added `PipelinePlugin.canEncode` and `setThreadsPerOperation` (with defaults) and the
-    /// `environmentVariable` parameter type.
-    public static let current = PluginAPIVersion(major: 1, minor: 1)
+    /// `environmentVariable` parameter type. 1.2 added `ParameterList` (a stage's parameters
+    /// declared once, read through key paths) and `ParameterChoice` (a choice read as an enum);
+    /// a plugin written for 1.0 or 1.1 still loads.
+    public static let current = PluginAPIVersion(major: 1, minor: 2)
 
-    /// "1.1".
+    /// "1.2".
     public var description: String { "\(major).\(minor)" }
 
     /// Whether a host of version `self` runs a plugin written for `plugin`.

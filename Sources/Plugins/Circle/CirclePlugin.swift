@@ -5,9 +5,10 @@ import VipsPlugin
 /// Registers `circle`: a round crop for avatars. An example of an image plugin: it reads the
 /// image the vips stages pass along through `StageValue.applyingVips`.
 public enum CirclePlugin: PipelinePlugin {
-    /// Declared once: the definition lists its spec, the stage reads it typed.
-    static let background = OptionalParameter<String>("background", .string,
-        doc: "fill outside the circle with this colour, \"#rrggbb\"; without it, transparent")
+    struct Keys: ParameterList {
+        let background = OptionalParameter<String>("background", .string,
+            doc: "fill outside the circle with this colour, \"#rrggbb\"; without it, transparent")
+    }
 
     public static func register(in registry: inout StageRegistry) throws {
         try registry.register(StageDefinition(
@@ -15,8 +16,8 @@ public enum CirclePlugin: PipelinePlugin {
             summary: "Keep the centred circle that fits the image. Outside it is transparent (encode png or webp), "
                 + "or filled with background for formats without alpha such as jpeg.",
             input: .image, output: .image,
-            parameters: [background.spec],
-            make: { try CircleStage(background: $0[background]) }))
+            parameters: Keys.specs,
+            make: { try CircleStage(background: $0[\Keys.background]) }))
     }
 }
 

@@ -12,53 +12,46 @@ public enum FetchPlugin: PipelinePlugin {
                 + "revalidates a stale cached copy with a conditional request.",
             input: .source, output: .encoded,
             capabilities: StageCapabilities(
-                publicServiceDefaults: [FetchParameters.blockPrivate.name: true.written,
-                                        FetchParameters.schemes.name: ["http", "https"].written],
-                allowedHostsParameter: FetchParameters.allowHosts.name),
+                publicServiceDefaults: [FetchParameters().blockPrivate.name: true.written,
+                                        FetchParameters().schemes.name: ["http", "https"].written],
+                allowedHostsParameter: FetchParameters().allowHosts.name),
             parameters: FetchParameters.specs,
             make: { FetchStage(options: try FetchOptions($0)) }))
     }
 }
 
-/// fetch's parameters, each declared once: the definition lists their specs, and FetchOptions
-/// reads them typed.
-enum FetchParameters {
-    static let timeout = Parameter<Double>("timeout", .number(0.1...600), default: 30,
+/// fetch's parameters (`ParameterList`); FetchOptions reads them typed.
+struct FetchParameters: ParameterList {
+    let timeout = Parameter<Double>("timeout", .number(0.1...600), default: 30,
         doc: "seconds the whole transfer may take")
-    static let connectTimeout = Parameter<Double>("connect_timeout", .number(0.1...120), default: 10,
+    let connectTimeout = Parameter<Double>("connect_timeout", .number(0.1...120), default: 10,
         doc: "seconds to establish the connection")
-    static let lowSpeedLimit = Parameter<Int>("low_speed_limit", .integer(0...1_000_000_000), default: 1000,
+    let lowSpeedLimit = Parameter<Int>("low_speed_limit", .integer(0...1_000_000_000), default: 1000,
         doc: "bytes per second; slower than this for low_speed_time is a timeout (0: off)")
-    static let lowSpeedTime = Parameter<Double>("low_speed_time", .number(1...600), default: 15,
+    let lowSpeedTime = Parameter<Double>("low_speed_time", .number(1...600), default: 15,
         doc: "seconds a transfer may stay under low_speed_limit")
-    static let maxBytes = Parameter<Int>("max_bytes", .integer(1...4_000_000_000), default: 50_000_000,
+    let maxBytes = Parameter<Int>("max_bytes", .integer(1...4_000_000_000), default: 50_000_000,
         doc: "largest body accepted; the transfer stops as soon as it passes this")
-    static let maxHeaderBytes = Parameter<Int>("max_header_bytes", .integer(1024...16_000_000), default: 131_072,
+    let maxHeaderBytes = Parameter<Int>("max_header_bytes", .integer(1024...16_000_000), default: 131_072,
         doc: "largest header block of one response; more stops the transfer")
-    static let maxRedirects = Parameter<Int>("max_redirects", .integer(0...10), default: 5,
+    let maxRedirects = Parameter<Int>("max_redirects", .integer(0...10), default: 5,
         doc: "redirects followed before giving up; each target gets the same checks")
-    static let schemes = Parameter<[String]>("schemes", .stringList, default: ["http", "https", "file"],
+    let schemes = Parameter<[String]>("schemes", .stringList, default: ["http", "https", "file"],
         doc: "URL schemes allowed, from http, https, file (plain paths need file); redirects never go to file")
-    static let blockPrivate = Parameter<Bool>("block_private", .boolean, default: false,
+    let blockPrivate = Parameter<Bool>("block_private", .boolean, default: false,
         doc: "refuse loopback, private, link-local (cloud metadata) and reserved addresses, checked on the address connected to, for every redirect too")
-    static let allowHosts = Parameter<[String]>("allow_hosts", .stringList, default: [],
+    let allowHosts = Parameter<[String]>("allow_hosts", .stringList, default: [],
         doc: "hosts the source and every redirect may name (serve sets --allow-source-host here); empty: any host")
-    static let allowLoopback = Parameter<Bool>("allow_loopback", .boolean, default: false,
+    let allowLoopback = Parameter<Bool>("allow_loopback", .boolean, default: false,
         doc: "with block_private: still allow 127.0.0.0/8 and ::1 (a local image server)")
-    static let retries = Parameter<Int>("retries", .integer(0...10), default: 2,
+    let retries = Parameter<Int>("retries", .integer(0...10), default: 2,
         doc: "extra attempts after a connect error, a dropped connection, 5xx or 429; never after other 4xx")
-    static let retryDelay = Parameter<Double>("retry_delay", .number(0...60), default: 0.5,
+    let retryDelay = Parameter<Double>("retry_delay", .number(0...60), default: 0.5,
         doc: "seconds before the first retry; doubles each time, with jitter")
-    static let retryMaxDelay = Parameter<Double>("retry_max_delay", .number(0...600), default: 10,
+    let retryMaxDelay = Parameter<Double>("retry_max_delay", .number(0...600), default: 10,
         doc: "longest wait between attempts; a longer Retry-After is not waited for")
-    static let userAgent = Parameter<String>("user_agent", .string, default: "pipelinehost/0.1 (libcurl)",
+    let userAgent = Parameter<String>("user_agent", .string, default: "pipelinehost/0.1 (libcurl)",
         doc: "User-Agent header sent with http(s) requests")
-
-    static let specs = [
-        timeout.spec, connectTimeout.spec, lowSpeedLimit.spec, lowSpeedTime.spec, maxBytes.spec, maxHeaderBytes.spec,
-        maxRedirects.spec, schemes.spec, blockPrivate.spec, allowHosts.spec, allowLoopback.spec, retries.spec,
-        retryDelay.spec, retryMaxDelay.spec, userAgent.spec,
-    ]
 }
 
 struct FetchOptions: Sendable {
@@ -78,28 +71,28 @@ struct FetchOptions: Sendable {
     var userAgent: String
 
     init(_ parameters: StageParameters) throws(ParameterError) {
-        timeout = parameters[FetchParameters.timeout]
-        connectTimeout = parameters[FetchParameters.connectTimeout]
-        lowSpeedLimit = parameters[FetchParameters.lowSpeedLimit]
-        lowSpeedTime = parameters[FetchParameters.lowSpeedTime]
-        maxBytes = parameters[FetchParameters.maxBytes]
-        maxHeaderBytes = parameters[FetchParameters.maxHeaderBytes]
-        maxRedirects = parameters[FetchParameters.maxRedirects]
-        let schemes = parameters[FetchParameters.schemes].map { $0.lowercased() }
+        timeout = parameters[\FetchParameters.timeout]
+        connectTimeout = parameters[\FetchParameters.connectTimeout]
+        lowSpeedLimit = parameters[\FetchParameters.lowSpeedLimit]
+        lowSpeedTime = parameters[\FetchParameters.lowSpeedTime]
+        maxBytes = parameters[\FetchParameters.maxBytes]
+        maxHeaderBytes = parameters[\FetchParameters.maxHeaderBytes]
+        maxRedirects = parameters[\FetchParameters.maxRedirects]
+        let schemes = parameters[\FetchParameters.schemes].map { $0.lowercased() }
         for scheme in schemes where !FetchURL.schemes.contains(scheme) {
             throw ParameterError("schemes: '\(scheme)' is not supported; choose from http, https, file")
         }
         guard !schemes.isEmpty else { throw ParameterError("schemes: allow at least one of http, https, file") }
         self.schemes = Set(schemes)
-        blockPrivate = parameters[FetchParameters.blockPrivate]
-        allowLoopback = parameters[FetchParameters.allowLoopback]
-        allowHosts = Set(parameters[FetchParameters.allowHosts].map { $0.lowercased() })
+        blockPrivate = parameters[\FetchParameters.blockPrivate]
+        allowLoopback = parameters[\FetchParameters.allowLoopback]
+        allowHosts = Set(parameters[\FetchParameters.allowHosts].map { $0.lowercased() })
         for host in allowHosts where host.isEmpty || host.contains(",") {
             throw ParameterError("allow_hosts: '\(host)' is not a host name")
         }
-        retry = RetryPolicy(retries: parameters[FetchParameters.retries], delay: parameters[FetchParameters.retryDelay],
-                            maxDelay: parameters[FetchParameters.retryMaxDelay])
-        userAgent = parameters[FetchParameters.userAgent]
+        retry = RetryPolicy(retries: parameters[\FetchParameters.retries], delay: parameters[\FetchParameters.retryDelay],
+                            maxDelay: parameters[\FetchParameters.retryMaxDelay])
+        userAgent = parameters[\FetchParameters.userAgent]
     }
 
     /// curl's protocol lists: the first URL may use any allowed scheme, a redirect only http(s).

@@ -9,20 +9,16 @@ public enum KeyNormalizePlugin: PipelinePlugin {
                 + "no fragment or credentials, sorted query, listed parameters dropped. The fetch still uses the full URL.",
             input: .source, output: .source,
             parameters: NormalizeStage.Keys.specs,
-            make: { NormalizeStage(dropped: Set($0[NormalizeStage.Keys.dropQuery]), redacted: Set($0[NormalizeStage.Keys.redactQuery])) }))
+            make: { NormalizeStage(dropped: Set($0[\NormalizeStage.Keys.dropQuery]), redacted: Set($0[\NormalizeStage.Keys.redactQuery])) }))
     }
 }
 
 struct NormalizeStage: SourceRewriter {
-    /// The stage's parameters, each declared once: the definition lists their specs, and the
-    /// stage reads them typed.
-    enum Keys {
-        static let dropQuery = Parameter<[String]>("drop_query", .stringList, default: [],
+    struct Keys: ParameterList {
+        let dropQuery = Parameter<[String]>("drop_query", .stringList, default: [],
             doc: "query parameters left out of the key and redacted in output, e.g. { \"u\", \"t\", \"s\", \"p\" }")
-        static let redactQuery = Parameter<[String]>("redact_query", .stringList, default: [],
+        let redactQuery = Parameter<[String]>("redact_query", .stringList, default: [],
             doc: "more query parameters to redact in output, kept in the key (names with token, key, sig, secret, password, auth, credential, session or jwt are always redacted)")
-
-        static let specs = [dropQuery.spec, redactQuery.spec]
     }
 
     let dropped: Set<String>

@@ -18,18 +18,14 @@ public enum SubsonicAuthPlugin: PipelinePlugin {
 }
 
 struct SubsonicAuthStage: SourceRewriter {
-    /// The stage's parameters, each declared once: the definition lists their specs, and the
-    /// stage reads them typed.
-    enum Keys {
-        static let user = OptionalParameter<String>("user", .string, doc: "the Subsonic user name (required)")
-        static let passwordEnv = Parameter<String>("password_env", .environmentVariable, default: "PIPELINEHOST_SECRET_SUBSONIC_PASSWORD",
+    struct Keys: ParameterList {
+        let user = OptionalParameter<String>("user", .string, doc: "the Subsonic user name (required)")
+        let passwordEnv = Parameter<String>("password_env", .environmentVariable, default: "PIPELINEHOST_SECRET_SUBSONIC_PASSWORD",
             doc: "the environment variable that holds the password: PIPELINEHOST_SECRET_..., or one the operator allows with --allow-env")
-        static let method = Parameter<String>("method", .choice(["token", "plain"]), default: "token",
+        let method = Parameter<SubsonicSigner.Method>("method", default: .token,
             doc: "token: t and s (API 1.13+); plain: p=enc:<hex> for servers without token auth")
-        static let version = Parameter<String>("version", .string, default: "1.16.1", doc: "the API version sent as v")
-        static let client = Parameter<String>("client", .string, default: "pipelinehost", doc: "the client name sent as c")
-
-        static let specs = [user.spec, passwordEnv.spec, method.spec, version.spec, client.spec]
+        let version = Parameter<String>("version", .string, default: "1.16.1", doc: "the API version sent as v")
+        let client = Parameter<String>("client", .string, default: "pipelinehost", doc: "the client name sent as c")
     }
 
     let user: String
@@ -39,14 +35,14 @@ struct SubsonicAuthStage: SourceRewriter {
     let client: String
 
     init(_ p: StageParameters) throws(ParameterError) {
-        guard let user = p[Keys.user], !user.isEmpty else {
+        guard let user = p[\Keys.user], !user.isEmpty else {
             throw ParameterError("needs user, like subsonic_auth { user = \"me\" }; the password comes from $PIPELINEHOST_SECRET_SUBSONIC_PASSWORD")
         }
         self.user = user
-        passwordVariable = p[Keys.passwordEnv]
-        method = p[Keys.method] == "plain" ? .plain : .token
-        version = p[Keys.version]
-        client = p[Keys.client]
+        passwordVariable = p[\Keys.passwordEnv]
+        method = p[\Keys.method]
+        version = p[\Keys.version]
+        client = p[\Keys.client]
     }
 
     func rewrite(_ source: Source) throws -> Source {

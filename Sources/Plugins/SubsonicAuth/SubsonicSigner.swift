@@ -4,7 +4,7 @@ import PipelineHost
 /// Adds Subsonic authentication to one transfer's URL. Auth parameters already in the URL are
 /// replaced, so a URL copied from a browser still gets exactly one fresh signature.
 struct SubsonicSigner: TransferSigner, CustomStringConvertible {
-    enum Method: Sendable { case token, plain }
+    enum Method: String, ParameterChoice { case token, plain }
 
     let user: String
     let password: String

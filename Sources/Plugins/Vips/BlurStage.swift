@@ -11,17 +11,13 @@ import PipelineHost
 /// it work on a quarter or a sixteenth of the pixels: `downsample { size = 128 }` then
 /// `blur { sigma = 12, size = 512 }`.
 struct BlurStage: Stage {
-    /// The stage's parameters, each declared once: the definition lists their specs, and the
-    /// stage reads them typed.
-    enum Keys {
-        static let sigma = Parameter<Double>("sigma", .number(0.1...200), default: 10,
+    struct Keys: ParameterList {
+        let sigma = Parameter<Double>("sigma", .number(0.1...200), default: 10,
             doc: "blur radius (Gaussian sigma) in output pixels")
-        static let dim = Parameter<Double>("dim", .number(0...1), default: 0,
+        let dim = Parameter<Double>("dim", .number(0...1), default: 0,
             doc: "darken toward black: 0 keeps, 1 is black")
-        static let size = OptionalParameter<Int>("size", .integer(1...16384),
+        let size = OptionalParameter<Int>("size", .integer(1...16384),
             doc: "scale the blurred result so its longest side is size (downsample small first, and save the work)")
-
-        static let specs = [sigma.spec, dim.spec, size.spec]
     }
 
     static let definition = StageDefinition(
@@ -32,7 +28,7 @@ struct BlurStage: Stage {
             + "With size, blur a small image and scale the result up to size: the same look for a fraction of the cost.",
         input: .image, output: .image,
         parameters: Keys.specs,
-        make: { BlurStage(sigma: $0[Keys.sigma], dim: $0[Keys.dim], size: $0[Keys.size]) })
+        make: { BlurStage(sigma: $0[\Keys.sigma], dim: $0[\Keys.dim], size: $0[\Keys.size]) })
 
     let sigma: Double
     let dim: Double

@@ -3,19 +3,15 @@ import PipelineHost
 
 /// Extends (or crops) the image to an exact size on a coloured canvas.
 struct PadStage: Stage {
-    /// The stage's parameters, each declared once: the definition lists their specs, and the
-    /// stage reads them typed.
-    enum Keys {
-        static let width = OptionalParameter<Int>("width", .integer(1...16384),
+    struct Keys: ParameterList {
+        let width = OptionalParameter<Int>("width", .integer(1...16384),
             doc: "canvas width in pixels")
-        static let height = OptionalParameter<Int>("height", .integer(1...16384),
+        let height = OptionalParameter<Int>("height", .integer(1...16384),
             doc: "canvas height in pixels")
-        static let background = Parameter<String>("background", .string, default: "#000000",
+        let background = Parameter<String>("background", .string, default: "#000000",
             doc: "canvas colour, \"#rrggbb\", or \"#rrggbbaa\" for an image with alpha")
-        static let gravity = Parameter<String>("gravity", .choice(Gravity.names), default: "centre",
+        let gravity = Parameter<Gravity>("gravity", default: .centre,
             doc: "where the image sits on the canvas")
-
-        static let specs = [width.spec, height.spec, background.spec, gravity.spec]
     }
 
     static let definition = StageDefinition(
@@ -32,12 +28,12 @@ struct PadStage: Stage {
     let y: Double
 
     init(_ p: StageParameters) throws(ParameterError) {
-        guard let width = p[Keys.width], let height = p[Keys.height] else {
+        guard let width = p[\Keys.width], let height = p[\Keys.height] else {
             throw ParameterError("pad needs width and height, like pad { width = 300, height = 300 }")
         }
         (self.width, self.height) = (Int32(width), Int32(height))
-        rgba = try Colour.parameter("background", of: "pad", p[Keys.background]).rgba
-        (x, y) = Gravity.point(p[Keys.gravity])!
+        rgba = try Colour.parameter("background", of: "pad", p[\Keys.background]).rgba
+        (x, y) = p[\Keys.gravity].point
     }
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
@@ -50,13 +46,9 @@ struct PadStage: Stage {
 
 /// Cuts away a uniform border.
 struct TrimStage: Stage {
-    /// The stage's parameters, each declared once: the definition lists their specs, and the
-    /// stage reads them typed.
-    enum Keys {
-        static let threshold = Parameter<Double>("threshold", .number(0...255), default: 10,
+    struct Keys: ParameterList {
+        let threshold = Parameter<Double>("threshold", .number(0...255), default: 10,
             doc: "how far (0-255) a pixel may be from the border colour and still count as border")
-
-        static let specs = [threshold.spec]
     }
 
     static let definition = StageDefinition(
@@ -64,7 +56,7 @@ struct TrimStage: Stage {
         summary: "Cut away a border of one colour (the top-left pixel's); an image of one colour throughout is kept whole.",
         input: .image, output: .image,
         parameters: Keys.specs,
-        make: { TrimStage(threshold: $0[Keys.threshold]) })
+        make: { TrimStage(threshold: $0[\Keys.threshold]) })
 
     let threshold: Double
 
@@ -76,13 +68,9 @@ struct TrimStage: Stage {
 
 /// Composes transparency onto a colour, for formats without alpha.
 struct FlattenStage: Stage {
-    /// The stage's parameters, each declared once: the definition lists their specs, and the
-    /// stage reads them typed.
-    enum Keys {
-        static let background = Parameter<String>("background", .string, default: "#ffffff",
+    struct Keys: ParameterList {
+        let background = Parameter<String>("background", .string, default: "#ffffff",
             doc: "the colour behind, \"#rrggbb\"")
-
-        static let specs = [background.spec]
     }
 
     static let definition = StageDefinition(
@@ -90,7 +78,7 @@ struct FlattenStage: Stage {
         summary: "Compose transparent parts onto a colour and drop the alpha, as jpeg needs; images without alpha pass unchanged.",
         input: .image, output: .image,
         parameters: Keys.specs,
-        make: { try FlattenStage(Colour.parameter("background", of: "flatten", $0[Keys.background])) })
+        make: { try FlattenStage(Colour.parameter("background", of: "flatten", $0[\Keys.background])) })
 
     let rgb: [Double]
 
@@ -104,15 +92,11 @@ struct FlattenStage: Stage {
 
 /// Rounds the corners: transparent outside, or filled with a background colour.
 struct RoundCornersStage: Stage {
-    /// The stage's parameters, each declared once: the definition lists their specs, and the
-    /// stage reads them typed.
-    enum Keys {
-        static let radius = Parameter<Int>("radius", .integer(1...4096), default: 16,
+    struct Keys: ParameterList {
+        let radius = Parameter<Int>("radius", .integer(1...4096), default: 16,
             doc: "corner radius in pixels")
-        static let background = OptionalParameter<String>("background", .string,
+        let background = OptionalParameter<String>("background", .string,
             doc: "fill outside the corners with this colour, \"#rrggbb\"; without it, transparent")
-
-        static let specs = [radius.spec, background.spec]
     }
 
     static let definition = StageDefinition(
@@ -126,8 +110,8 @@ struct RoundCornersStage: Stage {
     let background: [Double]?
 
     init(_ p: StageParameters) throws(ParameterError) {
-        radius = Int32(p[Keys.radius])
-        background = try p[Keys.background].map { text throws(ParameterError) in
+        radius = Int32(p[\Keys.radius])
+        background = try p[\Keys.background].map { text throws(ParameterError) in
             Array(try Colour.parameter("background", of: "round_corners", text).rgba.prefix(3))
         }
     }

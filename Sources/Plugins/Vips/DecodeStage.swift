@@ -4,22 +4,18 @@ import PipelineHost
 /// Opens encoded bytes lazily: sniffs them, reads the header, checks the pixel limit. No pixel is
 /// decoded here; the next stage decides how (shrink-on-load when it can).
 struct DecodeStage: Stage {
-    /// The stage's parameters, each declared once: the definition lists their specs, and the
-    /// stage reads them typed.
-    enum Keys {
-        static let maxPixels = Parameter<Double>("max_pixels", .number(1...1e10), default: 100e6,
+    struct Keys: ParameterList {
+        let maxPixels = Parameter<Double>("max_pixels", .number(1...1e10), default: 100e6,
             doc: "largest width x height x frames decoded, checked from the header")
         // No default written here, so the keys of existing profiles stay; unset means 50e6.
-        static let maxOutputPixels = OptionalParameter<Double>("max_output_pixels", .number(1...EncodeStage.costBudget),
+        let maxOutputPixels = OptionalParameter<Double>("max_output_pixels", .number(1...EncodeStage.costBudget),
             doc: "largest width x height x frames any later stage may make (pad, enlarge, dpr...), checked before its pixels are computed; unset: 50e6; at most the encode budget")
-        static let maxFrames = Parameter<Int>("max_frames", .integer(1...100_000), default: 1000,
+        let maxFrames = Parameter<Int>("max_frames", .integer(1...100_000), default: 1000,
             doc: "files with more frames (pages) than this are refused, even when only the first is used")
-        static let frames = Parameter<Int>("frames", .integer(1...1000), default: 1,
+        let frames = Parameter<Int>("frames", .integer(1...1000), default: 1,
             doc: "frames of animated input to keep (1: the first); more make an animation for webp output")
-        static let formats = Parameter<[String]>("formats", .stringList, default: DecodeStage.defaultFormats,
+        let formats = Parameter<[String]>("formats", .stringList, default: DecodeStage.defaultFormats,
             doc: "image formats accepted, by libvips loader name; others are unsupported_format. Also: jxl (its loader is unblocked when listed), jp2k, rad, ppm, fits, svg, pdf, magick (svg, pdf and magick stay blocked as untrusted)")
-
-        static let specs = [maxPixels.spec, maxOutputPixels.spec, maxFrames.spec, frames.spec, formats.spec]
     }
 
     static let definition = StageDefinition(
@@ -33,13 +29,13 @@ struct DecodeStage: Stage {
         input: .encoded, output: .image,
         parameters: Keys.specs,
         make: { parameters in
-            let formats = parameters[Keys.formats]
+            let formats = parameters[\Keys.formats]
             for format in formats where !DecodeStage.knownFormats.contains(format) {
                 throw ParameterError("formats: '\(format)' is not a libvips loader; choose from \(DecodeStage.knownFormats.joined(separator: ", "))")
             }
-            return DecodeStage(maxPixels: parameters[Keys.maxPixels], maxFrames: parameters[Keys.maxFrames],
-                               frames: parameters[Keys.frames], formats: Set(formats),
-                               maxOutputPixels: parameters[Keys.maxOutputPixels] ?? VipsPipelineImage.defaultPixelLimit)
+            return DecodeStage(maxPixels: parameters[\Keys.maxPixels], maxFrames: parameters[\Keys.maxFrames],
+                               frames: parameters[\Keys.frames], formats: Set(formats),
+                               maxOutputPixels: parameters[\Keys.maxOutputPixels] ?? VipsPipelineImage.defaultPixelLimit)
         })
 
     /// Formats libvips has no loader of its own for (ImageMagick's stays blocked).

@@ -8,31 +8,45 @@ import PipelineHost
 /// default: left out, they are not part of the stage's identity, so variants made before
 /// they existed keep their keys.
 struct DownsampleStage: Stage {
-    /// The stage's parameters, each declared once: the definition lists their specs, and the
-    /// stage reads them typed.
-    enum Keys {
-        static let size = OptionalParameter<Int>("size", .integer(1...16384),
-            doc: "longest side in pixels (or give width and/or height)")
-        static let width = OptionalParameter<Int>("width", .integer(1...16384),
-            doc: "box width in pixels")
-        static let height = OptionalParameter<Int>("height", .integer(1...16384),
-            doc: "box height in pixels")
-        static let fit = Parameter<String>("fit", .choice(["inside", "cover", "contain"]), default: "inside",
-            doc: "inside: keep all of the image; cover: fill the box and crop; contain: keep all of it and pad the box")
-        static let gravity = OptionalParameter<String>("gravity", .choice(Gravity.names + ["attention", "entropy"]),
-            doc: "cover: the part to keep (centre when left out; attention and entropy are libvips' smartcrop); contain: where the image sits")
-        static let focus = OptionalParameter<[Double]>("focus", .numberList(0...1, count: 2),
-            doc: "cover: keep the crop centred as near as it can be on { x, y }, fractions of the width and height")
-        static let background = OptionalParameter<String>("background", .string,
-            doc: "contain: the padding's colour, \"#rrggbb\" or \"#rrggbbaa\" (black when left out, transparent for images with alpha)")
-        static let dpr = OptionalParameter<Double>("dpr", .number(1...5),
-            doc: "device pixel ratio: the box is this many times larger (1 when left out)")
-        static let enlarge = Parameter<Bool>("enlarge", .boolean, default: false,
-            doc: "also scale images up that are smaller than the box")
-        static let shrinkOnLoad = Parameter<String>("shrink_on_load", .choice(["speed", "quality"]), default: "speed",
-            doc: "speed: a JPEG decoded at the smallest DCT scale that covers the box, as PIL's draft mode and thumbor do; quality: libvips' choice, at twice the box or more, for PNG or near-lossless output (BENCHMARKS.md, \"fit-in 512\", has what each costs)")
+    /// How the image fills the box.
+    enum Fit: String, ParameterChoice {
+        /// All of the image, inside the box.
+        case inside
+        /// The box filled, the rest cropped.
+        case cover
+        /// All of the image, padded to the box.
+        case contain
+    }
 
-        static let specs = [size.spec, width.spec, height.spec, fit.spec, gravity.spec, focus.spec, background.spec, dpr.spec, enlarge.spec, shrinkOnLoad.spec]
+    /// How a JPEG is decoded for the box.
+    enum ShrinkOnLoad: String, ParameterChoice {
+        /// At the smallest DCT scale that covers the box.
+        case speed
+        /// At libvips' choice, twice the box or more.
+        case quality
+    }
+
+    struct Keys: ParameterList {
+        let size = OptionalParameter<Int>("size", .integer(1...16384),
+            doc: "longest side in pixels (or give width and/or height)")
+        let width = OptionalParameter<Int>("width", .integer(1...16384),
+            doc: "box width in pixels")
+        let height = OptionalParameter<Int>("height", .integer(1...16384),
+            doc: "box height in pixels")
+        let fit = Parameter<Fit>("fit", default: .inside,
+            doc: "inside: keep all of the image; cover: fill the box and crop; contain: keep all of it and pad the box")
+        let gravity = OptionalParameter<CropGravity>("gravity",
+            doc: "cover: the part to keep (centre when left out; attention and entropy are libvips' smartcrop); contain: where the image sits")
+        let focus = OptionalParameter<[Double]>("focus", .numberList(0...1, count: 2),
+            doc: "cover: keep the crop centred as near as it can be on { x, y }, fractions of the width and height")
+        let background = OptionalParameter<String>("background", .string,
+            doc: "contain: the padding's colour, \"#rrggbb\" or \"#rrggbbaa\" (black when left out, transparent for images with alpha)")
+        let dpr = OptionalParameter<Double>("dpr", .number(1...5),
+            doc: "device pixel ratio: the box is this many times larger (1 when left out)")
+        let enlarge = Parameter<Bool>("enlarge", .boolean, default: false,
+            doc: "also scale images up that are smaller than the box")
+        let shrinkOnLoad = Parameter<ShrinkOnLoad>("shrink_on_load", default: .speed,
+            doc: "speed: a JPEG decoded at the smallest DCT scale that covers the box, as PIL's draft mode and thumbor do; quality: libvips' choice, at twice the box or more, for PNG or near-lossless output (BENCHMARKS.md, \"fit-in 512\", has what each costs)")
     }
 
     static let definition = StageDefinition(
@@ -56,49 +70,49 @@ struct DownsampleStage: Stage {
     let draft: Bool
 
     init(_ p: StageParameters) throws(ParameterError) {
-        let size = p[Keys.size], width = p[Keys.width], height = p[Keys.height]
+        let size = p[\Keys.size], width = p[\Keys.width], height = p[\Keys.height]
         if size != nil, width != nil || height != nil {
             throw ParameterError("give either size or width/height, not both")
         }
         guard size != nil || width != nil || height != nil else {
             throw ParameterError("needs size, or width and/or height, like downsample { size = 300 }")
         }
-        let fit = p[Keys.fit]
-        if fit != "inside", size == nil, width == nil || height == nil {
-            throw ParameterError("fit = \"\(fit)\" needs both width and height, or size")
+        let fit = p[\Keys.fit]
+        if fit != .inside, size == nil, width == nil || height == nil {
+            throw ParameterError("fit = \"\(fit.rawValue)\" needs both width and height, or size")
         }
-        let gravity = p[Keys.gravity], focus = p[Keys.focus], background = p[Keys.background]
-        if fit == "inside", gravity != nil || focus != nil {
+        let gravity = p[\Keys.gravity], focus = p[\Keys.focus], background = p[\Keys.background]
+        if fit == .inside, gravity != nil || focus != nil {
             throw ParameterError("\(gravity != nil ? "gravity" : "focus") needs fit = \"cover\" (or \"contain\" for gravity)")
         }
         if gravity != nil, focus != nil { throw ParameterError("give gravity or focus, not both") }
-        if fit == "contain", focus != nil || ["attention", "entropy"].contains(gravity ?? "") {
-            throw ParameterError("fit = \"contain\" keeps the whole image: it takes a compass gravity, not \(focus != nil ? "focus" : "gravity = \"\(gravity!)\"")")
+        if fit == .contain, focus != nil || gravity == .attention || gravity == .entropy {
+            throw ParameterError("fit = \"contain\" keeps the whole image: it takes a compass gravity, not \(focus != nil ? "focus" : "gravity = \"\(gravity!.rawValue)\"")")
         }
-        if background != nil, fit != "contain" { throw ParameterError("background needs fit = \"contain\"") }
-        let dpr = p[Keys.dpr] ?? 1
+        if background != nil, fit != .contain { throw ParameterError("background needs fit = \"contain\"") }
+        let dpr = p[\Keys.dpr] ?? 1
         let scaled = { (side: Int?) -> Int32 in side.map { Int32(min(16384, (Double($0) * dpr).rounded())) } ?? Self.unbounded }
         self.width = scaled(size ?? width)
         self.height = scaled(size ?? height)
         switch (fit, gravity, focus) {
-        case ("cover", "attention", _): crop = ph_crop(mode: PH_CROP_ATTENTION, x: 0.5, y: 0.5)
-        case ("cover", "entropy", _): crop = ph_crop(mode: PH_CROP_ENTROPY, x: 0.5, y: 0.5)
-        case ("cover", _, let focus?): crop = ph_crop(mode: PH_CROP_AT, x: focus[0], y: focus[1])
-        case ("cover", let gravity?, _) where gravity != "centre":
-            let point = Gravity.point(gravity)!
-            crop = ph_crop(mode: PH_CROP_AT, x: point.x, y: point.y)
-        case ("cover", _, _): crop = ph_crop(mode: PH_CROP_CENTRE, x: 0.5, y: 0.5)
+        case (.cover, .attention, _): crop = ph_crop(mode: PH_CROP_ATTENTION, x: 0.5, y: 0.5)
+        case (.cover, .entropy, _): crop = ph_crop(mode: PH_CROP_ENTROPY, x: 0.5, y: 0.5)
+        case (.cover, _, let focus?): crop = ph_crop(mode: PH_CROP_AT, x: focus[0], y: focus[1])
+        case (.cover, .compass(let gravity)?, _) where gravity != .centre:
+            crop = ph_crop(mode: PH_CROP_AT, x: gravity.point.x, y: gravity.point.y)
+        case (.cover, _, _): crop = ph_crop(mode: PH_CROP_CENTRE, x: 0.5, y: 0.5)
         default: crop = ph_crop(mode: PH_CROP_NONE, x: 0.5, y: 0.5)
         }
-        if fit == "contain" {
-            let point = Gravity.point(gravity ?? "centre")!
+        if fit == .contain {
+            // attention and entropy were refused above: a contain gravity is a compass point.
+            let point = if case .compass(let gravity)? = gravity { gravity.point } else { Gravity.centre.point }
             let colour = try background.map { text throws(ParameterError) in try Colour.parameter("background", of: "downsample", text) }
             padding = (colour?.rgba ?? [0, 0, 0, 0], point.x, point.y)
         } else {
             padding = nil
         }
-        enlarge = p[Keys.enlarge]
-        draft = p[Keys.shrinkOnLoad] == "speed"
+        enlarge = p[\Keys.enlarge]
+        draft = p[\Keys.shrinkOnLoad] == .speed
     }
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {

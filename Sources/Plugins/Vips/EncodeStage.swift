@@ -9,38 +9,58 @@ import PipelineHost
 /// the stage's identity, so variants made before they existed keep their keys. An option a
 /// format does not have is ignored by it (so one profile can say format = "auto").
 struct EncodeStage: Stage {
-    static let formats: [(name: String, code: ph_format)] = [
-        ("jpeg", PH_FORMAT_JPEG), ("png", PH_FORMAT_PNG), ("webp", PH_FORMAT_WEBP), ("gif", PH_FORMAT_GIF),
-        ("avif", PH_FORMAT_AVIF), ("jxl", PH_FORMAT_JXL),
-    ]
+    /// Whether colour is stored at half resolution (jpeg, avif).
+    enum ChromaSubsampling: String, ParameterChoice {
+        /// Below quality 90.
+        case auto
+        /// Always.
+        case on
+        /// Never.
+        case off
+    }
 
-    /// The stage's parameters, each declared once: the definition lists their specs, and the
-    /// stage reads them typed.
-    enum Keys {
-        static let format = Parameter<String>("format", .choice(formats.map(\.name) + ["auto"]), default: "jpeg",
+    /// The `format` a profile writes.
+    enum Format: String, ParameterChoice {
+        case jpeg, png, webp, gif, avif, jxl
+        /// Chosen per request from what the viewer accepts (an override); jpeg without one.
+        case auto
+
+        /// libvips' saver; auto's is jpeg's.
+        var code: ph_format {
+            switch self {
+            case .jpeg, .auto: PH_FORMAT_JPEG
+            case .png: PH_FORMAT_PNG
+            case .webp: PH_FORMAT_WEBP
+            case .gif: PH_FORMAT_GIF
+            case .avif: PH_FORMAT_AVIF
+            case .jxl: PH_FORMAT_JXL
+            }
+        }
+    }
+
+    struct Keys: ParameterList {
+        let format = Parameter<Format>("format", default: .jpeg,
             doc: "output format; auto follows serve's Accept header or run's --accept (jpeg without)")
-        static let quality = Parameter<Int>("quality", .integer(1...100), default: 82,
+        let quality = Parameter<Int>("quality", .integer(1...100), default: 82,
             doc: "quality for jpeg, webp, avif and jxl")
-        static let webpQuality = OptionalParameter<Int>("webp_quality", .integer(1...100),
+        let webpQuality = OptionalParameter<Int>("webp_quality", .integer(1...100),
             doc: "quality when the output is webp (quality when left out)")
-        static let avifQuality = OptionalParameter<Int>("avif_quality", .integer(1...100),
+        let avifQuality = OptionalParameter<Int>("avif_quality", .integer(1...100),
             doc: "quality when the output is avif (quality when left out)")
-        static let jxlQuality = OptionalParameter<Int>("jxl_quality", .integer(1...100),
+        let jxlQuality = OptionalParameter<Int>("jxl_quality", .integer(1...100),
             doc: "quality when the output is jxl (quality when left out)")
-        static let effort = OptionalParameter<Int>("effort", .integer(0...9),
+        let effort = OptionalParameter<Int>("effort", .integer(0...9),
             doc: "0 fastest to 9 smallest, fitted to each encoder (webp, avif, jxl; their default when left out)")
-        static let lossless = OptionalParameter<Bool>("lossless", .boolean,
+        let lossless = OptionalParameter<Bool>("lossless", .boolean,
             doc: "keep every pixel exactly (webp, avif, jxl)")
-        static let progressive = OptionalParameter<Bool>("progressive", .boolean,
+        let progressive = OptionalParameter<Bool>("progressive", .boolean,
             doc: "progressive jpeg, interlaced png")
-        static let chromaSubsampling = OptionalParameter<String>("chroma_subsampling", .choice(["auto", "on", "off"]),
+        let chromaSubsampling = OptionalParameter<ChromaSubsampling>("chroma_subsampling",
             doc: "halve the colour resolution (jpeg, avif); auto: below quality 90")
-        static let strip = Parameter<Bool>("strip", .boolean, default: true,
+        let strip = Parameter<Bool>("strip", .boolean, default: true,
             doc: "drop EXIF, XMP and ICC metadata")
-        static let keep = OptionalParameter<[String]>("keep", .stringList,
+        let keep = OptionalParameter<[String]>("keep", .stringList,
             doc: "metadata strip keeps: { \"icc\" } keeps the colour profile")
-
-        static let specs = [format.spec, quality.spec, webpQuality.spec, avifQuality.spec, jxlQuality.spec, effort.spec, lossless.spec, progressive.spec, chromaSubsampling.spec, strip.spec, keep.spec]
     }
 
     static let definition = StageDefinition(
@@ -59,22 +79,23 @@ struct EncodeStage: Stage {
 
     init(_ p: StageParameters) throws {
         // "auto" is resolved per request by serve and run --accept, as an override; without one it is JPEG.
-        let format = p[Keys.format] == "auto" ? "jpeg" : p[Keys.format]
+        let chosen = p[\Keys.format] == .auto ? Format.jpeg : p[\Keys.format]
+        let format = chosen.rawValue
         self.format = format
-        code = Self.formats.first { $0.name == format }!.code
-        let keep = p[Keys.keep] ?? []
+        code = chosen.code
+        let keep = p[\Keys.keep] ?? []
         for item in keep where item != "icc" {
             throw ParameterError("encode: 'keep' takes { \"icc\" }, got \"\(item)\"")
         }
-        let quality = p.integer("\(format)_quality") ?? p[Keys.quality]
-        let subsample = switch p[Keys.chromaSubsampling] {
-        case "on": PH_SUBSAMPLE_ON
-        case "off": PH_SUBSAMPLE_OFF
-        default: PH_SUBSAMPLE_AUTO
+        let quality = p.integer("\(format)_quality") ?? p[\Keys.quality]
+        let subsample = switch p[\Keys.chromaSubsampling] ?? .auto {
+        case .on: PH_SUBSAMPLE_ON
+        case .off: PH_SUBSAMPLE_OFF
+        case .auto: PH_SUBSAMPLE_AUTO
         }
-        options = ph_save_options(quality: Int32(quality), strip: p[Keys.strip] ? 1 : 0, keep_icc: keep.contains("icc") ? 1 : 0,
-                                  effort: Int32(p[Keys.effort] ?? -1), lossless: p[Keys.lossless] == true ? 1 : 0,
-                                  progressive: p[Keys.progressive] == true ? 1 : 0, subsample: subsample)
+        options = ph_save_options(quality: Int32(quality), strip: p[\Keys.strip] ? 1 : 0, keep_icc: keep.contains("icc") ? 1 : 0,
+                                  effort: Int32(p[\Keys.effort] ?? -1), lossless: p[\Keys.lossless] == true ? 1 : 0,
+                                  progressive: p[\Keys.progressive] == true ? 1 : 0, subsample: subsample)
         // Debian's libvips always writes JPEG, PNG and WebP. Checking the others starts libvips,
         // which a profile load otherwise leaves to the first decode.
         guard ["jpeg", "png", "webp"].contains(format) || ((try? VipsRuntime.start()) != nil && ph_vips_can_save(code) != 0) else {

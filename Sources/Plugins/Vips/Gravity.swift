@@ -1,14 +1,51 @@
-/// Where a crop keeps the image, or where a canvas puts it: the compass points as fractions of
-/// the width and height (north is the middle of the top edge).
-enum Gravity {
-    static let compass: [(name: String, x: Double, y: Double)] = [
-        ("centre", 0.5, 0.5), ("north", 0.5, 0), ("south", 0.5, 1), ("east", 1, 0.5), ("west", 0, 0.5),
-        ("north_east", 1, 0), ("north_west", 0, 0), ("south_east", 1, 1), ("south_west", 0, 1),
-    ]
-    static var names: [String] { compass.map(\.name) }
+import PipelineHost
 
-    /// The point of a compass name.
-    static func point(_ name: String) -> (x: Double, y: Double)? {
-        compass.first { $0.name == name }.map { ($0.x, $0.y) }
+/// Where a crop keeps the image, or where a canvas puts it: the compass points, each a point in
+/// fractions of the width and height (north is the middle of the top edge).
+enum Gravity: String, ParameterChoice {
+    case centre, north, south, east, west
+    case northEast = "north_east", northWest = "north_west", southEast = "south_east", southWest = "south_west"
+
+    /// The point, as fractions of the width and height.
+    var point: (x: Double, y: Double) {
+        switch self {
+        case .centre: (0.5, 0.5)
+        case .north: (0.5, 0)
+        case .south: (0.5, 1)
+        case .east: (1, 0.5)
+        case .west: (0, 0.5)
+        case .northEast: (1, 0)
+        case .northWest: (0, 0)
+        case .southEast: (1, 1)
+        case .southWest: (0, 1)
+        }
+    }
+}
+
+/// Where `fit = "cover"` crops: a compass point, or libvips' smartcrop by what draws the eye
+/// (attention) or by the busiest part (entropy).
+enum CropGravity: ParameterChoice, Equatable {
+    case compass(Gravity)
+    case attention
+    case entropy
+
+    static var allCases: [CropGravity] { Gravity.allCases.map(CropGravity.compass) + [.attention, .entropy] }
+
+    init?(rawValue: String) {
+        switch rawValue {
+        case "attention": self = .attention
+        case "entropy": self = .entropy
+        default:
+            guard let point = Gravity(rawValue: rawValue) else { return nil }
+            self = .compass(point)
+        }
+    }
+
+    var rawValue: String {
+        switch self {
+        case .compass(let point): point.rawValue
+        case .attention: "attention"
+        case .entropy: "entropy"
+        }
     }
 }

@@ -9,17 +9,15 @@ import Placeholders
 /// never decoded. A profile setting: `pipelinehost info` and serve's `/info` run it after the
 /// profile's own fetch, cache and decode.
 struct InfoStage: Stage {
-    enum Keys {
-        static let exif = Parameter<Bool>("exif", .boolean, default: false,
+    struct Keys: ParameterList {
+        let exif = Parameter<Bool>("exif", .boolean, default: false,
             doc: "include the EXIF camera make, model and date taken (left out by default: they say who took a photo, and when)")
-        static let gps = Parameter<Bool>("gps", .boolean, default: false,
+        let gps = Parameter<Bool>("gps", .boolean, default: false,
             doc: "include the EXIF GPS position (left out by default: a photo's location is personal)")
-        static let blurhashX = Parameter<Int>("blurhash_x", .integer(1...9), default: 4,
+        let blurhashX = Parameter<Int>("blurhash_x", .integer(1...9), default: 4,
             doc: "BlurHash components across")
-        static let blurhashY = Parameter<Int>("blurhash_y", .integer(1...9), default: 3,
+        let blurhashY = Parameter<Int>("blurhash_y", .integer(1...9), default: 3,
             doc: "BlurHash components down")
-
-        static let specs = [exif.spec, gps.spec, blurhashX.spec, blurhashY.spec]
     }
 
     static let definition = StageDefinition(
@@ -30,7 +28,7 @@ struct InfoStage: Stage {
         input: .image, output: .encoded,
         capabilities: StageCapabilities(profileSetting: .info),
         parameters: Keys.specs,
-        make: { p in InfoStage(exif: p[Keys.exif], gps: p[Keys.gps], blurhash: (p[Keys.blurhashX], p[Keys.blurhashY])) })
+        make: { p in InfoStage(exif: p[\Keys.exif], gps: p[\Keys.gps], blurhash: (p[\Keys.blurhashX], p[\Keys.blurhashY])) })
 
     let exif: Bool
     let gps: Bool

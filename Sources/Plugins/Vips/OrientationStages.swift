@@ -4,13 +4,9 @@ import PipelineHost
 /// Turns the image clockwise. EXIF orientation is already applied before any stage sees the
 /// image; this is for turning it further.
 struct RotateStage: Stage {
-    /// The stage's parameters, each declared once: the definition lists their specs, and the
-    /// stage reads them typed.
-    enum Keys {
-        static let angle = Parameter<Int>("angle", .integer(90...270), default: 90,
+    struct Keys: ParameterList {
+        let angle = Parameter<Int>("angle", .integer(90...270), default: 90,
             doc: "90, 180 or 270")
-
-        static let specs = [angle.spec]
     }
 
     static let definition = StageDefinition(
@@ -18,7 +14,7 @@ struct RotateStage: Stage {
         summary: "Turn clockwise by 90, 180 or 270 degrees (EXIF orientation is already applied).",
         input: .image, output: .image,
         parameters: Keys.specs,
-        make: { try RotateStage($0[Keys.angle]) })
+        make: { try RotateStage($0[\Keys.angle]) })
 
     let angle: Int32
 
@@ -35,13 +31,17 @@ struct RotateStage: Stage {
 
 /// Mirrors the image.
 struct FlipStage: Stage {
-    /// The stage's parameters, each declared once: the definition lists their specs, and the
-    /// stage reads them typed.
-    enum Keys {
-        static let direction = Parameter<String>("direction", .choice(["horizontal", "vertical"]), default: "horizontal",
-            doc: "horizontal swaps left and right; vertical swaps top and bottom")
+    /// Which way it mirrors.
+    enum Direction: String, ParameterChoice {
+        /// Left and right swap.
+        case horizontal
+        /// Top and bottom swap.
+        case vertical
+    }
 
-        static let specs = [direction.spec]
+    struct Keys: ParameterList {
+        let direction = Parameter<Direction>("direction", default: .horizontal,
+            doc: "horizontal swaps left and right; vertical swaps top and bottom")
     }
 
     static let definition = StageDefinition(
@@ -49,7 +49,7 @@ struct FlipStage: Stage {
         summary: "Mirror left to right (horizontal) or top to bottom (vertical).",
         input: .image, output: .image,
         parameters: Keys.specs,
-        make: { FlipStage(horizontal: $0[Keys.direction] == "horizontal") })
+        make: { FlipStage(horizontal: $0[\Keys.direction] == .horizontal) })
 
     let horizontal: Bool
 

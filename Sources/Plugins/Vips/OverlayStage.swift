@@ -8,21 +8,17 @@ import PipelineHost
 /// the first request that needs it, through the profile's own fetch stage and so by the same
 /// rules as the sources (a failure is not kept: the next request tries again).
 struct OverlayStage: Stage {
-    /// The stage's parameters, each declared once: the definition lists their specs, and the
-    /// stage reads them typed.
-    enum Keys {
-        static let image = OptionalParameter<String>("image", .string,
+    struct Keys: ParameterList {
+        let image = OptionalParameter<String>("image", .string,
             doc: "the overlay: a file relative to the profile file, or an http(s) URL (change the URL when the image changes)")
-        static let gravity = Parameter<String>("gravity", .choice(Gravity.names), default: "south_east",
+        let gravity = Parameter<Gravity>("gravity", default: .southEast,
             doc: "where it goes")
-        static let margin = Parameter<Int>("margin", .integer(0...4096), default: 0,
+        let margin = Parameter<Int>("margin", .integer(0...4096), default: 0,
             doc: "pixels kept free at the edges")
-        static let opacity = Parameter<Double>("opacity", .number(0...1), default: 1,
+        let opacity = Parameter<Double>("opacity", .number(0...1), default: 1,
             doc: "0 invisible, 1 as drawn")
-        static let scale = OptionalParameter<Double>("scale", .number(0.01...1),
+        let scale = OptionalParameter<Double>("scale", .number(0.01...1),
             doc: "its width as a fraction of the image's (its own size when left out)")
-
-        static let specs = [image.spec, gravity.spec, margin.spec, opacity.spec, scale.spec]
     }
 
     static let definition = StageDefinition(
@@ -51,7 +47,7 @@ struct OverlayStage: Stage {
     static let maxFileBytes = 20 << 20
 
     init(_ p: StageParameters) throws(ParameterError) {
-        guard let written = p[Keys.image] else {
+        guard let written = p[\Keys.image] else {
             throw ParameterError("overlay needs image, a file relative to the profile or a URL, like overlay { image = \"logo.png\" }")
         }
         if written.lowercased().hasPrefix("http://") || written.lowercased().hasPrefix("https://") {
@@ -72,10 +68,10 @@ struct OverlayStage: Stage {
             }
             (url, identityDetail) = (nil, StageIdentity.digest(of: data))
         }
-        (x, y) = Gravity.point(p[Keys.gravity])!
-        margin = Int32(p[Keys.margin])
-        opacity = p[Keys.opacity]
-        scale = p[Keys.scale] ?? 0
+        (x, y) = p[\Keys.gravity].point
+        margin = Int32(p[\Keys.margin])
+        opacity = p[\Keys.opacity]
+        scale = p[\Keys.scale] ?? 0
     }
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {

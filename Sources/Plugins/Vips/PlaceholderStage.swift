@@ -8,21 +8,19 @@ import Placeholders
 /// Made from a copy shrunk to 100 px (the LQIP to its `size`), on load when the image has only
 /// been opened, so a placeholder profile is `fetch, decode, placeholder`.
 struct PlaceholderStage: Stage {
-    enum Keys {
-        static let kind = Parameter<String>("kind", .choice(["thumbhash", "blurhash", "lqip"]), default: "thumbhash",
+    struct Keys: ParameterList {
+        let kind = Parameter<KindName>("kind", default: .thumbhash,
             doc: "thumbhash (base64), blurhash, or lqip (a data: URL of a tiny blurred image)")
-        static let blurhashX = Parameter<Int>("blurhash_x", .integer(1...9), default: 4,
+        let blurhashX = Parameter<Int>("blurhash_x", .integer(1...9), default: 4,
             doc: "blurhash: components across")
-        static let blurhashY = Parameter<Int>("blurhash_y", .integer(1...9), default: 3,
+        let blurhashY = Parameter<Int>("blurhash_y", .integer(1...9), default: 3,
             doc: "blurhash: components down")
-        static let size = Parameter<Int>("size", .integer(4...64), default: 16,
+        let size = Parameter<Int>("size", .integer(4...64), default: 16,
             doc: "lqip: longest side in pixels")
-        static let format = Parameter<String>("format", .choice(["webp", "jpeg"]), default: "webp",
+        let format = Parameter<TinyFormat>("format", default: .webp,
             doc: "lqip: the tiny image's format")
-        static let quality = Parameter<Int>("quality", .integer(1...100), default: 40,
+        let quality = Parameter<Int>("quality", .integer(1...100), default: 40,
             doc: "lqip: the tiny image's quality")
-
-        static let specs = [kind.spec, blurhashX.spec, blurhashY.spec, size.spec, format.spec, quality.spec]
     }
 
     static let definition = StageDefinition(
@@ -34,19 +32,25 @@ struct PlaceholderStage: Stage {
         parameters: Keys.specs,
         make: { try PlaceholderStage($0) })
 
+    /// The `kind` a profile writes.
+    enum KindName: String, ParameterChoice { case thumbhash, blurhash, lqip }
+
+    /// An lqip's format.
+    enum TinyFormat: String, ParameterChoice { case webp, jpeg }
+
     enum Kind: Sendable {
         case thumbhash
         case blurhash(x: Int, y: Int)
-        case lqip(size: Int, format: String, quality: Int)
+        case lqip(size: Int, format: TinyFormat, quality: Int)
     }
 
     let kind: Kind
 
     init(_ p: StageParameters) throws(ParameterError) {
-        switch p[Keys.kind] {
-        case "blurhash": kind = .blurhash(x: p[Keys.blurhashX], y: p[Keys.blurhashY])
-        case "lqip": kind = .lqip(size: p[Keys.size], format: p[Keys.format], quality: p[Keys.quality])
-        default: kind = .thumbhash
+        kind = switch p[\Keys.kind] {
+        case .thumbhash: .thumbhash
+        case .blurhash: .blurhash(x: p[\Keys.blurhashX], y: p[\Keys.blurhashY])
+        case .lqip: .lqip(size: p[\Keys.size], format: p[\Keys.format], quality: p[\Keys.quality])
         }
     }
 
@@ -68,18 +72,18 @@ struct PlaceholderStage: Stage {
     }
 
     /// A tiny image as a data: URL, metadata stripped.
-    static func dataURL(of image: VipsImageHandle, format: String, quality: Int) throws(PipelineError) -> String {
+    static func dataURL(of image: VipsImageHandle, format: TinyFormat, quality: Int) throws(PipelineError) -> String {
         var options = ph_save_options(quality: Int32(quality), strip: 1, keep_icc: 0, effort: -1, lossless: 0, progressive: 0,
                                       subsample: PH_SUBSAMPLE_AUTO)
         var buffer: UnsafeMutableRawPointer?
         var length = 0
         var failure = PH_SAVE_OK
-        guard ph_vips_save(image.pointer, format == "jpeg" ? PH_FORMAT_JPEG : PH_FORMAT_WEBP, &options, &buffer, &length, &failure) == 0,
+        guard ph_vips_save(image.pointer, format == .jpeg ? PH_FORMAT_JPEG : PH_FORMAT_WEBP, &options, &buffer, &length, &failure) == 0,
               let buffer else {
             throw PipelineError(failure == PH_SAVE_FAILED_INPUT ? .decodeFailed : .encodeFailed, "placeholder: \(VipsRuntime.takeError())")
         }
         defer { ph_vips_free(buffer) }
         let base64 = Data(bytes: buffer, count: length).base64EncodedString()
-        return "data:\(FormatChoice.mediaType(format));base64,\(base64)"
+        return "data:\(FormatChoice.mediaType(format.rawValue));base64,\(base64)"
     }
 }

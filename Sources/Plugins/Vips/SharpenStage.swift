@@ -4,15 +4,11 @@ import PipelineHost
 /// Unsharp masking, for the edges a downscale softens. libvips sharpens lightness only, so
 /// colours do not fringe.
 struct SharpenStage: Stage {
-    /// The stage's parameters, each declared once: the definition lists their specs, and the
-    /// stage reads them typed.
-    enum Keys {
-        static let sigma = Parameter<Double>("sigma", .number(0.1...10), default: 0.5,
+    struct Keys: ParameterList {
+        let sigma = Parameter<Double>("sigma", .number(0.1...10), default: 0.5,
             doc: "radius in pixels of the blur it sharpens against (libvips' 0.5 suits thumbnails)")
-        static let amount = Parameter<Double>("amount", .number(0...20), default: 3,
+        let amount = Parameter<Double>("amount", .number(0...20), default: 3,
             doc: "how much strong edges are sharpened (libvips' m2)")
-
-        static let specs = [sigma.spec, amount.spec]
     }
 
     static let definition = StageDefinition(
@@ -20,7 +16,7 @@ struct SharpenStage: Stage {
         summary: "Sharpen edges that a downscale softened; run it after downsample. Lightness only, so colours do not fringe.",
         input: .image, output: .image,
         parameters: Keys.specs,
-        make: { SharpenStage(sigma: $0[Keys.sigma], amount: $0[Keys.amount]) })
+        make: { SharpenStage(sigma: $0[\Keys.sigma], amount: $0[\Keys.amount]) })
 
     let sigma: Double
     let amount: Double

@@ -26,8 +26,8 @@ public enum VipsPlugin: PipelinePlugin {
 
     /// Whether this libvips writes `format` ("avif", "jxl", ...); starts libvips to ask.
     public static func canWrite(_ format: String) -> Bool {
-        guard let code = EncodeStage.formats.first(where: { $0.name == format })?.code else { return false }
-        return (try? VipsRuntime.start()) != nil && ph_vips_can_save(code) != 0
+        guard let chosen = EncodeStage.Format(rawValue: format), chosen != .auto else { return false }
+        return (try? VipsRuntime.start()) != nil && ph_vips_can_save(chosen.code) != 0
     }
 }
 
