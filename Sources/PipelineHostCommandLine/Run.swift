@@ -121,10 +121,10 @@ struct Run: AsyncParsableCommand {
     /// With --accept, an encode override for each profile whose encode says format = "auto".
     func autoFormatOverrides(in set: ProfileSet) -> [String: [String: [String: ParameterValue]]] {
         guard let accept else { return [:] }
-        let format = FormatChoice.choose(accept: accept, canWriteAVIF: pluginsCanEncode("avif"))
+        let canWriteAVIF = pluginsCanEncode("avif")
         var overrides: [String: [String: [String: ParameterValue]]] = [:]
-        for profile in set.profiles where profile.stages.contains(where: { $0.autoFormatParameter != nil }) {
-            overrides[profile.name] = profile.formatOverrides(format)
+        for profile in set.profiles {
+            overrides[profile.name] = profile.autoFormatOverride(accept: accept, canWriteAVIF: canWriteAVIF)
         }
         return overrides
     }
@@ -146,7 +146,7 @@ struct Run: AsyncParsableCommand {
         if output == nil { try Self.prepare(outputDirectory: directory) }
         var overrides = autoFormatOverrides(in: set)
         for (name, chosenOptions) in try ParamOption.overrides(params, for: chosen, in: set) {
-            overrides[name, default: [:]].merge(chosenOptions) { $0.merging($1) { _, new in new } }
+            mergeOverrides(&overrides[name, default: [:]], with: chosenOptions)
         }
         let requests = all.flatMap { source in chosen.map { ImageRequest(source: source, profile: $0, overrides: overrides[$0] ?? [:]) } }
         // About one CPU stage per core runs at once; libvips gets the cores that leaves it.
@@ -182,9 +182,7 @@ struct Run: AsyncParsableCommand {
     static func fallbacks(in set: ProfileSet, pipeline: Pipeline) -> @Sendable (ImageRequest, PipelineError) async -> (PipelineResult, key: String)? {
         { request, error in
             guard let fallback = set[request.profile]?.fallbackSetting, fallback.covers(error),
-                  let made = try? await pipeline.image(for: ImageRequest(
-                      source: Fallback.source(of: request.profile), profile: ProfileSet.fallbackName(request.profile),
-                      overrides: set.applicable(request.overrides, to: ProfileSet.fallbackName(request.profile))))
+                  let made = try? await pipeline.image(for: set.fallbackRequest(for: request))
             else { return nil }
             return (made, (try? await pipeline.sourceKey(for: request)) ?? request.source)
         }

@@ -6,15 +6,12 @@ import PipelineHost
 /// itself keeps what it wrote. Serve goes by what stages declare, never by their names.
 struct ServedProfiles: Sendable {
     let set: ProfileSet
-    /// Profiles with a format written "auto": the format follows the client's Accept.
-    let autoFormat: Set<String>
 
     /// `allowedHosts` (--allow-source-host) goes to every stage that declares an allowed-hosts
     /// parameter (fetch's `allow_hosts`), so the fetch holds each redirect to the list the source
     /// was checked against.
     init(_ loaded: ProfileSet, allowedHosts: Set<String> = []) throws(ParameterError) {
         var profiles: [Profile] = []
-        var auto: Set<String> = []
         for profile in loaded.profiles {
             var stages: [ConfiguredStage] = []
             for stage in profile.stages {
@@ -27,11 +24,9 @@ struct ServedProfiles: Sendable {
                     stage.definition.parameters.contains { $0.name == name } && !stage.parameters.explicit.contains(name)
                 }
                 stages.append(changes.isEmpty ? stage : try stage.overriding(changes))
-                if stage.autoFormatParameter != nil { auto.insert(profile.name) }
             }
             profiles.append(profile.with(stages: stages))
         }
         set = ProfileSet(file: loaded.file, profiles: profiles)
-        autoFormat = auto
     }
 }

@@ -63,10 +63,12 @@ struct ServeRouterTests {
         }
     }
 
-    /// What the image route answers them: a single segment is not an image path; more are
-    /// read as a signature and a profile, as "/nothing/x" is.
-    @Test("every other GET path is an image path, the operational paths' own children and the root too", arguments: [
-        ("/", 404), ("/prefetch", 404), ("/nothing", 404), ("/health/x", 403), ("/ready/x/y", 403), ("/metrics/x", 403), ("/nothing/x", 403),
+    /// A single segment is not an image path; more are read as a signature and a profile, as
+    /// "/nothing/x" is. Below an endpoint ("/health/x") no route serves, and the one not-found
+    /// answer says what an image path looks like.
+    @Test("every other GET path is an image path or not found, in serve's JSON", arguments: [
+        ("/", 404), ("/prefetch", 404), ("/nothing", 404), ("/health/x", 404), ("/ready/x/y", 404), ("/metrics/x", 404),
+        ("/info", 404), ("/nothing/x", 403), ("/info/nothing/x", 403),
     ])
     func imageRoute(_ path: String, _ status: Int) async throws {
         try await service().application().test(.router) { client in

@@ -111,11 +111,11 @@ import Testing
     }
 
     @Test func xPriorityNamesAQueuePriority() {
-        #expect(ImageHandler.priority("low") == .low)
-        #expect(ImageHandler.priority("HIGH") == .high)
-        #expect(ImageHandler.priority("normal") == .normal)
-        #expect(ImageHandler.priority("urgent") == .normal)
-        #expect(ImageHandler.priority(nil) == .normal)
+        #expect(ImageRoute.priority("low") == .low)
+        #expect(ImageRoute.priority("HIGH") == .high)
+        #expect(ImageRoute.priority("normal") == .normal)
+        #expect(ImageRoute.priority("urgent") == .normal)
+        #expect(ImageRoute.priority(nil) == .normal)
     }
 
     @Test func acceptPicksTheSmallestFormatTheClientReads() {

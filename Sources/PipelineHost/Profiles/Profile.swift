@@ -106,6 +106,14 @@ public struct ProfileSet: Sendable {
     /// The name of the chain that makes `profile`'s fallback: the fallback's bytes through the
     /// profile's stages after fetch.
     public static func fallbackName(_ profile: String) -> String { profile + "+fallback" }
+    /// What answers in place of `request` when it fails: the profile's fallback file through its
+    /// fallback chain, with the request's options that chain has. Its source is the fallback,
+    /// never the failed source, so nothing is stored under the failed source's key.
+    public func fallbackRequest(for request: ImageRequest) -> ImageRequest {
+        let chain = Self.fallbackName(request.profile)
+        return ImageRequest(source: Fallback.source(of: request.profile), profile: chain,
+                            overrides: applicable(request.overrides, to: chain))
+    }
     /// The part of `overrides` that names stages the chain `name` has: a chain made from a
     /// profile (info, fallback) has only some of its stages, and an option may set another.
     public func applicable(_ overrides: [String: [String: ParameterValue]], to name: String) -> [String: [String: ParameterValue]] {

@@ -54,4 +54,17 @@ extension Profile {
         }
         return overrides
     }
+
+    /// For a profile whose encode says format = "auto": the override that picks what a viewer
+    /// accepting `accept` (an HTTP Accept header) gets, as serve and `run --accept` choose it.
+    /// Nil for a profile whose format is fixed.
+    public func autoFormatOverride(accept: String?, canWriteAVIF: Bool) -> [String: [String: ParameterValue]]? {
+        guard stages.contains(where: { $0.autoFormatParameter != nil }) else { return nil }
+        return formatOverrides(FormatChoice.choose(accept: accept, canWriteAVIF: canWriteAVIF))
+    }
+}
+
+/// Per-request overrides merged stage by stage, `newer`'s value winning for a parameter both set.
+public func mergeOverrides(_ overrides: inout [String: [String: ParameterValue]], with newer: [String: [String: ParameterValue]]) {
+    overrides.merge(newer) { $0.merging($1) { _, new in new } }
 }

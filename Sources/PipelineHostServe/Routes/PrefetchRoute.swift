@@ -8,31 +8,27 @@ import PipelineHost
 
 /// POST /prefetch with a JSON list of signed image paths: each one that checks out runs at low
 /// priority, so the next real request is a cache hit. Answers 202 at once with what was taken.
-struct PrefetchHandler: Sendable {
+struct PrefetchRoute: Sendable {
     let state: ServeState
     /// A body larger than this is refused: a prefetch list is paths, not images.
     static let maxBody = 1 << 20
     static let maxPaths = 1000
 
-    func respond(to request: Request) async -> Response {
-        do throws(ServeFailure) {
-            let paths = try await Self.paths(request)
-            var requests: [ImageRequest] = []
-            var refused: [String] = []
-            for path in paths {
-                switch check(path) {
-                case .success(let imageRequest): requests.append(imageRequest)
-                case .failure(let failure): refused.append("\(Redactor.redact(path)): \(failure.reason)")
-                }
+    func respond(to request: Request) async throws(ServeFailure) -> Response {
+        let paths = try await Self.paths(request)
+        var requests: [ImageRequest] = []
+        var refused: [String] = []
+        for path in paths {
+            switch check(path) {
+            case .success(let imageRequest): requests.append(imageRequest)
+            case .failure(let failure): refused.append("\(Redactor.redact(path)): \(failure.reason)")
             }
-            if !requests.isEmpty { try start(requests) }
-            let body = "{\"accepted\":\(requests.count),\"refused\":\(refused.count)}\n"
-            var headers: HTTPFields = [:]
-            headers[.contentType] = "application/json"
-            return Response(status: .accepted, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
-        } catch {
-            return error.response(method: request.method)
         }
+        if !requests.isEmpty { try start(requests) }
+        let body = "{\"accepted\":\(requests.count),\"refused\":\(refused.count)}\n"
+        var headers: HTTPFields = [:]
+        headers[.contentType] = "application/json"
+        return Response(status: .accepted, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
     }
 
     private static func paths(_ request: Request) async throws(ServeFailure) -> [String] {

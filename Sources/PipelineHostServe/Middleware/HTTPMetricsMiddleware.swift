@@ -4,7 +4,8 @@ import PipelineHost
 
 /// Counts every answer by endpoint and status (`pipelinehost_http_responses_total`) and times
 /// it (`pipelinehost_http_request_duration_seconds`), into the service's own registry. The
-/// endpoint is the route, with every image path as "image", so the label set stays small.
+/// endpoint is the one the route noted (`AccessNote.Endpoint`), every image path as "image" and
+/// no route as "none", so the label set stays small.
 struct HTTPMetricsMiddleware: RouterMiddleware {
     typealias Context = ServeContext
     let factory: any MetricsFactory
@@ -16,13 +17,24 @@ struct HTTPMetricsMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
-        let response = try await ServeRouter.rendered(request, context, next)
-        let endpoint = Self.endpoint(context.endpointPath)
+        do {
+            let response = try await next(request, context)
+            record(response.status, context, since: started)
+            return response
+        } catch {
+            // As Hummingbird's MetricsMiddleware: the status is the failure's, and it travels on.
+            record((error as? any HTTPResponseError)?.status ?? .internalServerError, context, since: started)
+            throw error
+        }
+    }
+
+    private func record(_ status: HTTPResponse.Status, _ context: Context, since started: ContinuousClock.Instant) {
+        let endpoint = context.access.noted.endpoint.rawValue
         let (counter, timer) = made.withLock { made in
-            let key = "\(endpoint) \(response.status.code)"
+            let key = "\(endpoint) \(status.code)"
             let counter = made.counters[key] ?? Counter(
                 label: "pipelinehost_http_responses_total",
-                dimensions: [("endpoint", endpoint), ("status", String(response.status.code))], factory: factory)
+                dimensions: [("endpoint", endpoint), ("status", String(status.code))], factory: factory)
             let timer = made.timers[endpoint] ?? Timer(
                 label: "pipelinehost_http_request_duration_seconds", dimensions: [("endpoint", endpoint)],
                 preferredDisplayUnit: .seconds, factory: factory)
@@ -32,15 +44,5 @@ struct HTTPMetricsMiddleware: RouterMiddleware {
         }
         counter.increment()
         timer.recordNanoseconds(Int64((ContinuousClock.now - started) / .nanoseconds(1)))
-        return response
-    }
-
-    /// The route a request took: an operational endpoint, "image", or "none" (no route: 405).
-    static func endpoint(_ path: String?) -> String {
-        switch path {
-        case "/health", "/ready", "/metrics", "/prefetch": path!.dropFirst().description
-        case nil, "NotFound": "none"
-        default: "image"
-        }
     }
 }

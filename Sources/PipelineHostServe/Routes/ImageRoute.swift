@@ -3,63 +3,80 @@ import Hummingbird
 import NIOCore
 import PipelineHost
 
-/// GET and HEAD of an image path: signature, profile, source policy, admission, then the shared
-/// pipeline. A client that goes away cancels its own request only; the pipeline stops shared
-/// work when its last waiter leaves.
-struct ImageHandler: Sendable {
+/// GET and HEAD of an image path, `/{signature}/{profile}/{source}`, and of its description,
+/// `/info/{signature}/{profile}/{source}` (the same signature): signature, profile, source
+/// policy, admission, then the shared pipeline. A client that goes away cancels its own request
+/// only; the pipeline stops shared work when its last waiter leaves. Failures are thrown as
+/// `ServeFailure`s, which Hummingbird renders.
+struct ImageRoute: Sendable {
     let state: ServeState
 
-    /// The response; the access log gets the path with the source redacted, and the cache result.
-    ///
-    /// `/info/{signature}/{profile}/{source}` answers the profile's info chain for the image
-    /// path `/{signature}/{profile}/{source}` (same signature), as JSON.
-    func respond(to request: Request, context: ServeContext) async -> Response {
-        let fullPath = Substring(request.uri.path)
-        let info = fullPath.hasPrefix(Self.infoPrefix + "/")
-        let rawPath = info ? fullPath.dropFirst(Self.infoPrefix.count) : fullPath
-        let prefix = info ? Self.infoPrefix : ""
-        // The redacted path costs a parse of the source: only for an access log that is written.
-        let logged = state.accessLog.logLevel <= .info
-        if logged {
-            context.access.note(path: prefix + "/-" + (rawPath.dropFirst().firstIndex(of: "/").map { Redactor.redactingPathParameters(rawPath[$0...]) } ?? ""))
+    /// The image, or the profile's fallback when the failure is one its `on` lists.
+    func image(_ request: Request, context: ServeContext) async throws(ServeFailure) -> Response {
+        let path = Substring(request.uri.path)
+        noteRedacted(path, prefix: "", context: context)
+        let (resolved, profiles) = try resolve(request, path: path)
+        let image = resolved.image
+        let logPath = note(image, prefix: "", context: context)
+        let profile = profiles.set[image.profile]
+        var overrides = resolved.overrides
+        let format = profile?.autoFormatOverride(accept: request.headers[.accept], canWriteAVIF: state.settings.canWriteAVIF)
+        if let format { mergeOverrides(&overrides, with: format) }
+        let vary = (format != nil ? ["Accept"] : []) + resolved.hints
+        let imageRequest = ImageRequest(source: image.source, profile: image.profile, overrides: overrides)
+        switch try await run(imageRequest, request: request, connection: context.channel) {
+        case .success(let result):
+            let answer = ImageResponse(result: result, vary: vary, defaultMaxAge: state.settings.defaultMaxAge)
+            context.access.note(endpoint: .image, path: logPath, cache: answer.cacheResult)
+            return withClientHints(answer.response(for: request), profile: profile)
+        case .failure(let error):
+            guard let fallback = profile?.fallbackSetting, fallback.covers(error) else { throw ServeFailure(error) }
+            let answer = try await fallbackAnswer(fallback, for: imageRequest, vary: vary, request: request)
+            context.access.note(endpoint: .image, path: logPath, cache: "fallback")
+            return withClientHints(answer, profile: profile)
         }
-        do throws(ServeFailure) {
-            let (resolved, profiles) = try resolve(request, path: rawPath)
-            let image = resolved.image
-            let logPath = logged ? "\(prefix)/-/\(image.profile)/\(Redactor.redact(image.source))" : "-"
-            if logged { context.access.note(path: logPath) }
-            var overrides = resolved.overrides
-            let auto = !info && profiles.autoFormat.contains(image.profile)
-            let profile = profiles.set[image.profile]
-            if info, profile?.declaresInfo != true {
-                throw ServeFailure.notFound("profile \"\(image.profile)\" does not answer /info: a profile that writes info { } does")
-            }
-            if auto, let profile {
-                let format = FormatChoice.choose(accept: request.headers[.accept], canWriteAVIF: state.settings.canWriteAVIF)
-                overrides.merge(profile.formatOverrides(format)) { $0.merging($1) { _, format in format } }
-            }
-            let chain = info ? ProfileSet.infoName(image.profile) : image.profile
-            // The info chain has the profile's stages up to decode; an option of a later stage does not apply.
-            if info { overrides = profiles.set.applicable(overrides, to: chain) }
-            let vary = (auto ? ["Accept"] : []) + (info ? [] : resolved.hints)
-            let imageRequest = ImageRequest(source: image.source, profile: chain, overrides: overrides)
-            switch try await run(imageRequest, request: request, connection: context.channel) {
-            case .success(let result):
-                let answer = ImageResponse(result: result, vary: vary, defaultMaxAge: state.settings.defaultMaxAge)
-                context.access.note(path: logPath, cache: answer.cacheResult)
-                return withClientHints(answer.response(for: request), profile: profile)
-            case .failure(let error):
-                guard !info, let fallback = profile?.fallbackSetting, fallback.covers(error) else { throw ServeFailure(error) }
-                let answer = try await fallbackAnswer(fallback, profile: image.profile, overrides: overrides, vary: vary, for: request)
-                context.access.note(path: logPath, cache: "fallback")
-                return withClientHints(answer, profile: profile)
-            }
-        } catch {
-            return error.response(method: request.method)
+    }
+
+    /// The profile's info chain for the image path after `/info`, as JSON; only a profile that
+    /// writes `info { }` answers it.
+    func info(_ request: Request, context: ServeContext) async throws(ServeFailure) -> Response {
+        let path = Substring(request.uri.path).dropFirst(Self.infoPrefix.count)
+        noteRedacted(path, prefix: Self.infoPrefix, context: context)
+        let (resolved, profiles) = try resolve(request, path: path)
+        let image = resolved.image
+        let logPath = note(image, prefix: Self.infoPrefix, context: context)
+        guard profiles.set[image.profile]?.declaresInfo == true else {
+            throw ServeFailure.notFound("profile \"\(image.profile)\" does not answer /info: a profile that writes info { } does")
+        }
+        // The info chain has the profile's stages up to decode; an option of a later stage does not apply.
+        let chain = ProfileSet.infoName(image.profile)
+        let imageRequest = ImageRequest(source: image.source, profile: chain, overrides: profiles.set.applicable(resolved.overrides, to: chain))
+        switch try await run(imageRequest, request: request, connection: context.channel) {
+        case .success(let result):
+            let answer = ImageResponse(result: result, vary: [], defaultMaxAge: state.settings.defaultMaxAge)
+            context.access.note(endpoint: .image, path: logPath, cache: answer.cacheResult)
+            return answer.response(for: request)
+        case .failure(let error):
+            throw ServeFailure(error)
         }
     }
 
     static let infoPrefix = "/info"
+
+    /// Notes the path with its source redacted, before the path is checked. The redacted path
+    /// costs a parse of the source: only for an access log that is written.
+    private func noteRedacted(_ path: Substring, prefix: String, context: ServeContext) {
+        let redacted = path.dropFirst().firstIndex(of: "/").map { Redactor.redactingPathParameters(path[$0...]) } ?? ""
+        context.access.note(endpoint: .image, path: state.accessLog.logLevel <= .info ? prefix + "/-" + redacted : "-")
+    }
+
+    /// Notes the checked image's profile and redacted source, and returns what was noted.
+    private func note(_ image: ImagePath, prefix: String, context: ServeContext) -> String {
+        let logPath = state.accessLog.logLevel <= .info ? "\(prefix)/-/\(image.profile)/\(Redactor.redact(image.source))" : "-"
+        context.access.note(endpoint: .image, path: logPath)
+        return logPath
+    }
+
     static let acceptCH = HTTPField.Name("Accept-CH")!
 
     /// With --accept-ch, the response asks for the client hints the profile's options read.
@@ -71,15 +88,13 @@ struct ImageHandler: Sendable {
     }
 
     /// The profile's fallback, made by its fallback chain (once, then from the memory cache),
-    /// with the fallback's status and a short max-age. Its source is the profile's fallback,
-    /// never the failed source, so nothing is stored under the failed source's key.
-    private func fallbackAnswer(_ fallback: Fallback, profile: String, overrides: [String: [String: ParameterValue]],
-                                vary: [String], for request: Request) async throws(ServeFailure) -> Response {
+    /// with the fallback's status and a short max-age.
+    private func fallbackAnswer(_ fallback: Fallback, for failed: ImageRequest, vary: [String],
+                                request: Request) async throws(ServeFailure) -> Response {
         let made: PipelineResult
         do {
-            let slot = state.slot.now, chain = ProfileSet.fallbackName(profile)
-            made = try await slot.pipeline.image(for: ImageRequest(
-                source: Fallback.source(of: profile), profile: chain, overrides: slot.profiles.set.applicable(overrides, to: chain)))
+            let slot = state.slot.now
+            made = try await slot.pipeline.image(for: slot.profiles.set.fallbackRequest(for: failed))
         } catch {
             throw ServeFailure(error)
         }
