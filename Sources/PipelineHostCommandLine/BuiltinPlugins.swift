@@ -26,8 +26,7 @@ func loadProfiles(_ path: String) throws -> ProfileSet {
     do {
         return try loader.load(file: path)
     } catch {
-        printError("error: \(error)")
-        throw ExitCode.usage
+        throw usageError("\(error)")
     }
 }
 

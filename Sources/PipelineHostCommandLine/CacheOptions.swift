@@ -92,8 +92,7 @@ struct CacheOptions: ParsableArguments {
             printError("warning: the Redis password in --shared-cache is visible to every user of this machine (ps); set PIPELINEHOST_REDIS_PASSWORD instead")
         }
         if let problem = await sharedClient(address).credentialProblem() {
-            printError("error: \(problem)")
-            throw ExitCode.usage
+            throw usageError("\(problem)")
         }
     }
 
@@ -123,8 +122,7 @@ struct CacheOptions: ParsableArguments {
     func sharedSeal() throws -> EntrySeal? {
         guard let secret = getenv("PIPELINEHOST_SHARED_SECRET").map({ String(cString: $0) }), !secret.isEmpty else { return nil }
         guard let seal = EntrySeal(secret: Array(secret.utf8)) else {
-            printError("error: PIPELINEHOST_SHARED_SECRET is shorter than \(EntrySeal.minimumBytes) bytes; make one with openssl rand -hex 32")
-            throw ExitCode.usage
+            throw usageError("PIPELINEHOST_SHARED_SECRET is shorter than \(EntrySeal.minimumBytes) bytes; make one with openssl rand -hex 32")
         }
         return seal
     }

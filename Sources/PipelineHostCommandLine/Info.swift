@@ -67,10 +67,9 @@ struct Info: AsyncParsableCommand {
         let (profileFile, inputList) = (profileFile, inputList)
         try access.apply()
         let set = try await BlockingExecutor.shared.run { try loadProfiles(profileFile) }
-        let name = try Self.choose(profile, in: set)
+        let name = try ProfileChoice.named(profile, in: set)
         guard set[ProfileSet.infoName(name)] != nil else {
-            printError("error: profile \"\(name)\" has no decode stage (or no plugin registers info); info reads what decode opens")
-            throw ExitCode.usage
+            throw usageError("profile \"\(name)\" has no decode stage (or no plugin registers info); info reads what decode opens")
         }
         let all = try await sources + BlockingExecutor.shared.run { try InputList.read(inputList) }
         try await cache.checkSharedCredentials()
@@ -99,23 +98,6 @@ struct Info: AsyncParsableCommand {
         if BrokenPipe.isBroken { BrokenPipe.exitAsDefault() }
         if ending.interrupted { throw ExitCode.interrupted }
         if failed > 0 { throw ExitCode.someFailed }
-    }
-
-    /// The profile named, or the file's only one.
-    private static func choose(_ name: String?, in set: ProfileSet) throws -> String {
-        let available = set.names.map { "\"\($0)\"" }.joined(separator: ", ")
-        guard let name else {
-            guard set.profiles.count == 1 else {
-                printError("error: \(set.file) defines several profiles (\(available)); choose one with --profile NAME")
-                throw ExitCode.usage
-            }
-            return set.names[0]
-        }
-        guard set.names.contains(name) else {
-            printError("error: \(set.file) has no profile \"\(name)\"; it defines \(available)")
-            throw ExitCode.usage
-        }
-        return name
     }
 
     /// The info stage's JSON object with type, source and profile first.

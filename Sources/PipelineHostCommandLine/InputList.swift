@@ -15,8 +15,7 @@ enum InputList {
             while let line = readLine() { lines.append(line) }
         } else {
             guard let data = FileManager.default.contents(atPath: path) else {
-                printError("error: cannot read the input list \(path)")
-                throw ExitCode.usage
+                throw usageError("cannot read the input list \(path)")
             }
             lines = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map(String.init)
         }

@@ -8,8 +8,7 @@ enum ParamOption {
     static func choices(_ written: [String]) throws -> [(name: Substring, value: Substring)] {
         try written.map { text in
             guard let equals = text.firstIndex(of: "="), equals != text.startIndex, text.index(after: equals) != text.endIndex else {
-                printError("error: --param takes name=value, like --param w=600; got \"\(text)\"")
-                throw ExitCode.usage
+                throw usageError("--param takes name=value, like --param w=600; got \"\(text)\"")
             }
             return (text[..<equals], text[text.index(after: equals)...])
         }
@@ -29,8 +28,7 @@ enum ParamOption {
             do {
                 result[name] = try profile.resolve(own).overrides
             } catch {
-                printError("error: --param: \(error.message)")
-                throw ExitCode.usage
+                throw usageError("--param: \(error.message)")
             }
         }
         if let stray = choices.first(where: { !declared.contains($0.name) }) {

@@ -79,6 +79,13 @@ extension ExitCode {
 
 /// Writes a line to standard error, with control characters escaped: a line may carry text
 /// from outside (a source, a server's message) and must not drive the terminal.
+/// Prints `error: message` to stderr and gives the usage exit code (2) to throw: a usage or
+/// profile error is one line, then exit.
+func usageError(_ message: String) -> ExitCode {
+    printError("error: " + message)
+    return .usage
+}
+
 func printError(_ line: String) {
     let text = Array((Redactor.escapingControls(line, keepingLines: true) + "\n").utf8)
     text.withUnsafeBytes { _ = Glibc.write(2, $0.baseAddress, $0.count) }

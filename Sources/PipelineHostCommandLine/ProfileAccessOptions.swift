@@ -15,8 +15,7 @@ struct ProfileAccessOptions: ParsableArguments {
         do {
             try EnvironmentAccess.allow(allowEnv)
         } catch {
-            printError("error: \(error.message)")
-            throw ExitCode.usage
+            throw usageError("\(error.message)")
         }
     }
 }

@@ -138,8 +138,7 @@ struct Run: AsyncParsableCommand {
         let chosen = try chooseProfiles(in: set)
         let all = try await sources + BlockingExecutor.shared.run { try InputList.read(inputList) }
         guard !all.isEmpty else {
-            printError("error: no sources: \(inputList ?? "the input list") has no lines")
-            throw ExitCode.usage
+            throw usageError("no sources: \(inputList ?? "the input list") has no lines")
         }
         try await cache.checkSharedCredentials()
         let directory = outputDirectory ?? "."
@@ -193,8 +192,7 @@ struct Run: AsyncParsableCommand {
         var info = stat()
         if stat(directory, &info) == 0 {
             guard (info.st_mode & S_IFMT) == S_IFDIR else {
-                printError("error: --output-dir \(directory) exists and is not a directory")
-                throw ExitCode.usage
+                throw usageError("--output-dir \(directory) exists and is not a directory")
             }
             return
         }
@@ -203,24 +201,13 @@ struct Run: AsyncParsableCommand {
         } catch {
             // Foundation's error is several lines; mkdir's errno says the same in a few words.
             let reason = mkdir(directory, 0o755) == 0 ? "unknown error" : String(cString: strerror(errno))
-            printError("error: cannot create --output-dir \(directory): \(reason)")
-            throw ExitCode.usage
+            throw usageError("cannot create --output-dir \(directory): \(reason)")
         }
     }
 
     private func chooseProfiles(in set: ProfileSet) throws -> [String] {
-        let available = set.names.map { "\"\($0)\"" }.joined(separator: ", ")
-        if profile.isEmpty {
-            guard set.profiles.count == 1 else {
-                printError("error: \(set.file) defines several profiles (\(available)); choose one with --profile NAME")
-                throw ExitCode.usage
-            }
-            return set.names
-        }
-        for name in profile where set[name] == nil {
-            printError("error: \(set.file) has no profile \"\(name)\"; it defines \(available)")
-            throw ExitCode.usage
-        }
-        return profile
+        if profile.isEmpty { return [try ProfileChoice.named(nil, in: set)] }
+        return try profile.map { try ProfileChoice.named($0, in: set) }
     }
 }
+

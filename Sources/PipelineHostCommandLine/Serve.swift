@@ -168,11 +168,9 @@ struct Serve: AsyncParsableCommand {
         do {
             service = try ServeApplication(settings: settings) { try loadProfileFile(file) }
         } catch let error as ServeStartError {
-            printError("error: \(error)")
-            throw ExitCode.usage
+            throw usageError("\(error)")
         } catch {
-            printError("error: \(error)")
-            throw ExitCode.usage
+            throw usageError("\(error)")
         }
         let host = host
         try await service.run { port in
@@ -201,8 +199,7 @@ struct Serve: AsyncParsableCommand {
             return try URLSigner(keys: getenv("PIPELINEHOST_KEY").map { String(cString: $0) },
                                  salts: getenv("PIPELINEHOST_SALT").map { String(cString: $0) })
         } catch {
-            printError("error: \(error)")
-            throw ExitCode.usage
+            throw usageError("\(error)")
         }
     }
 }
@@ -254,12 +251,10 @@ struct Sign: AsyncParsableCommand {
         do {
             path = try ServePath.signed(profile: profile, source: source, plain: plain, options: options, signer: signer)
         } catch {
-            printError("error: not signed: \(error)")
-            throw ExitCode.usage
+            throw usageError("not signed: \(error)")
         }
         guard let path else {
-            printError("error: no signing key: set PIPELINEHOST_KEY and PIPELINEHOST_SALT (hex), or use /unsafe/ with serve --allow-unsigned")
-            throw ExitCode.usage
+            throw usageError("no signing key: set PIPELINEHOST_KEY and PIPELINEHOST_SALT (hex), or use /unsafe/ with serve --allow-unsigned")
         }
         printOutput(path)
     }
@@ -268,14 +263,12 @@ struct Sign: AsyncParsableCommand {
     private func checkAgainst(_ file: String, options: [(String, String)]) async throws {
         let set = try await BlockingExecutor.shared.run { try loadProfiles(file) }
         guard set.defines(profile), let named = set[profile] else {
-            printError("error: not signed: \(file) has no profile \"\(Redactor.escapingControls(profile))\" (it has \(set.names.joined(separator: ", ")))")
-            throw ExitCode.usage
+            throw usageError("not signed: \(file) has no profile \"\(Redactor.escapingControls(profile))\" (it has \(set.names.joined(separator: ", ")))")
         }
         do {
             _ = try named.resolve(options.map { (Substring($0.0), Substring($0.1)) })
         } catch {
-            printError("error: not signed: \(error.message)")
-            throw ExitCode.usage
+            throw usageError("not signed: \(error.message)")
         }
     }
 }

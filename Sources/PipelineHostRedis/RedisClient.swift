@@ -48,8 +48,7 @@ public final class RedisClient: Sendable {
     public init(address: RedisAddress, timeout: Duration = .milliseconds(50), maxIdle: Int = 8,
                 breaker: CircuitBreaker = CircuitBreaker()) {
         self.address = address
-        let parts = timeout.components
-        timeoutMilliseconds = max(1, Int(parts.seconds) * 1000 + Int(parts.attoseconds / 1_000_000_000_000_000))
+        timeoutMilliseconds = max(1, timeout.wholeMilliseconds)
         self.maxIdle = maxIdle
         self.breaker = breaker
         queues = (0..<max(1, maxIdle)).map { DispatchQueue(label: "pipelinehost.redis.\($0)") }

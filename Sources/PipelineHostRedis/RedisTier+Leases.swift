@@ -117,7 +117,7 @@ public struct LeaseSettings: Sendable {
     var negativeMilliseconds: Int { Self.milliseconds(negative) }
 
     static func milliseconds(_ duration: Duration) -> Int {
-        max(1, Int(duration.components.seconds) * 1000 + Int(duration.components.attoseconds / 1_000_000_000_000_000))
+        max(1, duration.wholeMilliseconds)
     }
 }
 

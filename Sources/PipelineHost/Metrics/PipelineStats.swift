@@ -106,4 +106,9 @@ extension Duration {
     public var milliseconds: Double {
         Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
     }
+
+    /// Whole milliseconds, rounded down: what a timeout in milliseconds (Redis' PX, hiredis') takes.
+    public var wholeMilliseconds: Int {
+        Int(components.seconds) * 1000 + Int(components.attoseconds / 1_000_000_000_000_000)
+    }
 }
