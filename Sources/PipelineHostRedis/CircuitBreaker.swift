@@ -21,6 +21,8 @@ public final class CircuitBreaker: Sendable {
     }
     /// Whether calls fail at once now (or one probe is let through).
     public var isOpen: Bool { state.withLock { $0.isOpen } }
+    /// Whether the next call would go out: closed, or open with its cooldown over and no probe out.
+    public var wouldAllowCall: Bool { state.withLock { $0.wouldAllowCall(at: .now) } }
 
     func allowsCall() -> Bool { state.withLock { $0.allowsCall(at: .now) } }
     func succeeded() { state.withLock { $0.succeeded() } }
@@ -47,6 +49,12 @@ public struct BreakerState: Sendable, Equatable {
 
     /// Whether it is open (calls fail at once until the cooldown ends, then one probe).
     public var isOpen: Bool { openUntil != nil }
+
+    /// Whether `allowsCall(at: now)` would let a call go out, without taking the probe.
+    public func wouldAllowCall(at now: ContinuousClock.Instant) -> Bool {
+        guard let until = openUntil else { return true }
+        return now >= until && !probing
+    }
 
     /// Whether a call may go out at `now`: always when closed; when open, one probe once the
     /// cooldown has passed, and no other call until that probe succeeds or fails.

@@ -59,7 +59,7 @@ public struct ServeApplication: Sendable {
             services: [
                 .init(service: await application(onListening: onListening)),
                 // Shut down first (services stop in reverse order): /ready turns 503 at once.
-                .init(service: DrainFlag(state: state), successTerminationBehavior: .ignore),
+                .init(service: DrainFlag(state: state, logger: logger), successTerminationBehavior: .ignore),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger)
@@ -104,9 +104,11 @@ struct ReloadOnHangup: Service {
 /// Marks the service as draining when graceful shutdown starts.
 struct DrainFlag: Service {
     let state: ServeState
+    let logger: Logger
 
     func run() async throws {
         try? await gracefulShutdown()
         state.startDraining()
+        logger.info("draining: /ready answers 503; requests in progress finish within --drain-timeout (\(state.settings.drainTimeout))")
     }
 }

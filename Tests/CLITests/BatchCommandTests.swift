@@ -103,9 +103,7 @@ struct BatchCommandTests {
         #expect((written.width, written.height) == (300, 300))
         // The slow transfers were cut off, not left to finish: the server's next write fails.
         let cutOff = { (1...4).allSatisfy { server.abortedCount("/slow-\($0).jpg") == 1 } }
-        let wait = Date().addingTimeInterval(20)
-        while !cutOff(), Date() < wait { try await Task.sleep(for: .seconds(0.02)) }
-        #expect(cutOff())
+        #expect(await eventually(cutOff))
     }
 
     @Test("on a terminal a live progress line shows done, failed, rate and ETA; in a pipe it does not")

@@ -156,7 +156,7 @@ struct FetchRetryTests {
         let set = try TestPipeline.load(fetchOnly("retry_delay = 60, retry_max_delay = 60"))
         let pipeline = Pipeline(profiles: set)
         let task = Task { try await pipeline.image(for: ImageRequest(source: server.url("/wait"), profile: "raw")) }
-        while server.requestCount("/wait") == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(await eventually { server.requestCount("/wait") == 1 })
         task.cancel()
         let outcome = await task.result
         guard case .failure(let error as PipelineError) = outcome else {

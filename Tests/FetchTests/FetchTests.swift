@@ -117,7 +117,8 @@ struct FetchTests {
         let set = try TestPipeline.load(fetchOnly())
         let pipeline = Pipeline(profiles: set)
         let task = Task { try await pipeline.image(for: ImageRequest(source: server.url("/drip"), profile: "raw")) }
-        try await Task.sleep(for: .milliseconds(300))
+        // The transfer is under way (it drips for 10 s); then the only waiter leaves.
+        #expect(await eventually { server.requestCount("/drip") == 1 })
         task.cancel()
         let outcome = await task.result
         guard case .failure(let error as PipelineError) = outcome else {
@@ -125,5 +126,6 @@ struct FetchTests {
             return
         }
         #expect(error.kind == .cancelled)
+        #expect(await eventually { server.abortedCount("/drip") == 1 }, "the transfer was cut off, not left to finish")
     }
 }

@@ -14,6 +14,7 @@ final class SharedTier: CacheTier {
         var stores = 0
         var inTransit: [(String, CacheEntry)] = []
         var drainers: [CheckedContinuation<Void, Never>] = []
+        var drainWatchers: [CheckedContinuation<Void, Never>] = []
     }
 
     let name = "shared"
@@ -51,12 +52,26 @@ final class SharedTier: CacheTier {
 
     func drain() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let idle = state.withLock { state in
-                if state.inTransit.isEmpty { return true }
+            let (idle, watchers) = state.withLock { state in
+                if state.inTransit.isEmpty { return (true, [CheckedContinuation<Void, Never>]()) }
                 state.drainers.append(continuation)
-                return false
+                defer { state.drainWatchers = [] }
+                return (false, state.drainWatchers)
             }
             if idle { continuation.resume() }
+            for watcher in watchers { watcher.resume() }
+        }
+    }
+
+    /// Returns once a drain waits on a store in transit.
+    func drainStarted() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let waiting = state.withLock { state in
+                if !state.drainers.isEmpty { return true }
+                state.drainWatchers.append(continuation)
+                return false
+            }
+            if waiting { continuation.resume() }
         }
     }
 
@@ -105,17 +120,16 @@ struct CacheTierTests {
         let tier = SharedTier(slow: true)
         let pipeline = try pipeline(tier)
         _ = try await pipeline.image(for: ImageRequest(source: "fake://h/b.jpg", profile: "p"))
-        let flushed = Locked(false)
+        // What the tier holds at the moment flushCache returns: the store must have landed by then.
         let flushing = Task {
             await pipeline.flushCache()
-            flushed.withLock { $0 = true }
+            return tier.stored
         }
-        try await Task.sleep(for: .milliseconds(20))
-        #expect(!flushed.withLock { $0 }, "the store is still in transit")
+        // The flush has reached the tier and waits on its drain; the store is still in transit.
+        await tier.drainStarted()
         #expect(tier.stored == 0)
         tier.land()
-        await flushing.value
-        #expect(flushed.withLock { $0 } && tier.stored == 1)
+        #expect(await flushing.value == 1, "flushCache returned before the tier's store landed")
     }
 
     @Test("a failed request stores nothing in any tier")

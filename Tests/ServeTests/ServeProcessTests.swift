@@ -98,7 +98,9 @@ import TestSupport
         async let pending = Curl.get(url(service, "/held.jpg"))
         #expect(await eventually { origin.requestCount("/held.jpg") == 1 })
         service.running.send(SIGTERM)
-        try await Task.sleep(for: .milliseconds(300))
+        // Draining has begun, and the request in progress holds the service up: it answers it
+        // only after the signal, then exits.
+        #expect(await eventually { service.running.outputSoFar.contains("draining:") })
         #expect(service.running.isRunning)
         origin.open("go")
         #expect(try await pending.status == 200)

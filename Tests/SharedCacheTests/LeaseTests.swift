@@ -79,15 +79,20 @@ import TestSupport
     }
 
     @Test func aWaiterWakesWhenTheLeaderPublishesNotAtItsNextPoll() async throws {
-        origin.route("/slow.jpg", .delayed(seconds: 0.6, .ok(Fixtures.quadrants(width: 320, height: 200))))
-        // Polling every 20 s: only the done channel can wake the waiter in time.
+        origin.route("/slow.jpg", .held(gate: "publish", .ok(Fixtures.quadrants(width: 320, height: 200))))
+        // Polling every 20 s: only the done channel can wake the waiter before its next poll.
         let cluster = try nodes(2, leases: LeaseSettings(wait: .seconds(30), poll: .seconds(20)))
-        let started = ContinuousClock.now
-        async let first = cluster[0].pipeline.image(for: ImageRequest(source: origin.url("/slow.jpg"), profile: "thumb"))
-        try await Task.sleep(for: .milliseconds(200))
-        let second = try await cluster[1].pipeline.image(for: ImageRequest(source: origin.url("/slow.jpg"), profile: "thumb"))
-        _ = try await first
-        #expect(ContinuousClock.now - started < .seconds(10))
+        let request = ImageRequest(source: origin.url("/slow.jpg"), profile: "thumb")
+        let first = Task { try await cluster[0].pipeline.image(for: request) }
+        // The leader holds the lease and is fetching; then the second node waits on it.
+        #expect(await eventually { origin.requestCount("/slow.jpg") == 1 })
+        let waiting = Task { try await cluster[1].pipeline.image(for: request) }
+        #expect(await eventually { cluster[1].tier.stats.leasesWaited == 1 })
+        let published = ContinuousClock.now
+        origin.open("publish")
+        _ = try await first.value
+        let second = try await waiting.value
+        #expect(ContinuousClock.now - published < .seconds(15), "woken by the done channel, not by the 20 s poll")
         #expect(cluster[1].tier.doneMessages >= 1)
         #expect(cluster[1].tier.stats.leasesWaited == 1 && cluster[1].tier.stats.hits >= 1, "\(cluster[1].tier.stats)")
         #expect(second.size == PixelSize(width: 48, height: 48))
@@ -116,17 +121,19 @@ import TestSupport
     }
 
     @Test func aClientLeavingTheLeaderCancelsWorkNobodyElseWaitsFor() async throws {
-        origin.route("/alone.jpg", .delayed(seconds: 1.0, .ok(Fixtures.quadrants(width: 640, height: 400))))
+        // A transfer that drips for longer than the test: only a cancellation ends it.
+        origin.route("/alone.jpg", .drip(Fixtures.quadrants(width: 640, height: 400), chunk: 64, pause: 0.05))
         let cluster = try nodes(2)
         let leader = Task { try await cluster[0].pipeline.image(for: ImageRequest(source: origin.url("/alone.jpg"), profile: "thumb")) }
         #expect(await eventually { origin.requestCount("/alone.jpg") == 1 })
         leader.cancel()
         _ = await leader.result
-        // Past the transfer's end: cancelled work stores nothing and holds no lease.
-        try await Task.sleep(for: .milliseconds(1500))
+        // The transfer was cut off: the cancelled work stores nothing and lets its lease go.
+        #expect(await eventually { origin.abortedCount("/alone.jpg") == 1 })
         await cluster[0].pipeline.flushCache()
-        let keys = try await redis.cli(["--scan", "--pattern", "pipelinehost:v1:*"])
-        #expect(keys.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "\(keys)")
+        let keys = { try await redis.cli(["--scan", "--pattern", "pipelinehost:v1:*"]).trimmingCharacters(in: .whitespacesAndNewlines) }
+        #expect(await eventually { (try? await keys())?.isEmpty == true })
+        #expect(try await keys().isEmpty, "a key is left")
         #expect(await cluster[0].pipeline.stats().decodes == 0)
     }
 
@@ -279,14 +286,13 @@ import TestSupport
             }
         }
         async let during = load(0..<30)
-        try await Task.sleep(for: .milliseconds(50))
+        // Redis dies while the load is under way.
+        #expect(await eventually { (0..<30).contains { origin.requestCount("/c\($0).jpg") > 0 } })
         await redis.stop()
         #expect(try await during == Array(repeating: 200, count: 30))
         #expect(try await load(30..<34).allSatisfy { $0 == 200 })
 
         try await redis.start()
-        // The breaker lets a call through again within a second; then entries land in Redis.
-        try await Task.sleep(for: .milliseconds(1200))
         #expect(try await load(34..<40).allSatisfy { $0 == 200 })
         // Each look sends a new request, so a breaker that opened again (a 50 ms call that
         // timed out on a loaded machine) gets its next probe.
