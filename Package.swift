@@ -22,7 +22,7 @@ let package = Package(
         // The HTTP service and the Redis tier, for an app that embeds either.
         .library(name: "PipelineHostServe", targets: ["PipelineHostServe"]),
         .library(name: "PipelineHostRedis", targets: ["PipelineHostRedis"]),
-        .executable(name: "pipelinehost", targets: ["PipelineHostCLI"]),
+        .executable(name: "pipelinehost", targets: ["PipelineHostExecutable"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -62,7 +62,7 @@ let package = Package(
 
         // BlurHash and ThumbHash encoders over a small RGBA image: pure Swift, no dependency. The
         // info and placeholder stages (VipsPlugin) use them.
-        .target(name: "Placeholders"),
+        .target(name: "PlaceholderHashes", path: "Sources/Plugins/PlaceholderHashes"),
         // The host: stages, registry, pipeline, caches. No imaging, network or Lua code of its
         // own (docs/ARCHITECTURE.md; scripts/check-imports holds every target to its list).
         .target(name: "PipelineHost", dependencies: [
@@ -81,7 +81,7 @@ let package = Package(
         // Built-in stages. They use the same plugin API as third-party plugins.
         .target(name: "FetchPlugin", dependencies: ["PipelineHost", "CCurl"], path: "Sources/Plugins/Fetch"),
         .target(name: "KeyNormalizePlugin", dependencies: ["PipelineHost"], path: "Sources/Plugins/KeyNormalize"),
-        .target(name: "VipsPlugin", dependencies: ["PipelineHost", "CVips", "Placeholders"], path: "Sources/Plugins/Vips"),
+        .target(name: "VipsPlugin", dependencies: ["PipelineHost", "CVips", "PlaceholderHashes"], path: "Sources/Plugins/Vips"),
 
         // Example plugins, built exactly like a third party's (see docs/PLUGINS.md).
         .target(name: "SubsonicAuthPlugin", dependencies: [
@@ -133,7 +133,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The stock executable: the command line with the built-in plugins.
-        .executableTarget(name: "PipelineHostCLI", dependencies: [
+        .executableTarget(name: "PipelineHostExecutable", dependencies: [
             "PipelineHost", "PipelineHostCommandLine", "BuiltinPlugins",
             // new-plugin: executable dependencies
         ]),
@@ -160,7 +160,7 @@ let package = Package(
         .testTarget(name: "NormalizeTests", dependencies: ["TestSupport"]),
         .testTarget(name: "VipsStageTests", dependencies: ["CVips", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["TestSupport"]),
-        .testTarget(name: "PlaceholderTests", dependencies: ["Placeholders", "TestSupport"]),
+        .testTarget(name: "PlaceholderTests", dependencies: ["PlaceholderHashes", "TestSupport"]),
         // The pipeline's rules with fake stages only: this target links neither libvips nor curl.
         .testTarget(name: "PipelineLogicTests", dependencies: ["PipelineTesting", "PipelineProfiles", "PipelineHostRedis"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "PipelineHostCommandLine"]),

@@ -35,17 +35,6 @@ struct LaneTests {
         #expect(granted == [3, 4, 2, 1])
     }
 
-    @Test("a raised ticket overtakes; a lower priority never lowers it")
-    func raise() {
-        var lane = TestLane(limit: 1)
-        fill(&lane, 1)
-        lane.enqueue(id: 1, priority: .normal, host: nil, grant: 1)
-        lane.enqueue(id: 2, priority: .low, host: nil, grant: 2)
-        lane.raise(id: 2, to: .high)
-        lane.raise(id: 2, to: .low)
-        #expect(lane.release(host: nil).map(\.grant) == [2])
-    }
-
     @Test("a reprioritized ticket moves down as well as up, keeping its arrival order")
     func reprioritize() {
         var lane = TestLane(limit: 1)

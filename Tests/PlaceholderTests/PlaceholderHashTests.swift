@@ -1,5 +1,5 @@
 import Foundation
-import Placeholders
+import PlaceholderHashes
 import Testing
 import TestSupport
 

@@ -1,6 +1,6 @@
 import Foundation
 import PipelineHost
-import Placeholders
+import PlaceholderHashes
 import Testing
 import TestSupport
 

@@ -1,5 +1,5 @@
 import Foundation
-import Placeholders
+import PlaceholderHashes
 import TestSupport
 
 /// The formats' reference implementations, from PyPI (`blurhash`, `thumbhash`), in the venv

@@ -64,12 +64,6 @@ struct Lane<Grant> {
         return queue.remove(at: index)
     }
 
-    /// Raises a queued ticket; a lower priority leaves it as it is.
-    mutating func raise(id: Int, to priority: Priority) {
-        guard let index = queue.firstIndex(where: { $0.id == id }), queue[index].priority < priority else { return }
-        queue[index].priority = priority
-    }
-
     /// Moves a queued ticket to `priority`, up or down (its work's waiters changed). It keeps
     /// its arrival order among tickets of that priority.
     mutating func reprioritize(id: Int, to priority: Priority) {

@@ -98,8 +98,7 @@ extension Pipeline {
             guard await acquire(lane, host: host, for: work) else { return .failure(.cancelled()) }
         }
         defer { if let lane { release(lane, host: host) } }
-        let pool = role == .fetch ? blocking.transfers : lane == nil ? blocking.io : blocking.pixels
-        let context = StageContext(source: chain.source, logger: logger, blocking: pool, fetcher: chain.fetcher)
+        let context = StageContext(source: chain.source, logger: logger, blocking: blocking.pool(for: role), fetcher: chain.fetcher)
         return await StageRun.step(configured, after: previous, in: context, queuedAt: queued, counters: counters, wall: cache.wall)
     }
 

@@ -16,7 +16,7 @@ public actor Pipeline {
     public nonisolated let configuration: PipelineConfiguration
     let logger: Logger
     /// Blocking work by kind: transfers, pixel work and file I/O each on threads of their own.
-    let blocking: (transfers: BlockingExecutor, pixels: BlockingExecutor, io: BlockingExecutor)
+    let blocking: BlockingPools
     let clock = ContinuousClock()
 
     /// Running work by step key, and finished cache steps held until their request ends.
@@ -42,7 +42,7 @@ public actor Pipeline {
         self.profiles = profiles
         self.configuration = configuration
         self.logger = logger
-        self.blocking = blocking.map { ($0, $0, $0) } ?? (.transfers, .pixels, .shared)
+        self.blocking = BlockingPools(blocking)
         lanes = Lanes(transfers: Lane(limit: configuration.transfers, perHostLimit: configuration.transfersPerHost),
                       cpu: Lane(limit: configuration.cpuStages))
         counters = PipelineCounters(factory: configuration.metrics ?? MetricsSystem.factory)
@@ -70,6 +70,16 @@ public actor Pipeline {
         return try outcome.get()
     }
 
+    /// Starts `requests` at low priority, a few at a time. The results land wherever the
+    /// profile's `cache` stages keep them, so a later request is a cache hit; a request that
+    /// comes while a prefetch still runs joins its work.
+    public nonisolated func prefetch(_ requests: [ImageRequest]) -> Prefetch {
+        // Enough to keep every transfer and CPU slot busy, and no more.
+        Prefetch.start(requests, window: configuration.transfers + configuration.cpuStages) { request in
+            (try? await self.image(for: request, priority: .low)) != nil
+        }
+    }
+
     /// The stable key of a request's source: what its key stages (normalize) make of it. Requests
     /// with equal source keys share their download when they run at the same time.
     public func sourceKey(for request: ImageRequest) async throws(PipelineError) -> String {
@@ -83,9 +93,7 @@ public actor Pipeline {
 
     /// What is running and queued right now.
     public func activity() -> PipelineActivity {
-        PipelineActivity(work: inFlight.count, waitingRequests: waitingRequests,
-                         runningTransfers: lanes.transfers.running, queuedTransfers: lanes.transfers.queue.count,
-                         runningCPU: lanes.cpu.running, queuedCPU: lanes.cpu.queue.count, keyMemoBytes: keyMemo.bytes)
+        PipelineActivity(work: inFlight.count, waitingRequests: waitingRequests, lanes: lanes, keyMemoBytes: keyMemo.bytes)
     }
 
     func makeID() -> Int {

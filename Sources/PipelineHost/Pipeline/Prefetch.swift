@@ -10,15 +10,11 @@ public struct Prefetch: Sendable {
     public func wait() async -> Int { await task.value }
 }
 
-extension Pipeline {
-    /// Starts `requests` at low priority, a few at a time so fetched bytes do not pile up
-    /// waiting for the CPU. The results land wherever the profile's `cache` stages keep them,
-    /// so a later request is a cache hit; a request that comes while a prefetch still runs
-    /// joins its work.
-    public nonisolated func prefetch(_ requests: [ImageRequest]) -> Prefetch {
-        // Enough to keep every transfer and CPU slot busy, and no more.
-        let window = configuration.transfers + configuration.cpuStages
-        return Prefetch(task: Task(priority: .low) {
+extension Prefetch {
+    /// Runs `requests` through `run`, `window` at a time, so fetched bytes do not pile up
+    /// waiting for the CPU; counts those that succeeded.
+    static func start(_ requests: [ImageRequest], window: Int, run: @escaping @Sendable (ImageRequest) async -> Bool) -> Prefetch {
+        Prefetch(task: Task(priority: .low) {
             await withTaskGroup(of: Bool.self) { group in
                 var succeeded = 0, running = 0, next = 0
                 while true {
@@ -26,7 +22,7 @@ extension Pipeline {
                         let request = requests[next]
                         next += 1
                         running += 1
-                        group.addTask { (try? await self.image(for: request, priority: .low)) != nil }
+                        group.addTask { await run(request) }
                     }
                     guard let ok = await group.next() else { break }
                     running -= 1

@@ -1,7 +1,7 @@
 import CVips
 import Foundation
 import PipelineHost
-import Placeholders
+import PlaceholderHashes
 
 /// Describes an image as decode opened it: size, format, frames, alpha, EXIF, the dominant
 /// colour and both placeholders, as one JSON object. The header gives most of it; the colour

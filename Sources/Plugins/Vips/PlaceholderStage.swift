@@ -1,7 +1,7 @@
 import CVips
 import Foundation
 import PipelineHost
-import Placeholders
+import PlaceholderHashes
 
 /// Ends a profile in a placeholder instead of an image: a BlurHash, a ThumbHash (standard
 /// base64) or an LQIP data URL (a tiny WebP or JPEG as `data:image/...;base64,...`), as text.

@@ -1,6 +1,6 @@
 import CVips
 import PipelineHost
-import Placeholders
+import PlaceholderHashes
 
 extension VipsPipelineImage {
     /// The image shrunk to fit `side` × `side`, upright and in sRGB, as 8-bit RGBA: what the
