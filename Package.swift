@@ -42,14 +42,18 @@ let package = Package(
     targets: [
         // System libraries, found through pkg-config (Debian: liblua5.4-dev, libvips-dev,
         // libcurl4-openssl-dev). scripts/setup installs them.
-        .systemLibrary(name: "LuaSystem", path: "Sources/System/LuaSystem", pkgConfig: "lua5.4",
-                       providers: [.apt(["liblua5.4-dev"])]),
-        .systemLibrary(name: "VipsSystem", path: "Sources/System/VipsSystem", pkgConfig: "vips",
-                       providers: [.apt(["libvips-dev"])]),
-        .systemLibrary(name: "CurlSystem", path: "Sources/System/CurlSystem", pkgConfig: "libcurl",
-                       providers: [.apt(["libcurl4-openssl-dev"])]),
-        .systemLibrary(name: "HiredisSystem", path: "Sources/System/HiredisSystem", pkgConfig: "hiredis",
-                       providers: [.apt(["libhiredis-dev"])]),
+        .systemLibrary(
+            name: "LuaSystem", path: "Sources/System/LuaSystem", pkgConfig: "lua5.4",
+            providers: [.apt(["liblua5.4-dev"])]),
+        .systemLibrary(
+            name: "VipsSystem", path: "Sources/System/VipsSystem", pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]),
+        .systemLibrary(
+            name: "CurlSystem", path: "Sources/System/CurlSystem", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(
+            name: "HiredisSystem", path: "Sources/System/HiredisSystem", pkgConfig: "hiredis",
+            providers: [.apt(["libhiredis-dev"])]),
 
         // Small C shims: fixed-arity wrappers for variadic calls and macros, and the callbacks
         // (Lua hooks and allocator, curl write/progress) that must stay on the C side.
@@ -65,11 +69,13 @@ let package = Package(
         .target(name: "PlaceholderHashes", path: "Sources/Plugins/PlaceholderHashes"),
         // The host: stages, registry, pipeline, caches. No imaging, network or Lua code of its
         // own (docs/ARCHITECTURE.md; scripts/check-imports holds every target to its list).
-        .target(name: "PipelineHost", dependencies: [
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "CoreMetrics", package: "swift-metrics"),
-        ]),
+        .target(
+            name: "PipelineHost",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]),
 
         // Lua profile files: the sandbox and the loader that turns a file into a ProfileSet.
         .target(name: "PipelineProfiles", dependencies: ["PipelineHost", "CLua"]),
@@ -81,78 +87,102 @@ let package = Package(
         // Built-in stages. They use the same plugin API as third-party plugins.
         .target(name: "FetchPlugin", dependencies: ["PipelineHost", "CCurl"], path: "Sources/Plugins/Fetch"),
         .target(name: "KeyNormalizePlugin", dependencies: ["PipelineHost"], path: "Sources/Plugins/KeyNormalize"),
-        .target(name: "VipsPlugin", dependencies: ["PipelineHost", "CVips", "PlaceholderHashes"], path: "Sources/Plugins/Vips"),
+        .target(
+            name: "VipsPlugin", dependencies: ["PipelineHost", "CVips", "PlaceholderHashes"],
+            path: "Sources/Plugins/Vips"),
 
         // Example plugins, built exactly like a third party's (see docs/PLUGINS.md).
-        .target(name: "SubsonicAuthPlugin", dependencies: [
-            "PipelineHost", .product(name: "Crypto", package: "swift-crypto"),
-        ], path: "Sources/Plugins/SubsonicAuth"),
+        .target(
+            name: "SubsonicAuthPlugin",
+            dependencies: [
+                "PipelineHost", .product(name: "Crypto", package: "swift-crypto"),
+            ], path: "Sources/Plugins/SubsonicAuth"),
         // Its variadic libvips call is wrapped in a C target of its own, as docs/PLUGINS.md tells
         // a third party to do; CVips brings the libvips headers.
         .target(name: "CCircle", dependencies: ["CVips"], path: "Sources/Plugins/CCircle"),
-        .target(name: "CirclePlugin", dependencies: ["PipelineHost", "CCircle", "VipsPlugin"], path: "Sources/Plugins/Circle"),
+        .target(
+            name: "CirclePlugin", dependencies: ["PipelineHost", "CCircle", "VipsPlugin"],
+            path: "Sources/Plugins/Circle"),
         // new-plugin: targets (scripts/new-plugin adds plugin targets above this line)
 
         // The stock plugin list, `.builtin`: the command line itself names no plugin.
-        .target(name: "BuiltinPlugins", dependencies: [
-            "PipelineHost", "FetchPlugin", "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin", "CirclePlugin",
-        ]),
+        .target(
+            name: "BuiltinPlugins",
+            dependencies: [
+                "PipelineHost", "FetchPlugin", "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin", "CirclePlugin",
+            ]),
 
         // The shared cache tier on Redis (hiredis through CRedis): one tier for many nodes.
-        .target(name: "PipelineHostRedis", dependencies: [
-            "PipelineHost", "CRedis",
-            .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "CoreMetrics", package: "swift-metrics"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(
+            name: "PipelineHostRedis",
+            dependencies: [
+                "PipelineHost", "CRedis",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
 
         // The long-lived HTTP service (`pipelinehost serve`): signed imgproxy-style URLs onto one
         // shared Pipeline, backpressure, reload and drain (docs/SERVE.md).
-        .target(name: "PipelineHostServe", dependencies: [
-            "PipelineHost",
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "HummingbirdCore", package: "hummingbird"),
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            .product(name: "Prometheus", package: "swift-prometheus"),
-            .product(name: "HTTPTypes", package: "swift-http-types"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOHTTP1", package: "swift-nio"),
-            .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "CoreMetrics", package: "swift-metrics"),
-        ]),
+        .target(
+            name: "PipelineHostServe",
+            dependencies: [
+                "PipelineHost",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]),
 
         // Every subcommand, with the plugins a caller gives (`PipelineHostCommand.main(plugins:)`).
         // It names no plugin: it builds serve's Redis tier and hands it in, and asks plugins
         // through their hooks (`canEncode`).
-        .target(name: "PipelineHostCommandLine", dependencies: [
-            "PipelineHost", "PipelineProfiles", "PipelineHostServe", "PipelineHostRedis",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "Crypto", package: "swift-crypto"),
-        ]),
+        .target(
+            name: "PipelineHostCommandLine",
+            dependencies: [
+                "PipelineHost", "PipelineProfiles", "PipelineHostServe", "PipelineHostRedis",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         // The stock executable: the command line with the built-in plugins.
-        .executableTarget(name: "PipelineHostExecutable", dependencies: [
-            "PipelineHost", "PipelineHostCommandLine", "BuiltinPlugins",
-            // new-plugin: executable dependencies
-        ]),
+        .executableTarget(
+            name: "PipelineHostExecutable",
+            dependencies: [
+                "PipelineHost", "PipelineHostCommandLine", "BuiltinPlugins",
+                // new-plugin: executable dependencies
+            ]),
 
         // How an app embeds the library: prefetch, cancellation, the last good background
         // (docs/EMBEDDING.md). scripts/test runs it.
-        .executableTarget(name: "pipelinehost-cover-grid-example", dependencies: [
-            "PipelineHost", "PipelineProfiles", "FetchPlugin", "KeyNormalizePlugin", "VipsPlugin",
-        ], path: "Sources/Examples/CoverGrid"),
+        .executableTarget(
+            name: "pipelinehost-cover-grid-example",
+            dependencies: [
+                "PipelineHost", "PipelineProfiles", "FetchPlugin", "KeyNormalizePlugin", "VipsPlugin",
+            ], path: "Sources/Examples/CoverGrid"),
 
         // Tests: a target per area, plus TestSupport (loopback HTTP server, image fixtures).
-        .target(name: "TestSupport", dependencies: ["CVips", "PipelineHost", "PipelineProfiles", "PipelineTesting", "FetchPlugin",
-                                                    "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin", "CirclePlugin",
-                                                    .product(name: "Crypto", package: "swift-crypto")],
-                path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "CVips", "PipelineHost", "PipelineProfiles", "PipelineTesting", "FetchPlugin",
+                "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin", "CirclePlugin",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Tests/TestSupport"),
         // The soak run (scripts/soak): thousands of mixed requests through one Pipeline.
-        .executableTarget(name: "pipelinehost-soak", dependencies: [
-            "TestSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ], path: "Tests/Soak"),
+        .executableTarget(
+            name: "pipelinehost-soak",
+            dependencies: [
+                "TestSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ], path: "Tests/Soak"),
         // Runs a command and reports its peak memory (MeasuredProcess), in C: a test needs no python.
         .executableTarget(name: "pipelinehost-peak-memory", path: "Tests/PeakMemory"),
         .testTarget(name: "ProfileTests", dependencies: ["TestSupport"]),
@@ -162,19 +192,24 @@ let package = Package(
         .testTarget(name: "PipelineTests", dependencies: ["TestSupport"]),
         .testTarget(name: "PlaceholderTests", dependencies: ["PlaceholderHashes", "TestSupport"]),
         // The pipeline's rules with fake stages only: this target links neither libvips nor curl.
-        .testTarget(name: "PipelineLogicTests", dependencies: ["PipelineTesting", "PipelineProfiles", "PipelineHostRedis"]),
+        .testTarget(
+            name: "PipelineLogicTests", dependencies: ["PipelineTesting", "PipelineProfiles", "PipelineHostRedis"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "PipelineHostCommandLine"]),
         .testTarget(name: "CacheTests", dependencies: ["TestSupport"]),
         .testTarget(name: "HardeningTests", dependencies: ["TestSupport"]),
-        .testTarget(name: "MetricsTests", dependencies: ["TestSupport", .product(name: "MetricsTestKit", package: "swift-metrics")]),
+        .testTarget(
+            name: "MetricsTests",
+            dependencies: ["TestSupport", .product(name: "MetricsTestKit", package: "swift-metrics")]),
         .testTarget(name: "SubsonicAuthPluginTests", dependencies: ["TestSupport", "SubsonicAuthPlugin"]),
         .testTarget(name: "CirclePluginTests", dependencies: ["TestSupport", "CirclePlugin"]),
         .testTarget(name: "SharedCacheTests", dependencies: ["TestSupport", "PipelineHostRedis"]),
-        .testTarget(name: "ServeTests", dependencies: [
-            "TestSupport", "PipelineHostServe", "PipelineTesting", "PipelineProfiles",
-            .product(name: "HummingbirdTesting", package: "hummingbird"),
-            .product(name: "HTTPTypes", package: "swift-http-types"),
-        ]),
+        .testTarget(
+            name: "ServeTests",
+            dependencies: [
+                "TestSupport", "PipelineHostServe", "PipelineTesting", "PipelineProfiles",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]),
         // new-plugin: test targets
     ]
 )

@@ -1,9 +1,11 @@
 // swift-tools-version: 6.1
 import PackageDescription
+
 import class Foundation.NSString
 
 // A path dependency's identity is its directory's name, which is whatever the clone is called.
-let host = (((#filePath as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent as NSString).lastPathComponent
+let host = (((#filePath as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent as NSString)
+    .lastPathComponent
 
 // In-process microbenchmarks (ordo-one/benchmark), kept out of the main package so that
 // `swift build` and CI do not build the benchmark harness. scripts/bench runs them.
@@ -24,6 +26,6 @@ let package = Package(
             ],
             path: "Benchmarks/CacheHits",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
+        )
     ]
 )

@@ -10,6 +10,9 @@ extension Array where Element == any PipelinePlugin.Type {
     /// subsonic_auth and circle. A package adds its own: `[MyPlugin.self] + .builtin`, or lists
     /// only the plugins it wants, and links only those: the command line knows none of them.
     public static var builtin: [any PipelinePlugin.Type] {
-        [CachePlugin.self, FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self, SubsonicAuthPlugin.self, CirclePlugin.self]
+        [
+            CachePlugin.self, FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self, SubsonicAuthPlugin.self,
+            CirclePlugin.self,
+        ]
     }
 }

@@ -74,8 +74,10 @@ struct Batch: Sendable {
         }
     }
 
-    private static func outcome(of request: ImageRequest, in pipeline: Pipeline,
-                                joinable: (@Sendable () -> Void)? = nil) async -> Result<PipelineResult, PipelineError> {
+    private static func outcome(
+        of request: ImageRequest, in pipeline: Pipeline,
+        joinable: (@Sendable () -> Void)? = nil
+    ) async -> Result<PipelineResult, PipelineError> {
         do {
             return .success(try await pipeline.image(for: request, joinable: joinable))
         } catch {

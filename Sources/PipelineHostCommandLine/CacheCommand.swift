@@ -18,8 +18,11 @@ struct CacheCommand: AsyncParsableCommand {
         subcommands: [Stats.self, Verify.self, Prune.self, Clear.self])
 
     struct Location: ParsableArguments {
-        @Option(name: .customLong("cache-dir"), help: ArgumentHelp(
-            "The cache directory (default: $XDG_CACHE_HOME/pipelinehost, else ~/.cache/pipelinehost).", valueName: "dir"))
+        @Option(
+            name: .customLong("cache-dir"),
+            help: ArgumentHelp(
+                "The cache directory (default: $XDG_CACHE_HOME/pipelinehost, else ~/.cache/pipelinehost).",
+                valueName: "dir"))
         var directory: String?
 
         var cache: DiskCache { DiskCache(directory: directory ?? DiskCache.defaultDirectory) }
@@ -32,7 +35,8 @@ struct CacheCommand: AsyncParsableCommand {
         func run() async throws {
             let cache = location.cache
             let report = await BlockingExecutor.shared.run { cache.report() }
-            printOutput("""
+            printOutput(
+                """
                 cache directory: \(cache.directory)
                 entries: \(report.entries) (\(report.originals) originals, \(report.variants) variants\
                 \(report.unreadable > 0 ? ", \(report.unreadable) unreadable" : ""))
@@ -50,7 +54,8 @@ struct CacheCommand: AsyncParsableCommand {
         func run() async throws {
             let cache = location.cache
             let result = await BlockingExecutor.shared.run { cache.verify() }
-            printOutput("""
+            printOutput(
+                """
                 cache directory: \(cache.directory)
                 checked: \(result.checked)
                 corrupt: \(result.corruptRemoved) (removed)
@@ -63,13 +68,15 @@ struct CacheCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Remove least recently used entries until the cache fits --max-size.")
         @OptionGroup var location: Location
-        @Option(name: .customLong("max-size"), help: ArgumentHelp("The size to prune to, such as 500M.", valueName: "size"))
+        @Option(
+            name: .customLong("max-size"), help: ArgumentHelp("The size to prune to, such as 500M.", valueName: "size"))
         var maxSize: ByteCount = ByteCount(1 << 30)
 
         func run() async throws {
             let cache = location.cache, target = maxSize.bytes
             let (removed, bytes) = await BlockingExecutor.shared.run { cache.prune(downTo: target) }
-            printOutput("""
+            printOutput(
+                """
                 cache directory: \(cache.directory)
                 removed: \(removed) entries
                 bytes: \(bytes) (\(ResultLine.bytes(bytes))), limit \(ResultLine.bytes(target))

@@ -4,50 +4,74 @@ import PipelineHostRedis
 import PipelineHostServe
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The cache flags of `run`, turned into the pipeline's `CacheSettings`.
 struct CacheOptions: ParsableArguments {
-    @Option(name: .customLong("cache-dir"), help: ArgumentHelp(
-        "Disk cache directory. Wins over a profile's dir (default: $XDG_CACHE_HOME/pipelinehost, else ~/.cache/pipelinehost).",
-        valueName: "dir"))
+    @Option(
+        name: .customLong("cache-dir"),
+        help: ArgumentHelp(
+            "Disk cache directory. Wins over a profile's dir (default: $XDG_CACHE_HOME/pipelinehost, else ~/.cache/pipelinehost).",
+            valueName: "dir"))
     var directory: String?
 
-    @Option(name: .customLong("cache-size"), help: ArgumentHelp(
-        "Most the disk cache may take, such as 500M or 2G; least recently used entries go first.", valueName: "size"))
+    @Option(
+        name: .customLong("cache-size"),
+        help: ArgumentHelp(
+            "Most the disk cache may take, such as 500M or 2G; least recently used entries go first.", valueName: "size"
+        ))
     var size: ByteCount = ByteCount(1 << 30)
 
-    @Option(name: .customLong("shared-cache"), help: ArgumentHelp(
-        "A Redis server shared by every node and run that names it, looked in after memory and disk (default: $PIPELINEHOST_REDIS).",
-        discussion: "For a Redis Cluster, name some of its nodes: redis+cluster://host:port,host:port (the rest is learnt from them). The password comes from $PIPELINEHOST_REDIS_PASSWORD (a wrong one exits 2 at start). With $PIPELINEHOST_SHARED_SECRET (32 bytes or more, the same on every node) each value is sealed with an HMAC, and one that is not is refused.",
-        valueName: "redis[+cluster]://[user@]host:port[/db]"))
+    @Option(
+        name: .customLong("shared-cache"),
+        help: ArgumentHelp(
+            "A Redis server shared by every node and run that names it, looked in after memory and disk (default: $PIPELINEHOST_REDIS).",
+            discussion:
+                "For a Redis Cluster, name some of its nodes: redis+cluster://host:port,host:port (the rest is learnt from them). The password comes from $PIPELINEHOST_REDIS_PASSWORD (a wrong one exits 2 at start). With $PIPELINEHOST_SHARED_SECRET (32 bytes or more, the same on every node) each value is sealed with an HMAC, and one that is not is refused.",
+            valueName: "redis[+cluster]://[user@]host:port[/db]"))
     var sharedCache: String?
 
-    @Option(name: .customLong("shared-max-entry"), help: ArgumentHelp(
-        "The largest original the shared cache keeps (variants are always kept).", valueName: "size"))
+    @Option(
+        name: .customLong("shared-max-entry"),
+        help: ArgumentHelp(
+            "The largest original the shared cache keeps (variants are always kept).", valueName: "size"))
     var sharedMaxEntry: ByteCount = ByteCount(8 << 20)
 
-    @Option(name: .customLong("shared-timeout"), help: ArgumentHelp(
-        "Milliseconds each shared-cache call may take; a slower Redis counts as down for that call.", valueName: "ms"))
+    @Option(
+        name: .customLong("shared-timeout"),
+        help: ArgumentHelp(
+            "Milliseconds each shared-cache call may take; a slower Redis counts as down for that call.",
+            valueName: "ms"))
     var sharedTimeout: Int = 50
 
-    @Option(name: .customLong("shared-wait"), help: ArgumentHelp(
-        "Seconds to wait for another node that is making the same entry before making it here.", valueName: "seconds"))
+    @Option(
+        name: .customLong("shared-wait"),
+        help: ArgumentHelp(
+            "Seconds to wait for another node that is making the same entry before making it here.",
+            valueName: "seconds"))
     var sharedWait: Double = 15
 
-    @Option(name: .customLong("shared-lease"), help: ArgumentHelp(
-        "Seconds a node's claim on an entry lasts unless renewed; others take over when it lapses (its node died).",
-        valueName: "seconds"))
+    @Option(
+        name: .customLong("shared-lease"),
+        help: ArgumentHelp(
+            "Seconds a node's claim on an entry lasts unless renewed; others take over when it lapses (its node died).",
+            valueName: "seconds"))
     var sharedLease: Double = 10
 
-    @Flag(name: .customLong("no-cache"), help: "Neither look in nor store to any cache, the shared one ($PIPELINEHOST_REDIS) included.")
+    @Flag(
+        name: .customLong("no-cache"),
+        help: "Neither look in nor store to any cache, the shared one ($PIPELINEHOST_REDIS) included.")
     var noCache = false
 
-    @Flag(name: .long, help: "Revalidate cached originals and remake variants (stored entries still serve on_error = \"stale\").")
+    @Flag(
+        name: .long,
+        help: "Revalidate cached originals and remake variants (stored entries still serve on_error = \"stale\").")
     var refresh = false
 
-    @Flag(name: .long, help: "Never transfer: serve only from the cache (stale entries too) and name every source that is missing.")
+    @Flag(
+        name: .long,
+        help: "Never transfer: serve only from the cache (stale entries too) and name every source that is missing.")
     var offline = false
 
     func validate() throws {
@@ -55,12 +79,15 @@ struct CacheOptions: ParsableArguments {
             throw ValidationError("use one of --no-cache, --refresh and --offline")
         }
         if noCache, sharedCache != nil {
-            throw ValidationError("--no-cache turns every cache off, the shared one too; drop --shared-cache or --no-cache")
+            throw ValidationError(
+                "--no-cache turns every cache off, the shared one too; drop --shared-cache or --no-cache")
         }
         try FlagRange.count(sharedTimeout, "--shared-timeout", in: 1...60_000)
         _ = try leases()
         if let text = sharedCache, RedisAddress(text) == nil {
-            throw ValidationError("--shared-cache takes redis://[user@]host:port[/db] or redis+cluster://[user@]host:port[,host:port...] (the password in PIPELINEHOST_REDIS_PASSWORD), not \(Redactor.redact(text))")
+            throw ValidationError(
+                "--shared-cache takes redis://[user@]host:port[/db] or redis+cluster://[user@]host:port[,host:port...] (the password in PIPELINEHOST_REDIS_PASSWORD), not \(Redactor.redact(text))"
+            )
         }
     }
 
@@ -78,7 +105,9 @@ struct CacheOptions: ParsableArguments {
         let text = sharedCache ?? getenv("PIPELINEHOST_REDIS").map { String(cString: $0) }
         guard let text, !text.isEmpty else { return nil }
         guard let address = RedisAddress(text) else {
-            throw ValidationError("PIPELINEHOST_REDIS must be redis://[user@]host:port[/db] or redis+cluster://[user@]host:port[,host:port...] (the password in PIPELINEHOST_REDIS_PASSWORD)")
+            throw ValidationError(
+                "PIPELINEHOST_REDIS must be redis://[user@]host:port[/db] or redis+cluster://[user@]host:port[,host:port...] (the password in PIPELINEHOST_REDIS_PASSWORD)"
+            )
         }
         return address.withPassword(getenv("PIPELINEHOST_REDIS_PASSWORD").map { String(cString: $0) })
     }
@@ -89,7 +118,9 @@ struct CacheOptions: ParsableArguments {
     func checkSharedCredentials() async throws {
         guard let address = try sharedAddress() else { return }
         if address.passwordInURL, sharedCache != nil {
-            printError("warning: the Redis password in --shared-cache is visible to every user of this machine (ps); set PIPELINEHOST_REDIS_PASSWORD instead")
+            printError(
+                "warning: the Redis password in --shared-cache is visible to every user of this machine (ps); set PIPELINEHOST_REDIS_PASSWORD instead"
+            )
         }
         if let problem = await sharedClient(address).credentialProblem() {
             throw usageError("\(problem)")
@@ -101,8 +132,10 @@ struct CacheOptions: ParsableArguments {
     func settingsWithSharedTier() throws -> CacheSettings {
         var settings = settings
         if let address = try sharedAddress() {
-            settings.additionalTiers.append(RedisTier(client: sharedClient(address), maxEntryBytes: sharedMaxEntry.bytes,
-                                                      leases: leaseSettings, seal: try sharedSeal()))
+            settings.additionalTiers.append(
+                RedisTier(
+                    client: sharedClient(address), maxEntryBytes: sharedMaxEntry.bytes,
+                    leases: leaseSettings, seal: try sharedSeal()))
         }
         return settings
     }
@@ -113,16 +146,21 @@ struct CacheOptions: ParsableArguments {
         let client = sharedClient(address)
         let (maxEntry, leases, seal) = (sharedMaxEntry.bytes, leaseSettings, try sharedSeal())
         return { metrics, logger in
-            RedisTier(client: client, maxEntryBytes: maxEntry, leases: leases, metrics: metrics, logger: logger, seal: seal)
+            RedisTier(
+                client: client, maxEntryBytes: maxEntry, leases: leases, metrics: metrics, logger: logger, seal: seal)
         }
     }
 
     /// The seal every value in the shared tier carries, from PIPELINEHOST_SHARED_SECRET (at
     /// least 32 bytes); nil when it is not set. Every node of a fleet needs the same one.
     func sharedSeal() throws -> EntrySeal? {
-        guard let secret = getenv("PIPELINEHOST_SHARED_SECRET").map({ String(cString: $0) }), !secret.isEmpty else { return nil }
+        guard let secret = getenv("PIPELINEHOST_SHARED_SECRET").map({ String(cString: $0) }), !secret.isEmpty else {
+            return nil
+        }
         guard let seal = EntrySeal(secret: Array(secret.utf8)) else {
-            throw usageError("PIPELINEHOST_SHARED_SECRET is shorter than \(EntrySeal.minimumBytes) bytes; make one with openssl rand -hex 32")
+            throw usageError(
+                "PIPELINEHOST_SHARED_SECRET is shorter than \(EntrySeal.minimumBytes) bytes; make one with openssl rand -hex 32"
+            )
         }
         return seal
     }
@@ -136,8 +174,9 @@ struct CacheOptions: ParsableArguments {
     var leaseSettings: LeaseSettings { (try? leases()) ?? LeaseSettings() }
 
     private func leases() throws -> LeaseSettings {
-        LeaseSettings(lease: try FlagRange.seconds(sharedLease, "--shared-lease", in: 0.1...3600),
-                      wait: try FlagRange.seconds(sharedWait, "--shared-wait", in: 0...3600))
+        LeaseSettings(
+            lease: try FlagRange.seconds(sharedLease, "--shared-lease", in: 0.1...3600),
+            wait: try FlagRange.seconds(sharedWait, "--shared-wait", in: 0...3600))
     }
 }
 

@@ -22,7 +22,9 @@ struct Check: ParsableCommand {
             for option in profile.options {
                 let hint = option.hint.map { ", or from the \($0.rawValue) header" } ?? ""
                 let uses = option.uses.map { "\($0.stage).\($0.parameter)" }.joined(separator: ", ")
-                print("  param \(option.name): \(option.spellings.joined(separator: ", ")) (default \(ProfileOption.spelling(of: option.defaultValue))\(hint)) -> \(uses)")
+                print(
+                    "  param \(option.name): \(option.spellings.joined(separator: ", ")) (default \(ProfileOption.spelling(of: option.defaultValue))\(hint)) -> \(uses)"
+                )
             }
             if !profile.options.isEmpty {
                 print("  \(profile.variantCount.map(String.init) ?? "more than \(Int.max)") variants of each source")

@@ -11,7 +11,8 @@ enum FlagRange {
     /// `value` seconds as a Duration, when it is finite and within `range`.
     static func seconds(_ value: Double, _ flag: String, in range: ClosedRange<Double>) throws -> Duration {
         guard value.isFinite, range.contains(value) else {
-            throw ValidationError("\(flag) must be between \(text(range.lowerBound)) and \(text(range.upperBound)) seconds, got \(value)")
+            throw ValidationError(
+                "\(flag) must be between \(text(range.lowerBound)) and \(text(range.upperBound)) seconds, got \(value)")
         }
         return .milliseconds(Int((value * 1000).rounded()))
     }

@@ -1,10 +1,11 @@
 import ArgumentParser
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import PipelineHost
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 struct Info: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -40,11 +41,17 @@ struct Info: AsyncParsableCommand {
     @Argument(help: "URLs (http, https, file) or local paths.")
     var sources: [String] = []
 
-    @Option(name: .customLong("input-list"), help: ArgumentHelp(
-        "A file with one source per line, or - for standard input.", valueName: "file|-"))
+    @Option(
+        name: .customLong("input-list"),
+        help: ArgumentHelp(
+            "A file with one source per line, or - for standard input.", valueName: "file|-"))
     var inputList: String?
 
-    @Option(name: .long, help: "The profile whose fetch, cache and decode stages (and info settings) to use, when the file defines several.")
+    @Option(
+        name: .long,
+        help:
+            "The profile whose fetch, cache and decode stages (and info settings) to use, when the file defines several."
+    )
     var profile: String?
 
     @Option(name: .shortAndLong, help: "Sources described at once.")
@@ -69,13 +76,16 @@ struct Info: AsyncParsableCommand {
         let set = try await BlockingExecutor.shared.run { try loadProfiles(profileFile) }
         let name = try ProfileChoice.named(profile, in: set)
         guard set[ProfileSet.infoName(name)] != nil else {
-            throw usageError("profile \"\(name)\" has no decode stage (or no plugin registers info); info reads what decode opens")
+            throw usageError(
+                "profile \"\(name)\" has no decode stage (or no plugin registers info); info reads what decode opens")
         }
         let all = try await sources + BlockingExecutor.shared.run { try InputList.read(inputList) }
         try await cache.checkSharedCredentials()
         let requests = all.map { ImageRequest(source: $0, profile: ProfileSet.infoName(name)) }
-        let pipeline = Pipeline(profiles: set, configuration: PipelineConfiguration(
-            cpuStages: PipelineConfiguration.cores, cache: try cache.settingsWithSharedTier()))
+        let pipeline = Pipeline(
+            profiles: set,
+            configuration: PipelineConfiguration(
+                cpuStages: PipelineConfiguration.cores, cache: try cache.settingsWithSharedTier()))
         let batch = await Batch.grouped(requests, in: pipeline, window: jobs)
         let work = Task { () -> (Batch.Ending, Int) in
             var failed = 0
@@ -85,7 +95,9 @@ struct Info: AsyncParsableCommand {
                     printOutput(Self.line(result, source: result.source, profile: name))
                 case .failure(let error):
                     failed += error.kind == .cancelled ? 0 : 1
-                    printOutput(ResultJSON.failure(error, source: error.source ?? Redactor.redact(request.source), profile: name))
+                    printOutput(
+                        ResultJSON.failure(
+                            error, source: error.source ?? Redactor.redact(request.source), profile: name))
                 }
             }
             return (ending, failed)
@@ -104,10 +116,12 @@ struct Info: AsyncParsableCommand {
     static func line(_ result: PipelineResult, source: String, profile: String) -> String {
         let body = String(decoding: result.bytes.buffer, as: UTF8.self)
         guard body.hasPrefix("{"), body.hasSuffix("}") else {
-            return ResultJSON.failure(PipelineError(.stageFailed, "info: the stage gave no JSON object"), source: source, profile: profile)
+            return ResultJSON.failure(
+                PipelineError(.stageFailed, "info: the stage gave no JSON object"), source: source, profile: profile)
         }
         let quoted = { (text: String) in ResultJSON.encode(text) }
         let rest = body.dropFirst()
-        return #"{"type":"info","source":"# + quoted(source) + #","profile":"# + quoted(profile) + (rest == "}" ? "" : ",") + rest
+        return #"{"type":"info","source":"# + quoted(source) + #","profile":"# + quoted(profile)
+            + (rest == "}" ? "" : ",") + rest
     }
 }

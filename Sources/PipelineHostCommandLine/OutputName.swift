@@ -7,7 +7,9 @@ import PipelineHost
 /// covers that all have the stem `getCoverArt`. `OutputClaims` catches the rest.
 enum OutputName {
     static func path(for result: PipelineResult, in directory: String) -> String {
-        path(source: result.request.source, key: result.sourceKey, profile: result.request.profile, format: result.format, in: directory)
+        path(
+            source: result.request.source, key: result.sourceKey, profile: result.request.profile,
+            format: result.format, in: directory)
     }
 
     /// The name for `source` (stable key `key`) through `profile` in `format`: also where
@@ -22,9 +24,10 @@ enum OutputName {
         var last = path.split(separator: "/").last.map(String.init) ?? ""
         if last.contains(":") { last = "" }  // "https:" from a bare host
         if let dot = last.lastIndex(of: "."), dot != last.startIndex { last = String(last[..<dot]) }
-        let safe = String(last.unicodeScalars.map { c -> Character in
-            c.properties.isAlphabetic || ("0"..."9").contains(c) || c == "-" || c == "_" ? Character(c) : "_"
-        }.prefix(40))
+        let safe = String(
+            last.unicodeScalars.map { c -> Character in
+                c.properties.isAlphabetic || ("0"..."9").contains(c) || c == "-" || c == "_" ? Character(c) : "_"
+            }.prefix(40))
         return safe.isEmpty ? "image" : safe
     }
 

@@ -7,7 +7,9 @@ enum ParamOption {
     /// The `name=value` pairs, or a usage error.
     static func choices(_ written: [String]) throws -> [(name: Substring, value: Substring)] {
         try written.map { text in
-            guard let equals = text.firstIndex(of: "="), equals != text.startIndex, text.index(after: equals) != text.endIndex else {
+            guard let equals = text.firstIndex(of: "="), equals != text.startIndex,
+                text.index(after: equals) != text.endIndex
+            else {
                 throw usageError("--param takes name=value, like --param w=600; got \"\(text)\"")
             }
             return (text[..<equals], text[text.index(after: equals)...])
@@ -16,7 +18,9 @@ enum ParamOption {
 
     /// Each profile's overrides for the chosen options it declares. An option no chosen profile
     /// declares, or a value outside its set, is a usage error that lists what is allowed.
-    static func overrides(_ written: [String], for profiles: [String], in set: ProfileSet) throws -> [String: [String: [String: ParameterValue]]] {
+    static func overrides(_ written: [String], for profiles: [String], in set: ProfileSet) throws -> [String: [String:
+        [String: ParameterValue]]]
+    {
         let choices = try choices(written)
         guard !choices.isEmpty else { return [:] }
         var result: [String: [String: [String: ParameterValue]]] = [:]
@@ -33,8 +37,10 @@ enum ParamOption {
         }
         if let stray = choices.first(where: { !declared.contains($0.name) }) {
             let offered = profiles.compactMap { set[$0] }.flatMap(\.options).map(\.name)
-            printError("error: --param \(stray.name): no option of that name in \(profiles.map { "\"\($0)\"" }.joined(separator: ", "))"
-                + (offered.isEmpty ? " (they declare no params)" : " (options: \(Set(offered).sorted().joined(separator: ", ")))"))
+            printError(
+                "error: --param \(stray.name): no option of that name in \(profiles.map { "\"\($0)\"" }.joined(separator: ", "))"
+                    + (offered.isEmpty
+                        ? " (they declare no params)" : " (options: \(Set(offered).sorted().joined(separator: ", ")))"))
             throw ExitCode.usage
         }
         return result

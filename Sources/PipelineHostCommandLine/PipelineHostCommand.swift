@@ -1,6 +1,6 @@
 import ArgumentParser
-import PipelineHost
 import Glibc
+import PipelineHost
 
 /// The command line as a library: a package builds its own `pipelinehost` executable with its
 /// own plugins next to the built-in ones, and gets every subcommand.

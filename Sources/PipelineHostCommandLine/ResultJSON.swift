@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import PipelineHost
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `run --json`: one JSON object per line on standard output, for each result and each error.
 /// Keys are sorted and absent values left out, so a line can be compared as text.

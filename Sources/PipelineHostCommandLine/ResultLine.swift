@@ -4,14 +4,21 @@ import PipelineHost
 enum ResultLine {
     static func success(_ result: PipelineResult, path: String) -> String {
         let size = result.size.map { "\($0)" } ?? "-"
-        return "ok      \(result.source) -> \(path)  \(size)  \(bytes(result.bytes.count))  \(milliseconds(result.duration))"
+        return
+            "ok      \(result.source) -> \(path)  \(size)  \(bytes(result.bytes.count))  \(milliseconds(result.duration))"
             + notes(result)
     }
 
     /// Where a result came from, when not from a full run: "  (disk cache, stale)".
     static func notes(_ result: PipelineResult) -> String {
         var notes: [String] = []
-        if result.memoryHit { notes.append("memory cache") } else if result.diskHit { notes.append("disk cache") } else if result.sharedHit { notes.append("shared cache") }
+        if result.memoryHit {
+            notes.append("memory cache")
+        } else if result.diskHit {
+            notes.append("disk cache")
+        } else if result.sharedHit {
+            notes.append("shared cache")
+        }
         if result.stale { notes.append("stale") }
         if result.coalesced { notes.append("shared") }
         return notes.isEmpty ? "" : "  (" + notes.joined(separator: ", ") + ")"
@@ -21,7 +28,8 @@ enum ResultLine {
     /// slot is shown as "+N queued". Shared stages show the shared work's times.
     static func trace(_ result: PipelineResult) -> String {
         let stages = result.timings.map { timing in
-            let queued = timing.waited.milliseconds >= 0.05 ? " (+\(String(format1: timing.waited.milliseconds)) queued)" : ""
+            let queued =
+                timing.waited.milliseconds >= 0.05 ? " (+\(String(format1: timing.waited.milliseconds)) queued)" : ""
             return "\(timing.stage) \(String(format1: timing.duration.milliseconds))\(queued)"
         }
         return "trace   \(result.source) [\(result.request.profile)]  " + stages.joined(separator: " | ")

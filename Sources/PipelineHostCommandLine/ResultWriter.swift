@@ -43,7 +43,8 @@ struct ResultWriter: Sendable {
                 let path = file ?? OutputName.path(for: result, in: directory)
                 do {
                     guard claims.claim(path, for: result.sourceKey) else {
-                        throw AtomicFile.WriteError(description: "another source's result already has this name in this run; not overwritten")
+                        throw AtomicFile.WriteError(
+                            description: "another source's result already has this name in this run; not overwritten")
                     }
                     // File I/O blocks: it runs on the blocking pool, never on Swift's cooperative one.
                     try await BlockingExecutor.shared.run { try AtomicFile.write(result.bytes, to: path) }
@@ -56,14 +57,17 @@ struct ResultWriter: Sendable {
                     if trace { progress.print(ResultLine.trace(result), toError: true) }
                 } catch {
                     summary.failed += 1
-                    report(PipelineError(.outputFailed, "cannot write \(path): \(error)"), source: result.source,
-                           request: request, progress: progress)
+                    report(
+                        PipelineError(.outputFailed, "cannot write \(path): \(error)"), source: result.source,
+                        request: request, progress: progress)
                 }
             case .failure(let error):
                 if error.kind == .cancelled { summary.cancelled += 1 } else { summary.failed += 1 }
                 let written = error.kind == .cancelled ? nil : await writeFallback(for: request, error)
-                report(error, source: error.source ?? Redactor.redact(request.source), request: request, progress: progress,
-                       fallback: written)
+                report(
+                    error, source: error.source ?? Redactor.redact(request.source), request: request,
+                    progress: progress,
+                    fallback: written)
             }
             progress.update(succeeded: summary.succeeded, failed: summary.failed)
         }
@@ -76,12 +80,17 @@ struct ResultWriter: Sendable {
 
     /// An error's line: JSON on standard output, or the one-line message on standard error.
     /// Cancellations only get a JSON line; the summary counts them.
-    private func report(_ error: PipelineError, source: String, request: ImageRequest, progress: ProgressDisplay,
-                        fallback: String? = nil) {
+    private func report(
+        _ error: PipelineError, source: String, request: ImageRequest, progress: ProgressDisplay,
+        fallback: String? = nil
+    ) {
         if json {
-            progress.print(ResultJSON.failure(error, source: source, profile: request.profile, fallback: fallback), toError: false)
+            progress.print(
+                ResultJSON.failure(error, source: source, profile: request.profile, fallback: fallback), toError: false)
         } else if error.kind != .cancelled {
-            progress.print(ResultLine.failure(source, error.reason + (fallback.map { "; fallback written to \($0)" } ?? "")), toError: true)
+            progress.print(
+                ResultLine.failure(source, error.reason + (fallback.map { "; fallback written to \($0)" } ?? "")),
+                toError: true)
         }
     }
 
@@ -89,7 +98,10 @@ struct ResultWriter: Sendable {
     /// path, or nil when there is none or it cannot be written (the failure is reported anyway).
     private func writeFallback(for request: ImageRequest, _ error: PipelineError) async -> String? {
         guard let fallback, let (made, key) = await fallback(request, error) else { return nil }
-        let path = file ?? OutputName.path(source: request.source, key: key, profile: request.profile, format: made.format, in: directory)
+        let path =
+            file
+            ?? OutputName.path(
+                source: request.source, key: key, profile: request.profile, format: made.format, in: directory)
         do {
             try await BlockingExecutor.shared.run { try AtomicFile.write(made.bytes, to: path) }
             return path

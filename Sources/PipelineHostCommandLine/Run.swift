@@ -1,11 +1,12 @@
 import ArgumentParser
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Glibc
 import PipelineHost
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -48,11 +49,14 @@ struct Run: AsyncParsableCommand {
     @Argument(help: "URLs (http, https, file) or local paths.")
     var sources: [String] = []
 
-    @Option(name: .customLong("input-list"), help: ArgumentHelp(
-        "A file with one source per line, or - for standard input.", valueName: "file|-"))
+    @Option(
+        name: .customLong("input-list"),
+        help: ArgumentHelp(
+            "A file with one source per line, or - for standard input.", valueName: "file|-"))
     var inputList: String?
 
-    @Option(name: .long, help: "The profile to run, when the file defines several. Repeat to run each source through each.")
+    @Option(
+        name: .long, help: "The profile to run, when the file defines several. Repeat to run each source through each.")
     var profile: [String] = []
 
     @Option(name: .shortAndLong, help: "Output file; only with one source and one profile.")
@@ -61,7 +65,8 @@ struct Run: AsyncParsableCommand {
     @Option(name: .customLong("output-dir"), help: "Directory for output files (created if missing).")
     var outputDirectory: String?
 
-    @Option(name: .shortAndLong, help: "Results in progress at once. Transfers and CPU stages have their own limits below.")
+    @Option(
+        name: .shortAndLong, help: "Results in progress at once. Transfers and CPU stages have their own limits below.")
     var jobs: Int = max(8, 4 * PipelineConfiguration.cores)
 
     @Option(name: .long, help: "Transfers at once, over all hosts.")
@@ -70,33 +75,48 @@ struct Run: AsyncParsableCommand {
     @Option(name: .customLong("per-host"), help: "Transfers at once to one host.")
     var perHost: Int = 4
 
-    @Flag(name: .long, help: "Print one JSON object of counters on standard output at the end; result lines go to standard error.")
+    @Flag(
+        name: .long,
+        help: "Print one JSON object of counters on standard output at the end; result lines go to standard error.")
     var stats = false
 
-    @Flag(name: .long, help: ArgumentHelp(
-        "One JSON object per line on standard output for each result and each error, instead of the text lines.",
-        discussion: #"Results: {"type":"result","source",...,"output","width","height","bytes","ms"}; errors: {"type":"error","kind":"http_status","reason":"HTTP 404","http_status":404,...}. With --stats the counters come last, as {"type":"stats",...}."#))
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "One JSON object per line on standard output for each result and each error, instead of the text lines.",
+            discussion:
+                #"Results: {"type":"result","source",...,"output","width","height","bytes","ms"}; errors: {"type":"error","kind":"http_status","reason":"HTTP 404","http_status":404,...}. With --stats the counters come last, as {"type":"stats",...}."#
+        ))
     var json = false
 
-    @Flag(name: .long, help: ArgumentHelp(
-        "For a source that fails in a way its profile's fallback { ... } covers, write the fallback in its place.",
-        discussion: "The failure is still reported and the exit code is still 1."))
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "For a source that fails in a way its profile's fallback { ... } covers, write the fallback in its place.",
+            discussion: "The failure is still reported and the exit code is still 1."))
     var fallback = false
 
     @Flag(name: .customLong("no-progress"), help: "No progress line, even on a terminal.")
     var noProgress = false
 
-    @Flag(name: .long, help: "After each result, print its stage timings (ms; queue waits as +N queued) on standard error.")
+    @Flag(
+        name: .long,
+        help: "After each result, print its stage timings (ms; queue waits as +N queued) on standard error.")
     var trace = false
 
-    @Option(name: .long, help: ArgumentHelp(
-        "What the viewer accepts, as an HTTP Accept header (\"image/avif,image/webp\"): profiles whose encode says "
-            + "format = \"auto\" write AVIF, WebP or JPEG from it, as serve does. Without it they write JPEG.",
-        valueName: "types"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "What the viewer accepts, as an HTTP Accept header (\"image/avif,image/webp\"): profiles whose encode says "
+                + "format = \"auto\" write AVIF, WebP or JPEG from it, as serve does. Without it they write JPEG.",
+            valueName: "types"))
     var accept: String?
 
-    @Option(name: .customLong("param"), help: ArgumentHelp(
-        "Choose a profile option, as params { ... } declares it (w=600). Repeat for several.", valueName: "name=value"))
+    @Option(
+        name: .customLong("param"),
+        help: ArgumentHelp(
+            "Choose a profile option, as params { ... } declares it (w=600). Repeat for several.",
+            valueName: "name=value"))
     var params: [String] = []
 
     @OptionGroup(title: "Cache")
@@ -147,15 +167,21 @@ struct Run: AsyncParsableCommand {
         for (name, chosenOptions) in try ParamOption.overrides(params, for: chosen, in: set) {
             mergeOverrides(&overrides[name, default: [:]], with: chosenOptions)
         }
-        let requests = all.flatMap { source in chosen.map { ImageRequest(source: source, profile: $0, overrides: overrides[$0] ?? [:]) } }
+        let requests = all.flatMap { source in
+            chosen.map { ImageRequest(source: source, profile: $0, overrides: overrides[$0] ?? [:]) }
+        }
         // About one CPU stage per core runs at once; libvips gets the cores that leaves it.
         let cores = PipelineConfiguration.cores
         setThreadsPerOperation(cores / min(cores, jobs, requests.count))
-        let pipeline = Pipeline(profiles: set, configuration: PipelineConfiguration(
-            transfers: connections, transfersPerHost: perHost, cpuStages: cores, cache: try cache.settingsWithSharedTier()))
+        let pipeline = Pipeline(
+            profiles: set,
+            configuration: PipelineConfiguration(
+                transfers: connections, transfersPerHost: perHost, cpuStages: cores,
+                cache: try cache.settingsWithSharedTier()))
         let batch = await Batch.grouped(requests, in: pipeline, window: jobs)
-        var writer = ResultWriter(file: output, directory: directory, linesToError: stats, trace: trace, json: json,
-                                  progress: ProgressDisplay(total: requests.count, enabled: !noProgress))
+        var writer = ResultWriter(
+            file: output, directory: directory, linesToError: stats, trace: trace, json: json,
+            progress: ProgressDisplay(total: requests.count, enabled: !noProgress))
         if fallback { writer.fallback = Self.fallbacks(in: set, pipeline: pipeline) }
         let work = Task { await writer.run(batch) }
         let watcher = SignalWatcher { work.cancel() }
@@ -169,19 +195,22 @@ struct Run: AsyncParsableCommand {
             printOutput(StatsJSON.render(await pipeline.stats(), run: summary, tagged: json))
         }
         if summary.interrupted {
-            printError("interrupted: \(summary.succeeded + summary.failed) of \(requests.count) finished "
-                + "(\(summary.succeeded) ok, \(summary.failed) failed), \(summary.cancelled) cancelled, "
-                + "\(summary.notStarted) not started")
+            printError(
+                "interrupted: \(summary.succeeded + summary.failed) of \(requests.count) finished "
+                    + "(\(summary.succeeded) ok, \(summary.failed) failed), \(summary.cancelled) cancelled, "
+                    + "\(summary.notStarted) not started")
             throw ExitCode.interrupted
         }
         if summary.failed > 0 { throw ExitCode.someFailed }
     }
 
     /// --fallback: a failed request's profile fallback, made by its fallback chain.
-    static func fallbacks(in set: ProfileSet, pipeline: Pipeline) -> @Sendable (ImageRequest, PipelineError) async -> (PipelineResult, key: String)? {
+    static func fallbacks(in set: ProfileSet, pipeline: Pipeline)
+        -> @Sendable (ImageRequest, PipelineError) async -> (PipelineResult, key: String)?
+    {
         { request, error in
             guard let fallback = set[request.profile]?.fallbackSetting, fallback.covers(error),
-                  let made = try? await pipeline.image(for: set.fallbackRequest(for: request))
+                let made = try? await pipeline.image(for: set.fallbackRequest(for: request))
             else { return nil }
             return (made, (try? await pipeline.sourceKey(for: request)) ?? request.source)
         }
@@ -210,4 +239,3 @@ struct Run: AsyncParsableCommand {
         return try profile.map { try ProfileChoice.named($0, in: set) }
     }
 }
-

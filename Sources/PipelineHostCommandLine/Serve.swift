@@ -4,7 +4,7 @@ import PipelineHost
 import PipelineHostServe
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 struct Serve: AsyncParsableCommand {
@@ -64,40 +64,58 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "The port to listen on (0 picks a free one; the start-up line names it).")
     var port = 8080
 
-    @Flag(name: .customLong("allow-unsigned"), help: "Accept /unsafe/... paths without a signature (for local use only).")
+    @Flag(
+        name: .customLong("allow-unsigned"), help: "Accept /unsafe/... paths without a signature (for local use only).")
     var allowUnsigned = false
 
-    @Option(name: .customLong("max-queue"), help: "Image requests admitted at once; more get 503 with Retry-After at once.")
+    @Option(
+        name: .customLong("max-queue"), help: "Image requests admitted at once; more get 503 with Retry-After at once.")
     var maxQueue = 256
 
-    @Option(name: .customLong("drain-timeout"), help: ArgumentHelp("Seconds SIGTERM waits for requests in progress.", valueName: "seconds"))
+    @Option(
+        name: .customLong("drain-timeout"),
+        help: ArgumentHelp("Seconds SIGTERM waits for requests in progress.", valueName: "seconds"))
     var drainTimeout: Double = 10
 
-    @Option(name: .customLong("head-timeout"), help: ArgumentHelp(
-        "Seconds a client may take to send a request head, from connecting (or from the first byte of a later request); "
-            + "then the connection is closed.", valueName: "seconds"))
+    @Option(
+        name: .customLong("head-timeout"),
+        help: ArgumentHelp(
+            "Seconds a client may take to send a request head, from connecting (or from the first byte of a later request); "
+                + "then the connection is closed.", valueName: "seconds"))
     var headTimeout: Double = 10
 
-    @Option(name: .customLong("idle-timeout"), help: ArgumentHelp(
-        "Seconds a keep-alive connection may wait for its next request.", valueName: "seconds"))
+    @Option(
+        name: .customLong("idle-timeout"),
+        help: ArgumentHelp(
+            "Seconds a keep-alive connection may wait for its next request.", valueName: "seconds"))
     var idleTimeout: Double = 60
 
-    @Option(name: .customLong("max-connections"), help: ArgumentHelp(
-        "Open connections at most; more wait in the listen backlog and past it are refused. Default: 4096, or three "
-            + "quarters of the open-file limit (raised to its maximum at start) if that is lower.", valueName: "count"))
+    @Option(
+        name: .customLong("max-connections"),
+        help: ArgumentHelp(
+            "Open connections at most; more wait in the listen backlog and past it are refused. Default: 4096, or three "
+                + "quarters of the open-file limit (raised to its maximum at start) if that is lower.",
+            valueName: "count"))
     var maxConnections: Int?
 
-    @Option(name: .customLong("request-timeout"), help: ArgumentHelp(
-        "Seconds one image request may take; then its transfer and pixel work stop (unless another request shares them) "
-            + "and it is answered 504.", valueName: "seconds"))
+    @Option(
+        name: .customLong("request-timeout"),
+        help: ArgumentHelp(
+            "Seconds one image request may take; then its transfer and pixel work stop (unless another request shares them) "
+                + "and it is answered 504.", valueName: "seconds"))
     var requestTimeout: Double = 30
 
-    @Option(name: .customLong("allow-source-host"), help: ArgumentHelp("Only fetch sources on this host (repeat for several).", valueName: "host"))
+    @Option(
+        name: .customLong("allow-source-host"),
+        help: ArgumentHelp("Only fetch sources on this host (repeat for several).", valueName: "host"))
     var allowSourceHosts: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp(
-        "Transfers at once, over all hosts. Each waits on a thread of its own, never on the threads that disk reads and "
-            + "image work use; keep it several times --per-host, so slow origins on a few hosts cannot take every slot."))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Transfers at once, over all hosts. Each waits on a thread of its own, never on the threads that disk reads and "
+                + "image work use; keep it several times --per-host, so slow origins on a few hosts cannot take every slot."
+        ))
     var connections = 64
 
     @Option(name: .customLong("per-host"), help: "Transfers at once to one host.")
@@ -106,9 +124,13 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .customLong("no-access-log"), help: "No line per request on standard error.")
     var noAccessLog = false
 
-    @Flag(name: .customLong("accept-ch"), help: ArgumentHelp(
-        "Send Accept-CH with the client hints (Sec-CH-Width, Sec-CH-DPR) a profile's options read.",
-        discussion: "An option with hint = \"Width\" or \"DPR\" takes its value from that request header when the URL does not choose it."))
+    @Flag(
+        name: .customLong("accept-ch"),
+        help: ArgumentHelp(
+            "Send Accept-CH with the client hints (Sec-CH-Width, Sec-CH-DPR) a profile's options read.",
+            discussion:
+                "An option with hint = \"Width\" or \"DPR\" takes its value from that request header when the URL does not choose it."
+        ))
     var acceptClientHints = false
 
     @OptionGroup(title: "Profiles")
@@ -117,9 +139,12 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup(title: "Cache")
     var cache: CacheOptions
 
-    @Option(name: .customLong("send-timeout"), help: ArgumentHelp(
-        "Seconds an answer may go without the client taking any of it (nginx's send_timeout); then the connection is closed.",
-        discussion: "While an answer is unsent, no more requests are read from its connection.", valueName: "seconds"))
+    @Option(
+        name: .customLong("send-timeout"),
+        help: ArgumentHelp(
+            "Seconds an answer may go without the client taking any of it (nginx's send_timeout); then the connection is closed.",
+            discussion: "While an answer is unsent, no more requests are read from its connection.",
+            valueName: "seconds"))
     var sendTimeout: Double = 30
 
     func validate() throws {
@@ -134,11 +159,13 @@ struct Serve: AsyncParsableCommand {
     /// The time flags as durations: the drain may be 0, the others must be more.
     func timeouts() throws -> (drain: Duration, request: Duration, head: Duration, idle: Duration, send: Duration) {
         let positive = 0.001...FlagRange.maxSeconds
-        return (try FlagRange.seconds(drainTimeout, "--drain-timeout", in: 0...FlagRange.maxSeconds),
-                try FlagRange.seconds(requestTimeout, "--request-timeout", in: positive),
-                try FlagRange.seconds(headTimeout, "--head-timeout", in: positive),
-                try FlagRange.seconds(idleTimeout, "--idle-timeout", in: positive),
-                try FlagRange.seconds(sendTimeout, "--send-timeout", in: positive))
+        return (
+            try FlagRange.seconds(drainTimeout, "--drain-timeout", in: 0...FlagRange.maxSeconds),
+            try FlagRange.seconds(requestTimeout, "--request-timeout", in: positive),
+            try FlagRange.seconds(headTimeout, "--head-timeout", in: positive),
+            try FlagRange.seconds(idleTimeout, "--idle-timeout", in: positive),
+            try FlagRange.seconds(sendTimeout, "--send-timeout", in: positive)
+        )
     }
 
     func run() async throws {
@@ -157,11 +184,13 @@ struct Serve: AsyncParsableCommand {
         let timeouts = try timeouts()
         var settings = ServeSettings(
             host: host, port: port, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue,
-            drainTimeout: timeouts.drain, requestTimeout: timeouts.request, headTimeout: timeouts.head, idleTimeout: timeouts.idle,
+            drainTimeout: timeouts.drain, requestTimeout: timeouts.request, headTimeout: timeouts.head,
+            idleTimeout: timeouts.idle,
             sendTimeout: timeouts.send, maxConnections: maxConnections ?? Self.connectionLimit(),
             allowedSourceHosts: Set(allowSourceHosts),
             canWriteAVIF: pluginsCanEncode("avif"), sharedTier: try cache.sharedTierFactory(),
-            pipeline: PipelineConfiguration(transfers: connections, transfersPerHost: perHost, cpuStages: cores, cache: cache.settings))
+            pipeline: PipelineConfiguration(
+                transfers: connections, transfersPerHost: perHost, cpuStages: cores, cache: cache.settings))
         settings.acceptClientHints = acceptClientHints
         let file = profileFile
         let service: ServeApplication
@@ -174,7 +203,8 @@ struct Serve: AsyncParsableCommand {
         }
         let host = host
         try await service.run { port in
-            printError("pipelinehost serve: listening on http://\(host):\(port) (\(file); Ctrl-C or SIGTERM drains and stops)")
+            printError(
+                "pipelinehost serve: listening on http://\(host):\(port) (\(file); Ctrl-C or SIGTERM drains and stops)")
         }
         printError("pipelinehost serve: stopped")
     }
@@ -196,8 +226,9 @@ struct Serve: AsyncParsableCommand {
     /// a one-line error and exit 2, for serve and sign alike.
     static func signer() throws -> URLSigner {
         do {
-            return try URLSigner(keys: getenv("PIPELINEHOST_KEY").map { String(cString: $0) },
-                                 salts: getenv("PIPELINEHOST_SALT").map { String(cString: $0) })
+            return try URLSigner(
+                keys: getenv("PIPELINEHOST_KEY").map { String(cString: $0) },
+                salts: getenv("PIPELINEHOST_SALT").map { String(cString: $0) })
         } catch {
             throw usageError("\(error)")
         }
@@ -234,13 +265,18 @@ struct Sign: AsyncParsableCommand {
     @Flag(name: .long, help: "Write the source percent-encoded after /plain/ instead of in base64url.")
     var plain = false
 
-    @Option(name: .customLong("param"), help: ArgumentHelp(
-        "An option of the profile's params, as a name:value segment of the path (w=600). Repeat for several.", valueName: "name=value"))
+    @Option(
+        name: .customLong("param"),
+        help: ArgumentHelp(
+            "An option of the profile's params, as a name:value segment of the path (w=600). Repeat for several.",
+            valueName: "name=value"))
     var params: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp(
-        "The profile file serve runs: the profile must be one of its own, and each --param a value its params allow.",
-        valueName: "profile-file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The profile file serve runs: the profile must be one of its own, and each --param a value its params allow.",
+            valueName: "profile-file"))
     var file: String?
 
     func run() async throws {
@@ -249,12 +285,15 @@ struct Sign: AsyncParsableCommand {
         if let file { try await checkAgainst(file, options: options) }
         let path: String?
         do {
-            path = try ServePath.signed(profile: profile, source: source, plain: plain, options: options, signer: signer)
+            path = try ServePath.signed(
+                profile: profile, source: source, plain: plain, options: options, signer: signer)
         } catch {
             throw usageError("not signed: \(error)")
         }
         guard let path else {
-            throw usageError("no signing key: set PIPELINEHOST_KEY and PIPELINEHOST_SALT (hex), or use /unsafe/ with serve --allow-unsigned")
+            throw usageError(
+                "no signing key: set PIPELINEHOST_KEY and PIPELINEHOST_SALT (hex), or use /unsafe/ with serve --allow-unsigned"
+            )
         }
         printOutput(path)
     }
@@ -263,7 +302,9 @@ struct Sign: AsyncParsableCommand {
     private func checkAgainst(_ file: String, options: [(String, String)]) async throws {
         let set = try await BlockingExecutor.shared.run { try loadProfiles(file) }
         guard set.defines(profile), let named = set[profile] else {
-            throw usageError("not signed: \(file) has no profile \"\(Redactor.escapingControls(profile))\" (it has \(set.names.joined(separator: ", ")))")
+            throw usageError(
+                "not signed: \(file) has no profile \"\(Redactor.escapingControls(profile))\" (it has \(set.names.joined(separator: ", ")))"
+            )
         }
         do {
             _ = try named.resolve(options.map { (Substring($0.0), Substring($0.1)) })

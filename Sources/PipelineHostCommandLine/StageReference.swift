@@ -25,8 +25,9 @@ enum StageReference {
         ]
         for name in registry.names {
             let definition = registry[name]!
-            lines.append("| [`\(name)`](#\(anchor(name))) | \(definition.input) → \(definition.output) | "
-                + "\(registry.owners[name] ?? "") |")
+            lines.append(
+                "| [`\(name)`](#\(anchor(name))) | \(definition.input) → \(definition.output) | "
+                    + "\(registry.owners[name] ?? "") |")
         }
         for name in registry.names {
             let definition = registry[name]!

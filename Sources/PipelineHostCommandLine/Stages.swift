@@ -78,15 +78,17 @@ struct StageListJSON: Encodable {
     let planned: [String: String]
 
     enum CodingKeys: String, CodingKey {
-        case pluginAPIVersion = "plugin_api_version", stages, planned
+        case pluginAPIVersion = "plugin_api_version"
+        case stages, planned
     }
 
     init(_ registry: StageRegistry) {
         stages = registry.names.map { name in
             let definition = registry[name]!
-            return Stage(name: name, plugin: registry.owners[name], version: definition.version, summary: definition.summary,
-                         input: "\(definition.input)", output: "\(definition.output)",
-                         parameters: definition.parameters.map(Self.parameter))
+            return Stage(
+                name: name, plugin: registry.owners[name], version: definition.version, summary: definition.summary,
+                input: "\(definition.input)", output: "\(definition.output)",
+                parameters: definition.parameters.map(Self.parameter))
         }
         planned = registry.planned
         pluginAPIVersion = PluginAPIVersion.current.description
@@ -96,15 +98,18 @@ struct StageListJSON: Encodable {
         let type: String, range: [Double]?, choices: [String]?, count: Int?
         switch spec.type {
         case .number(let r): (type, range, choices, count) = ("number", [r.lowerBound, r.upperBound], nil, nil)
-        case .integer(let r): (type, range, choices, count) = ("integer", [Double(r.lowerBound), Double(r.upperBound)], nil, nil)
+        case .integer(let r):
+            (type, range, choices, count) = ("integer", [Double(r.lowerBound), Double(r.upperBound)], nil, nil)
         case .boolean: (type, range, choices, count) = ("boolean", nil, nil, nil)
         case .string: (type, range, choices, count) = ("string", nil, nil, nil)
         case .environmentVariable: (type, range, choices, count) = ("environment_variable", nil, nil, nil)
         case .choice(let options): (type, range, choices, count) = ("choice", nil, options, nil)
         case .stringList: (type, range, choices, count) = ("string_list", nil, nil, nil)
-        case .numberList(let r, let n): (type, range, choices, count) = ("number_list", [r.lowerBound, r.upperBound], nil, n)
+        case .numberList(let r, let n):
+            (type, range, choices, count) = ("number_list", [r.lowerBound, r.upperBound], nil, n)
         }
-        return Parameter(name: spec.name, type: type, range: range, choices: choices, count: count,
-                         default: spec.defaultValue?.description, doc: spec.doc)
+        return Parameter(
+            name: spec.name, type: type, range: range, choices: choices, count: count,
+            default: spec.defaultValue?.description, doc: spec.doc)
     }
 }

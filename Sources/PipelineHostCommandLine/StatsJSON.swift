@@ -11,7 +11,8 @@ enum StatsJSON {
             ("elapsed_ms", number((summary.elapsed.milliseconds * 10).rounded() / 10)),
             ("interrupted", summary.interrupted ? "true" : "false"),
         ]
-        return "{" + (tagged ? #""type":"stats","# : "") + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+        return "{" + (tagged ? #""type":"stats","# : "") + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",")
+            + "}"
     }
 
     /// Whole numbers without a decimal point: the canonical number text keys use too.

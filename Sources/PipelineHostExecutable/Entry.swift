@@ -1,6 +1,7 @@
 import BuiltinPlugins
 import PipelineHost
 import PipelineHostCommandLine
+
 // new-plugin: imports
 
 /// The stock `pipelinehost`: the command line with the built-in plugins. A third party's

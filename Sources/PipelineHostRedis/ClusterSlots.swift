@@ -44,7 +44,8 @@ public enum KeySlot {
         let bytes = Array(key)
         var hashed = bytes[...]
         if let open = bytes.firstIndex(of: UInt8(ascii: "{")),
-           let close = bytes[(open + 1)...].firstIndex(of: UInt8(ascii: "}")), close > open + 1 {
+            let close = bytes[(open + 1)...].firstIndex(of: UInt8(ascii: "}")), close > open + 1
+        {
             hashed = bytes[(open + 1)..<close]
         }
         return Int(crc16(hashed)) & (count - 1)
@@ -78,7 +79,13 @@ public struct SlotMap: Sendable, Equatable {
         while low <= high {
             let middle = (low + high) / 2
             let range = ranges[middle].slots
-            if slot < range.lowerBound { high = middle - 1 } else if slot > range.upperBound { low = middle + 1 } else { return ranges[middle].node }
+            if slot < range.lowerBound {
+                high = middle - 1
+            } else if slot > range.upperBound {
+                low = middle + 1
+            } else {
+                return ranges[middle].node
+            }
         }
         return nil
     }
@@ -121,8 +128,10 @@ public enum Redirection: Sendable, Equatable {
     public init?(_ error: String, asked: RedisNode) {
         let words = error.split(separator: " ")
         guard words.count == 3, let slot = Int(words[1]), (0..<KeySlot.count).contains(slot) else { return nil }
-        let target = words[2].hasPrefix(":") ? RedisNode(host: asked.host, port: Int(words[2].dropFirst()) ?? 0)
-                                             : RedisNode(words[2])
+        let target =
+            words[2].hasPrefix(":")
+            ? RedisNode(host: asked.host, port: Int(words[2].dropFirst()) ?? 0)
+            : RedisNode(words[2])
         guard let target, target.port > 0 else { return nil }
         switch words[0] {
         case "MOVED": self = .moved(slot: slot, to: target)

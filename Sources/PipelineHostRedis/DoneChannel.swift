@@ -33,7 +33,8 @@ final class DoneChannel: Sendable {
 
     /// The channel of `client`'s Redis, or of any node of its cluster.
     convenience init(client: RedisClient) {
-        self.init { [client] in client.address.isCluster ? client.clusterNodes.map(client.address.at) : [client.address] }
+        self.init { [client] in client.address.isCluster ? client.clusterNodes.map(client.address.at) : [client.address]
+        }
     }
 
     /// Returns when `digest`'s leader publishes, or after `timeout`.
@@ -92,8 +93,9 @@ final class DoneChannel: Sendable {
                 let candidates = nodes()
                 let address = candidates[attempt % max(1, candidates.count)]
                 attempt += 1
-                let made = ph_redis_connect(address.host, Int32(address.port), Int32(address.database), 200,
-                                            address.user, address.password, nil, &error, error.count)
+                let made = ph_redis_connect(
+                    address.host, Int32(address.port), Int32(address.database), 200,
+                    address.user, address.password, nil, &error, error.count)
                 if let made, ph_redis_subscribe(made, Self.name, &error, error.count) == 0 {
                     connection = made
                     attempt = 0
@@ -108,7 +110,8 @@ final class DoneChannel: Sendable {
             var payload = ph_redis_reply()
             switch ph_redis_next_message(open, 250, &payload, &error, error.count) {
             case 1:
-                let digest = String(decoding: UnsafeBufferPointer(start: payload.data, count: payload.length), as: UTF8.self)
+                let digest = String(
+                    decoding: UnsafeBufferPointer(start: payload.data, count: payload.length), as: UTF8.self)
                 ph_redis_reply_free(&payload)
                 received.withLock { $0 += 1 }
                 wake(digest)

@@ -31,7 +31,10 @@ public struct EntrySeal: Sendable {
         let value = stored[headerLength...]
         let claimed = stored[Self.magic.count..<headerLength]
         // Constant time: HMAC's own check.
-        guard HMAC<SHA256>.isValidAuthenticationCode(Array(claimed), authenticating: message(value, key: redisKey), using: key) else {
+        guard
+            HMAC<SHA256>.isValidAuthenticationCode(
+                Array(claimed), authenticating: message(value, key: redisKey), using: key)
+        else {
             return nil
         }
         return Array(value)
@@ -45,6 +48,7 @@ public struct EntrySeal: Sendable {
     private func message(_ value: ArraySlice<UInt8>, key redisKey: String) -> [UInt8] {
         let keyBytes = Array(redisKey.utf8)
         let length = UInt32(keyBytes.count)
-        return [UInt8(length >> 24), UInt8(length >> 16 & 255), UInt8(length >> 8 & 255), UInt8(length & 255)] + keyBytes + value
+        return [UInt8(length >> 24), UInt8(length >> 16 & 255), UInt8(length >> 8 & 255), UInt8(length & 255)]
+            + keyBytes + value
     }
 }

@@ -37,18 +37,23 @@ public struct RedisAddress: Sendable, Equatable, CustomStringConvertible {
             guard let name = (colon.map { information[..<$0] } ?? information).percentDecoded else { return nil }
             user = name.isEmpty ? nil : name
             if let colon {
-                guard let secret = information[information.index(after: colon)...].percentDecoded, !secret.isEmpty else { return nil }
+                guard let secret = information[information.index(after: colon)...].percentDecoded, !secret.isEmpty
+                else { return nil }
                 password = secret
             }
         }
         if let slash = rest.firstIndex(of: "/") {
             let path = rest[rest.index(after: slash)...]
-            guard path.isEmpty || Int(path) != nil, (Int(path) ?? 0) >= 0, !cluster || (Int(path) ?? 0) == 0 else { return nil }
+            guard path.isEmpty || Int(path) != nil, (Int(path) ?? 0) >= 0, !cluster || (Int(path) ?? 0) == 0 else {
+                return nil
+            }
             database = Int(path) ?? 0
             rest = rest[..<slash]
         }
         let nodes = rest.split(separator: ",", omittingEmptySubsequences: false).map { RedisNode($0) }
-        guard nodes.allSatisfy({ $0 != nil }), cluster || nodes.count == 1, let first = nodes.first ?? nil else { return nil }
+        guard nodes.allSatisfy({ $0 != nil }), cluster || nodes.count == 1, let first = nodes.first ?? nil else {
+            return nil
+        }
         host = first.host
         port = first.port
         self.database = database
@@ -78,7 +83,9 @@ public struct RedisAddress: Sendable, Equatable, CustomStringConvertible {
     /// `redis://user@host:port/db` or `redis+cluster://user@host:port,...`: never the password.
     public var description: String {
         let who = user.map { $0 + "@" } ?? ""
-        guard !isCluster else { return "redis+cluster://\(who)\(clusterSeeds.map(\.description).joined(separator: ","))" }
+        guard !isCluster else {
+            return "redis+cluster://\(who)\(clusterSeeds.map(\.description).joined(separator: ","))"
+        }
         return "redis://\(who)\(node)/\(database)"
     }
 }

@@ -65,11 +65,17 @@ extension RedisClient {
                 continue
             }
             keep(connection, node)
-            let map = SlotMap(ranges.prefix(Int(count)).map { range in
-                var range = range
-                let host = withUnsafeBytes(of: &range.host) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                return (Int(range.start)...Int(range.end), RedisNode(host: host.isEmpty ? node.host : host, port: Int(range.port)))
-            })
+            let map = SlotMap(
+                ranges.prefix(Int(count)).map { range in
+                    var range = range
+                    let host = withUnsafeBytes(of: &range.host) {
+                        String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+                    }
+                    return (
+                        Int(range.start)...Int(range.end),
+                        RedisNode(host: host.isEmpty ? node.host : host, port: Int(range.port))
+                    )
+                })
             guard !map.ranges.isEmpty else { continue }
             topology.withLock { $0.learnt(map) }
             return

@@ -45,8 +45,10 @@ public final class RedisClient: Sendable {
     private let nextQueue = Locked(0)
 
     /// A client for `address`; `timeout` bounds the connect and each call.
-    public init(address: RedisAddress, timeout: Duration = .milliseconds(50), maxIdle: Int = 8,
-                breaker: CircuitBreaker = CircuitBreaker()) {
+    public init(
+        address: RedisAddress, timeout: Duration = .milliseconds(50), maxIdle: Int = 8,
+        breaker: CircuitBreaker = CircuitBreaker()
+    ) {
         self.address = address
         timeoutMilliseconds = max(1, timeout.wholeMilliseconds)
         self.maxIdle = maxIdle
@@ -64,7 +66,8 @@ public final class RedisClient: Sendable {
     public func credentialProblem() async -> String? {
         switch await onOwnQueue({ self.blockingCommand([Array("PING".utf8)], on: self.address.node) }) {
         case .failure(let failure) where failure.credentialsRefused:
-            return "Redis at \(address) refused the credentials: \(failure.description.split(separator: ":").last.map { $0.trimmingPrefix(" ") } ?? "")"
+            return
+                "Redis at \(address) refused the credentials: \(failure.description.split(separator: ":").last.map { $0.trimmingPrefix(" ") } ?? "")"
         case .success(.error(let message)) where message.hasPrefix("NOAUTH"):
             return "Redis at \(address) asks for a password: set PIPELINEHOST_REDIS_PASSWORD"
         default:
@@ -76,7 +79,8 @@ public final class RedisClient: Sendable {
     /// time or the breaker is open; a Redis error reply is a `.error` reply, not a throw.
     public func command(_ arguments: [[UInt8]]) async throws(Failure) -> Reply {
         let result = await onOwnQueue {
-            self.address.isCluster ? self.blockingClusterCommand(arguments) : self.guarded(arguments, on: self.address.node)
+            self.address.isCluster
+                ? self.blockingClusterCommand(arguments) : self.guarded(arguments, on: self.address.node)
         }
         switch result {
         case .success(.error(let text)) where Self.isPassing(text):
@@ -102,10 +106,11 @@ public final class RedisClient: Sendable {
     /// Runs `work` on the next of the client's queues. The result is handed over under a lock,
     /// which ThreadSanitizer can see (as BlockingExecutor does).
     private func onOwnQueue<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        let queue = queues[nextQueue.withLock { index in
-            defer { index = (index + 1) % queues.count }
-            return index
-        }]
+        let queue = queues[
+            nextQueue.withLock { index in
+                defer { index = (index + 1) % queues.count }
+                return index
+            }]
         let handoff = Locked<T?>(nil)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async {
@@ -138,7 +143,8 @@ public final class RedisClient: Sendable {
     func guarded(_ arguments: [[UInt8]], on node: RedisNode, asking: Bool = false) -> Result<Reply, Failure> {
         let breaker = breaker(of: node)
         guard breaker.allowsCall() else {
-            return .failure(Failure(description: "circuit open: \(address.at(node)) failed repeatedly", breakerOpen: true))
+            return .failure(
+                Failure(description: "circuit open: \(address.at(node)) failed repeatedly", breakerOpen: true))
         }
         let result = blockingCommand(arguments, on: node, asking: asking)
         switch result {
@@ -159,7 +165,9 @@ public final class RedisClient: Sendable {
         }
         if asking {
             var reply = ph_redis_reply()
-            let status = Self.withArgv([Array("ASKING".utf8)]) { ph_redis_command(connection.pointer, 1, $0, $1, &reply, &error, error.count) }
+            let status = Self.withArgv([Array("ASKING".utf8)]) {
+                ph_redis_command(connection.pointer, 1, $0, $1, &reply, &error, error.count)
+            }
             ph_redis_reply_free(&reply)
             guard status == 0 else { return .failure(dropped(connection, node, error)) }
         }
@@ -187,9 +195,14 @@ public final class RedisClient: Sendable {
         var error = [CChar](repeating: 0, count: 256)
         var refused: Int32 = 0
         let target = address.at(node)
-        guard let made = ph_redis_connect(target.host, Int32(target.port), Int32(target.database), Int32(timeoutMilliseconds),
-                                          target.user, target.password, &refused, &error, error.count) else {
-            return .failure(Failure(description: "cannot connect to \(target): \(Self.text(error))", credentialsRefused: refused != 0))
+        guard
+            let made = ph_redis_connect(
+                target.host, Int32(target.port), Int32(target.database), Int32(timeoutMilliseconds),
+                target.user, target.password, &refused, &error, error.count)
+        else {
+            return .failure(
+                Failure(
+                    description: "cannot connect to \(target): \(Self.text(error))", credentialsRefused: refused != 0))
         }
         return .success(Connection(pointer: made))
     }
@@ -212,7 +225,9 @@ public final class RedisClient: Sendable {
         return Failure(description: "\(address.at(node)): \(Self.text(error))")
     }
 
-    static func withArgv<T>(_ arguments: [[UInt8]], _ body: (UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> T) -> T {
+    static func withArgv<T>(
+        _ arguments: [[UInt8]], _ body: (UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> T
+    ) -> T {
         let copies = arguments.map { bytes -> UnsafeMutablePointer<CChar> in
             let copy = UnsafeMutablePointer<CChar>.allocate(capacity: max(1, bytes.count))
             bytes.withUnsafeBufferPointer { source in
@@ -220,7 +235,7 @@ public final class RedisClient: Sendable {
             }
             return copy
         }
-        defer { copies.forEach { $0.deallocate() } }
+        defer { for copy in copies { copy.deallocate() } }
         var argv = copies.map { UnsafePointer<CChar>?(UnsafePointer($0)) }
         let lengths = arguments.map(\.count)
         return argv.withUnsafeMutableBufferPointer { argvBuffer in
@@ -237,4 +252,3 @@ public final class RedisClient: Sendable {
         let pointer: OpaquePointer
     }
 }
-

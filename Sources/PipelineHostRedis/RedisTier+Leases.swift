@@ -22,16 +22,20 @@ extension RedisTier: WorkCoordinator {
                 case .checkEntry:
                     event = .entry(found: try await client.command("EXISTS", keys.value) == .integer(1))
                 case .checkNegative:
-                    guard case .string(let stored) = try await client.command("GET", keys.negative) else { event = .negative(nil); break }
+                    guard case .string(let stored) = try await client.command("GET", keys.negative) else {
+                        event = .negative(nil); break
+                    }
                     // A negative entry not sealed with the secret is not believed: it could fail every node.
                     event = .negative(unsealed(stored, key: keys.negative).flatMap(NegativeEntry.decode))
                 case .setNX:
-                    let reply = try await client.command("SET", keys.lock, token, "NX", "PX", String(leases.milliseconds))
+                    let reply = try await client.command(
+                        "SET", keys.lock, token, "NX", "PX", String(leases.milliseconds))
                     event = .lease(won: reply == .status("OK"))
                 case .markWaiting(let first):
                     if first { counters.add(\.leasesWaited) }
                     // Tells the leader someone waits, should its own requests leave (`othersWait`).
-                    _ = try await client.command("SET", keys.waiting, "1", "PX", String(leases.waitingMarkerMilliseconds))
+                    _ = try await client.command(
+                        "SET", keys.waiting, "1", "PX", String(leases.waitingMarkerMilliseconds))
                     event = .marked(now: .now, cancelled: Task.isCancelled)
                 case .wait(let until):
                     await done.wait(for: keys.digest, upTo: until - .now)
@@ -74,19 +78,24 @@ extension RedisTier: WorkCoordinator {
 
     /// Keeps the lease alive while the work runs.
     func extend(_ keys: LeaseKeys, token: String) async -> Bool {
-        let reply = try? await client.command("EVAL", Self.compareAndExtend, "1", keys.lock, token, String(leases.milliseconds))
+        let reply = try? await client.command(
+            "EVAL", Self.compareAndExtend, "1", keys.lock, token, String(leases.milliseconds))
         return reply == .integer(1)
     }
 
     /// Leaves a negative entry for a failure other nodes would only repeat.
     func rememberFailure(_ error: PipelineError, _ keys: LeaseKeys) async {
         guard let value = NegativeEntry.encode(error) else { return }
-        _ = try? await client.command([Array("SET".utf8), Array(keys.negative.utf8), sealed(value, key: keys.negative),
-                                       Array("PX".utf8), Array(String(leases.negativeMilliseconds).utf8)])
+        _ = try? await client.command([
+            Array("SET".utf8), Array(keys.negative.utf8), sealed(value, key: keys.negative),
+            Array("PX".utf8), Array(String(leases.negativeMilliseconds).utf8),
+        ])
     }
 
-    static let compareAndDelete = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
-    static let compareAndExtend = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
+    static let compareAndDelete =
+        "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+    static let compareAndExtend =
+        "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
 
     static func token() -> String {
         var generator = SystemRandomNumberGenerator()
@@ -102,8 +111,10 @@ public struct LeaseSettings: Sendable {
     public var poll: Duration
     public var negative: Duration
 
-    public init(lease: Duration = .seconds(10), wait: Duration = .seconds(15), poll: Duration = .milliseconds(100),
-                negative: Duration = .seconds(30)) {
+    public init(
+        lease: Duration = .seconds(10), wait: Duration = .seconds(15), poll: Duration = .milliseconds(100),
+        negative: Duration = .seconds(30)
+    ) {
         self.lease = lease
         self.wait = wait
         self.poll = poll
@@ -222,12 +233,15 @@ enum NegativeEntry {
             case "kind": kind = value
             case "reason": reason = value
             default:
-                if name.hasPrefix("int:"), let number = Int(value) { fields[String(name.dropFirst(4))] = .integer(number) }
+                if name.hasPrefix("int:"), let number = Int(value) {
+                    fields[String(name.dropFirst(4))] = .integer(number)
+                }
             }
         }
         guard let kind else { return nil }
-        return PipelineError(PipelineError.Kind(named: kind), reason + " (remembered by the shared cache)",
-                             details: fields.isEmpty ? nil : StoredDetails(jsonFields: fields))
+        return PipelineError(
+            PipelineError.Kind(named: kind), reason + " (remembered by the shared cache)",
+            details: fields.isEmpty ? nil : StoredDetails(jsonFields: fields))
     }
 }
 

@@ -4,7 +4,7 @@ import Logging
 import PipelineHost
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A cache tier in Redis, shared by every node (and every `run`) that names the same server:
@@ -44,9 +44,12 @@ public final class RedisTier: CacheTier {
     let seal: EntrySeal?
 
     /// A tier on `client`; metrics go to `metrics` (swift-metrics' default when nil).
-    public init(client: RedisClient, maxEntryBytes: Int = 8 << 20, staleFor: Double = 86_400, leases: LeaseSettings = LeaseSettings(),
-                metrics: (any MetricsFactory)? = nil, logger: Logger = Logger(label: "pipelinehost.shared"),
-                clock: WallClock = .system, seal: EntrySeal? = nil) {
+    public init(
+        client: RedisClient, maxEntryBytes: Int = 8 << 20, staleFor: Double = 86_400,
+        leases: LeaseSettings = LeaseSettings(),
+        metrics: (any MetricsFactory)? = nil, logger: Logger = Logger(label: "pipelinehost.shared"),
+        clock: WallClock = .system, seal: EntrySeal? = nil
+    ) {
         self.clock = clock
         self.seal = seal
         self.client = client
@@ -83,7 +86,9 @@ public final class RedisTier: CacheTier {
             counters.add(\.misses)
             return .miss
         }
-        guard let value = unsealed(stored, key: redisKey), let decoded = DiskEntryFormat.decode(ImageBytes(copying: value), name: name) else {
+        guard let value = unsealed(stored, key: redisKey),
+            let decoded = DiskEntryFormat.decode(ImageBytes(copying: value), name: name)
+        else {
             counters.add(\.misses)
             return .corrupt
         }
@@ -94,7 +99,8 @@ public final class RedisTier: CacheTier {
     public func store(_ entry: CacheEntry, for key: StageKey, at point: CachePoint) {
         let (redisKey, name) = Self.names(key)
         guard point.layer == .variant || entry.image.bytes.count <= maxEntryBytes,
-              let header = try? DiskEntryFormat.header(entry, key: key.description, name: name, layer: point.layer) else {
+            let header = try? DiskEntryFormat.header(entry, key: key.description, name: name, layer: point.layer)
+        else {
             releaseIfAwaited(redisKey)
             return
         }
@@ -102,8 +108,10 @@ public final class RedisTier: CacheTier {
         let milliseconds = Self.lifetime(of: entry, staleFor: staleFor, at: clock.now)
         background.run { [self] in
             do throws(RedisClient.Failure) {
-                let reply = try await client.command([Array("SET".utf8), Array(redisKey.utf8), value,
-                                                      Array("PX".utf8), Array(String(milliseconds).utf8)])
+                let reply = try await client.command([
+                    Array("SET".utf8), Array(redisKey.utf8), value,
+                    Array("PX".utf8), Array(String(milliseconds).utf8),
+                ])
                 if case .error(let text) = reply { counters.error(RedisClient.Failure(description: text)) }
             } catch {
                 counters.error(error)
@@ -189,9 +197,12 @@ final class Counters: Sendable {
 
     init(factory: any MetricsFactory, openings: @escaping @Sendable () -> Int) {
         self.openings = openings
-        let names = ["shared_hits", "shared_misses", "redis_errors", "leases_won", "leases_waited", "leases_taken_over",
-                     "negative_hits", "breaker_open"]
-        metrics = Dictionary(uniqueKeysWithValues: names.map { ($0, Counter(label: "pipelinehost_\($0)_total", factory: factory)) })
+        let names = [
+            "shared_hits", "shared_misses", "redis_errors", "leases_won", "leases_waited", "leases_taken_over",
+            "negative_hits", "breaker_open",
+        ]
+        metrics = Dictionary(
+            uniqueKeysWithValues: names.map { ($0, Counter(label: "pipelinehost_\($0)_total", factory: factory)) })
     }
 
     func add(_ field: WritableKeyPath<SharedTierStats, Int>) {

@@ -17,11 +17,15 @@ final class PipelineSlot: Sendable {
     private let logger: Logger
 
     /// Loads the file once; a failure here is a start-up error.
-    init(configuration: PipelineConfiguration, allowedHosts: Set<String>, logger: Logger,
-         load: @escaping @Sendable () throws -> ProfileSet) throws {
+    init(
+        configuration: PipelineConfiguration, allowedHosts: Set<String>, logger: Logger,
+        load: @escaping @Sendable () throws -> ProfileSet
+    ) throws {
         let profiles = try ServedProfiles(load(), allowedHosts: allowedHosts)
-        current = Locked(Current(pipeline: Pipeline(profiles: profiles.set, configuration: configuration, logger: logger),
-                                 profiles: profiles))
+        current = Locked(
+            Current(
+                pipeline: Pipeline(profiles: profiles.set, configuration: configuration, logger: logger),
+                profiles: profiles))
         self.load = load
         self.configuration = configuration
         self.allowedHosts = allowedHosts
@@ -43,7 +47,8 @@ final class PipelineSlot: Sendable {
             logger.error("reload failed, still serving the previous profiles: \(message)")
             return message
         }
-        let fresh = Current(pipeline: Pipeline(profiles: loaded.set, configuration: configuration, logger: logger), profiles: loaded)
+        let fresh = Current(
+            pipeline: Pipeline(profiles: loaded.set, configuration: configuration, logger: logger), profiles: loaded)
         let old = current.withLock { slot in
             defer { slot = fresh }
             return slot.pipeline

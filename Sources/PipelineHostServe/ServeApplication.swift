@@ -1,8 +1,8 @@
 import CoreMetrics
 import Hummingbird
 import HummingbirdCore
-import NIOCore
 import Logging
+import NIOCore
 import PipelineHost
 import Prometheus
 import ServiceLifecycle
@@ -17,8 +17,10 @@ public struct ServeApplication: Sendable {
 
     /// Loads the profiles (`load` is called again on every reload) and builds the service. A
     /// file that does not load, or settings that cannot serve, throw here.
-    public init(settings: ServeSettings, logger: Logger = Logger(label: "pipelinehost.serve"),
-                load: @escaping @Sendable () throws -> ProfileSet) throws {
+    public init(
+        settings: ServeSettings, logger: Logger = Logger(label: "pipelinehost.serve"),
+        load: @escaping @Sendable () throws -> ProfileSet
+    ) throws {
         if let problem = settings.problem { throw ServeStartError(description: problem) }
         let registry = PrometheusCollectorRegistry()
         var configuration = settings.pipeline
@@ -26,25 +28,32 @@ public struct ServeApplication: Sendable {
         if let makeTier = settings.sharedTier, configuration.cache.mode != .off {
             configuration.cache.additionalTiers.append(makeTier(configuration.metrics, logger))
         }
-        let slot = try PipelineSlot(configuration: configuration, allowedHosts: settings.allowedSourceHosts,
-                                    logger: logger, load: load)
-        state = ServeState(settings: settings, slot: slot, registry: registry,
-                           accessLog: Logger(label: "pipelinehost.access"))
+        let slot = try PipelineSlot(
+            configuration: configuration, allowedHosts: settings.allowedSourceHosts,
+            logger: logger, load: load)
+        state = ServeState(
+            settings: settings, slot: slot, registry: registry,
+            accessLog: Logger(label: "pipelinehost.access"))
         self.logger = logger
     }
 
     /// The Hummingbird application; `onListening` gets the port once the socket is bound.
     /// SIGHUP is trapped before it returns, so a reload signal sent once the service listens is
     /// never the default action (which ends the process).
-    public func application(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async -> some ApplicationProtocol {
+    public func application(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async
+        -> some ApplicationProtocol
+    {
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         return Application(
             router: ServeRouter.make(state: state),
-            server: .http1(headTimeout: TimeAmount(state.settings.headTimeout), idleTimeout: TimeAmount(state.settings.idleTimeout),
-                           sendTimeout: TimeAmount(state.settings.sendTimeout),
-                           sendTimeouts: Counter(label: "pipelinehost_http_send_timeouts_total",
-                                                 factory: PrometheusMetricsFactory(registry: state.registry)),
-                           handlers: [ClientGoneHandler()]),
+            server: .http1(
+                headTimeout: TimeAmount(state.settings.headTimeout),
+                idleTimeout: TimeAmount(state.settings.idleTimeout),
+                sendTimeout: TimeAmount(state.settings.sendTimeout),
+                sendTimeouts: Counter(
+                    label: "pipelinehost_http_send_timeouts_total",
+                    factory: PrometheusMetricsFactory(registry: state.registry)),
+                handlers: [ClientGoneHandler()]),
             configuration: ApplicationConfiguration(
                 address: .hostname(state.settings.host, port: state.settings.port), serverName: "pipelinehost",
                 availableConnectionsDelegate: MaximumAvailableConnections(state.settings.maxConnections)),
@@ -109,6 +118,8 @@ struct DrainFlag: Service {
     func run() async throws {
         try? await gracefulShutdown()
         state.startDraining()
-        logger.info("draining: /ready answers 503; requests in progress finish within --drain-timeout (\(state.settings.drainTimeout))")
+        logger.info(
+            "draining: /ready answers 503; requests in progress finish within --drain-timeout (\(state.settings.drainTimeout))"
+        )
     }
 }

@@ -1,10 +1,11 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Hummingbird
 import PipelineHost
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// An answer that is not an image: a status and a JSON body `{kind, reason, ...}`. The source
 /// in it is always redacted; the failed layer's details (an upstream status, say) come along.
@@ -32,15 +33,17 @@ struct ServeFailure: Error, Sendable {
     /// The status table of docs/SERVE.md: what each kind of pipeline failure answers.
     init(_ error: PipelineError) {
         let upstream = error.upstreamStatus
-        let status: HTTPResponse.Status = switch error.kind {
-        case .httpStatus where upstream == 404 || upstream == 410: .notFound
-        case .httpStatus, .transport: .badGateway
-        case .timeout, .notCached: .gatewayTimeout
-        case .notAnImage, .tooLarge, .unsupportedFormat, .pixelLimit, .decodeFailed, .invalidSource: .unprocessableContent
-        case .blocked: .forbidden
-        case .cancelled: .serviceUnavailable
-        default: .internalServerError
-        }
+        let status: HTTPResponse.Status =
+            switch error.kind {
+            case .httpStatus where upstream == 404 || upstream == 410: .notFound
+            case .httpStatus, .transport: .badGateway
+            case .timeout, .notCached: .gatewayTimeout
+            case .notAnImage, .tooLarge, .unsupportedFormat, .pixelLimit, .decodeFailed, .invalidSource:
+                .unprocessableContent
+            case .blocked: .forbidden
+            case .cancelled: .serviceUnavailable
+            default: .internalServerError
+            }
         // A source that is not there is not_found, as for an unknown profile and as a fallback's
         // `on` calls it; the origin's own status stays in upstream_status.
         let kind = status == .notFound ? "not_found" : error.kind.name

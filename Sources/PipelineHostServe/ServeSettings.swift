@@ -49,13 +49,16 @@ public struct ServeSettings: Sendable {
     public var acceptClientHints = false
 
     /// Settings with the documented defaults: 127.0.0.1:8080, a queue of 256, a 10 s drain.
-    public init(host: String = "127.0.0.1", port: Int = 8080, signer: URLSigner, allowUnsigned: Bool = false,
-                maxQueue: Int = 256, drainTimeout: Duration = .seconds(10), requestTimeout: Duration = .seconds(30),
-                headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), sendTimeout: Duration = .seconds(30),
-                maxConnections: Int = 4096,
-                allowedSourceHosts: Set<String> = [],
-                canWriteAVIF: Bool = false, sharedTier: SharedTierFactory? = nil,
-                defaultMaxAge: Int = 3600, pipeline: PipelineConfiguration = PipelineConfiguration()) {
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, signer: URLSigner, allowUnsigned: Bool = false,
+        maxQueue: Int = 256, drainTimeout: Duration = .seconds(10), requestTimeout: Duration = .seconds(30),
+        headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60),
+        sendTimeout: Duration = .seconds(30),
+        maxConnections: Int = 4096,
+        allowedSourceHosts: Set<String> = [],
+        canWriteAVIF: Bool = false, sharedTier: SharedTierFactory? = nil,
+        defaultMaxAge: Int = 3600, pipeline: PipelineConfiguration = PipelineConfiguration()
+    ) {
         self.host = host
         self.port = port
         self.signer = signer

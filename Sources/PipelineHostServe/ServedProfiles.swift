@@ -21,7 +21,8 @@ struct ServedProfiles: Sendable {
                     defaults[hosts] = .stringList(allowedHosts.sorted())
                 }
                 let changes = defaults.filter { name, _ in
-                    stage.definition.parameters.contains { $0.name == name } && !stage.parameters.explicit.contains(name)
+                    stage.definition.parameters.contains { $0.name == name }
+                        && !stage.parameters.explicit.contains(name)
                 }
                 stages.append(changes.isEmpty ? stage : try stage.overriding(changes))
             }

@@ -8,6 +8,8 @@ import PipelineHost
 /// failed run; the declared profiles come back as plain data.
 final class LuaSandbox {
     private let sandbox: OpaquePointer
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    // L: the name Lua's own API gives the state.
     private var L: OpaquePointer { ph_lua_sandbox_state(sandbox) }
 
     enum RunFailure: Error {
@@ -24,8 +26,9 @@ final class LuaSandbox {
         var error = [CChar](repeating: 0, count: 512)
         let created: OpaquePointer? = withCStrings(globals) { names in
             names.withUnsafeBufferPointer {
-                ph_lua_sandbox_new(limits.memoryBytes, limits.instructions, limits.seconds,
-                                   $0.baseAddress, Int32(globals.count), &error, error.count)
+                ph_lua_sandbox_new(
+                    limits.memoryBytes, limits.instructions, limits.seconds,
+                    $0.baseAddress, Int32(globals.count), &error, error.count)
             }
         }
         guard let created else {
@@ -57,7 +60,8 @@ final class LuaSandbox {
         var export = ph_lua_export_profiles(sandbox)
         defer { ph_lua_export_free(&export) }
         guard let data = export.data else {
-            throw ReadFailure(message: withUnsafeBytes(of: export.error) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) })
+            throw ReadFailure(
+                message: withUnsafeBytes(of: export.error) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) })
         }
         var reader = ExportReader(bytes: UnsafeRawBufferPointer(start: data, count: export.length))
         guard let value = reader.value() else { throw ReadFailure(message: "internal error: malformed profile export") }

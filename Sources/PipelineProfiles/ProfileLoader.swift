@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import PipelineHost
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Reads a Lua profile file in the sandbox and turns it into type-checked profiles. Every mistake
 /// becomes a `ProfileError` that names the file and, when there is one, the line.
@@ -48,7 +49,8 @@ public struct ProfileLoader: Sendable {
         } catch let error as LuaSandbox.RunFailure {
             switch error {
             case .outOfMemory:
-                throw ProfileError(file: name, line: nil, "profile exceeded the memory limit (\(limits.memoryBytes >> 20) MB)")
+                throw ProfileError(
+                    file: name, line: nil, "profile exceeded the memory limit (\(limits.memoryBytes >> 20) MB)")
             case .message(let message):
                 throw Self.error(fromLua: message, file: name)
             }
@@ -65,7 +67,8 @@ public struct ProfileLoader: Sendable {
             profiles.append(try profile(from: entry, file: name, earlier: profiles))
         }
         guard !profiles.isEmpty else {
-            throw ProfileError(file: name, line: nil, "defines no profile; write profile \"name\" { fetch {}, decode {}, ... }")
+            throw ProfileError(
+                file: name, line: nil, "defines no profile; write profile \"name\" { fetch {}, decode {}, ... }")
         }
         return ProfileSet(file: name, profiles: profiles)
     }
@@ -82,10 +85,14 @@ public struct ProfileLoader: Sendable {
             throw ProfileError(file: file, line: line, "profile \"\(name)\" is already defined at line \(first.line)")
         }
         guard case .table(let list) = entry[3] else {
-            throw ProfileError(file: file, line: line, "profile \"\(name)\" has no stage list; write profile \"\(name)\" { fetch {}, ... }")
+            throw ProfileError(
+                file: file, line: line,
+                "profile \"\(name)\" has no stage list; write profile \"\(name)\" { fetch {}, ... }")
         }
         if let key = list.fields.keys.sorted().first {
-            throw ProfileError(file: file, line: line, "profile \"\(name)\": stages are a list, but found '\(key) = ...'; write \(key) { ... }")
+            throw ProfileError(
+                file: file, line: line,
+                "profile \"\(name)\": stages are a list, but found '\(key) = ...'; write \(key) { ... }")
         }
         var stages: [ConfiguredStage] = []
         var settings: [ProfileSetting: ConfiguredStage] = [:]
@@ -98,24 +105,31 @@ public struct ProfileLoader: Sendable {
                 paramsLine = at
                 continue
             }
-            let (entry, references) = try stage(from: item, position: index + 1, profile: name, file: file, profileLine: line,
-                                                options: declared)
+            let (entry, references) = try stage(
+                from: item, position: index + 1, profile: name, file: file, profileLine: line,
+                options: declared)
             for reference in references {
                 if let twin = stages.first(where: { $0.name == entry.name }) {
-                    throw ProfileError(file: file, line: reference.line, "\(entry.name) also stands at line \(twin.line); "
-                                           + "a param may set a stage the profile has once")
+                    throw ProfileError(
+                        file: file, line: reference.line,
+                        "\(entry.name) also stands at line \(twin.line); "
+                            + "a param may set a stage the profile has once")
                 }
-                uses[reference.option, default: []].append(ProfileOption.Use(stage: entry.name, parameter: reference.parameter))
+                uses[reference.option, default: []].append(
+                    ProfileOption.Use(stage: entry.name, parameter: reference.parameter))
             }
             if !references.isEmpty, list.array[(index + 1)...].contains(where: { Self.stageName($0) == entry.name }) {
-                throw ProfileError(file: file, line: entry.line, "\(entry.name) stands twice in profile \"\(name)\"; a param may set a stage the profile has once")
+                throw ProfileError(
+                    file: file, line: entry.line,
+                    "\(entry.name) stands twice in profile \"\(name)\"; a param may set a stage the profile has once")
             }
             guard let setting = entry.definition.capabilities.profileSetting else {
                 stages.append(entry)
                 continue
             }
             if let first = settings[setting] {
-                throw ProfileError(file: file, line: entry.line, "\(entry.name) is already set at line \(first.line); write it once")
+                throw ProfileError(
+                    file: file, line: entry.line, "\(entry.name) is already set at line \(first.line); write it once")
             }
             settings[setting] = entry
         }
@@ -126,12 +140,17 @@ public struct ProfileLoader: Sendable {
         if info == nil { info = try defaultSetting(.info, file: file, line: line) }
         let options = try declared.map { option throws(ProfileError) -> ProfileOption in
             guard let used = uses[option.name] else {
-                throw ProfileError(file: file, line: paramsLine, "params: option \(option.name) is not used; write a stage parameter as param \"\(option.name)\"")
+                throw ProfileError(
+                    file: file, line: paramsLine,
+                    "params: option \(option.name) is not used; write a stage parameter as param \"\(option.name)\"")
             }
-            return ProfileOption(name: option.name, values: option.values, defaultValue: option.defaultValue, hint: option.hint, uses: used)
+            return ProfileOption(
+                name: option.name, values: option.values, defaultValue: option.defaultValue, hint: option.hint,
+                uses: used)
         }
-        return Profile(name: name, file: file, line: line, stages: stages, info: info, declaresInfo: settings[.info] != nil,
-                       fallback: settings[.fallback], options: options)
+        return Profile(
+            name: name, file: file, line: line, stages: stages, info: info, declaresInfo: settings[.info] != nil,
+            fallback: settings[.fallback], options: options)
     }
 
     /// The stage name of a descriptor, if `item` is one.
@@ -141,26 +160,33 @@ public struct ProfileLoader: Sendable {
     }
 
     /// The registry's stage for `setting` with its defaults, for a profile that does not write it.
-    private func defaultSetting(_ setting: ProfileSetting, file: String, line: Int) throws(ProfileError) -> ConfiguredStage? {
-        guard let definition = registry.definitions.values.first(where: { $0.capabilities.profileSetting == setting }) else { return nil }
+    private func defaultSetting(_ setting: ProfileSetting, file: String, line: Int) throws(ProfileError)
+        -> ConfiguredStage?
+    {
+        guard let definition = registry.definitions.values.first(where: { $0.capabilities.profileSetting == setting })
+        else { return nil }
         do {
             var parameters = try ParameterChecker(definition: definition).check(WrittenTable())
             parameters.profileFile = file
-            return ConfiguredStage(definition: definition, parameters: parameters, line: line, stage: try definition.make(parameters))
+            return ConfiguredStage(
+                definition: definition, parameters: parameters, line: line, stage: try definition.make(parameters))
         } catch {
             throw ProfileError(file: file, line: line, "\(definition.name): \(error)")
         }
     }
 
-    private func stage(from item: LuaValue, position: Int, profile: String, file: String, profileLine: Int,
-                       options: [ProfileOptionReader.Declared]) throws(ProfileError) -> (ConfiguredStage, [ProfileOptionReader.Reference]) {
+    private func stage(
+        from item: LuaValue, position: Int, profile: String, file: String, profileLine: Int,
+        options: [ProfileOptionReader.Declared]
+    ) throws(ProfileError) -> (ConfiguredStage, [ProfileOptionReader.Reference]) {
         guard case .table(let descriptor) = item, case .descriptorMarker = descriptor[4],
-              case .string(let stageName) = descriptor[1], case .integer(let rawLine) = descriptor[2],
-              case .table(let written) = descriptor[3]
+            case .string(let stageName) = descriptor[1], case .integer(let rawLine) = descriptor[2],
+            case .table(let written) = descriptor[3]
         else {
             let advice = if case .function = item { "; call it with a table, like decode {}" } else { "" }
-            throw ProfileError(file: file, line: profileLine,
-                               "profile \"\(profile)\": entry \(position) is \(item.typeName), not a stage\(advice)")
+            throw ProfileError(
+                file: file, line: profileLine,
+                "profile \"\(profile)\": entry \(position) is \(item.typeName), not a stage\(advice)")
         }
         let line = Int(rawLine)
         guard let definition = registry[stageName] else {
@@ -172,12 +198,17 @@ public struct ProfileLoader: Sendable {
         var table = written.written
         for reference in references {
             guard definition.capabilities.profileSetting == nil else {
-                throw ProfileError(file: file, line: reference.line, "\(stageName): a profile setting cannot take a param")
+                throw ProfileError(
+                    file: file, line: reference.line, "\(stageName): a profile setting cannot take a param")
             }
             guard let option = options.first(where: { $0.name == reference.option }) else {
-                let declared = options.isEmpty ? "; declare it first: params { \(reference.option) = { ... } }"
+                let declared =
+                    options.isEmpty
+                    ? "; declare it first: params { \(reference.option) = { ... } }"
                     : " (params declares \(options.map(\.name).joined(separator: ", ")))"
-                throw ProfileError(file: file, line: reference.line, "param \"\(Redactor.escapingControls(reference.option))\": no such option\(declared)")
+                throw ProfileError(
+                    file: file, line: reference.line,
+                    "param \"\(Redactor.escapingControls(reference.option))\": no such option\(declared)")
             }
             table.fields[reference.parameter] = WrittenValue(option.defaultValue)
         }
@@ -190,15 +221,19 @@ public struct ProfileLoader: Sendable {
                 do {
                     _ = try make(definition, each, file: file, line: reference.line)
                 } catch {
-                    throw ProfileError(file: file, line: reference.line, "\(reference.parameter) = param \"\(option.name)\" with "
-                                           + "\(option.name) = \(ProfileOption.spelling(of: value)): \(error.message)")
+                    throw ProfileError(
+                        file: file, line: reference.line,
+                        "\(reference.parameter) = param \"\(option.name)\" with "
+                            + "\(option.name) = \(ProfileOption.spelling(of: value)): \(error.message)")
                 }
             }
         }
         return (configured, references)
     }
 
-    private func make(_ definition: StageDefinition, _ table: WrittenTable, file: String, line: Int) throws(ProfileError) -> ConfiguredStage {
+    private func make(_ definition: StageDefinition, _ table: WrittenTable, file: String, line: Int)
+        throws(ProfileError) -> ConfiguredStage
+    {
         let stageName = definition.name
         do {
             var parameters = try ParameterChecker(definition: definition).check(table)

@@ -19,10 +19,15 @@ public final class FakeOrigin: Sendable {
         var cancelled: [String: Int] = [:]
         var order: [String] = []
         /// Callers of `wait(for:until:)` whose condition did not hold yet.
-        var watchers: [Int: (path: String, condition: @Sendable (Fetches) -> Bool, continuation: CheckedContinuation<Void, Never>)] = [:]
+        var watchers:
+            [Int: (
+                path: String, condition: @Sendable (Fetches) -> Bool, continuation: CheckedContinuation<Void, Never>
+            )] = [:]
 
         func fetches(_ path: String) -> Fetches {
-            Fetches(started: started[path, default: 0], finished: finished[path, default: 0], cancelled: cancelled[path, default: 0])
+            Fetches(
+                started: started[path, default: 0], finished: finished[path, default: 0],
+                cancelled: cancelled[path, default: 0])
         }
 
         /// Takes out the watchers of `path` whose condition now holds, to be resumed.
@@ -52,7 +57,9 @@ public final class FakeOrigin: Sendable {
     /// Serves `bytes` at `path` (the part of a source after its host, such as "/a.jpg"), fresh
     /// for `maxAge` seconds when given (as `Cache-Control: max-age` would say).
     public func serve(_ path: String, _ bytes: [UInt8] = Array("image".utf8), maxAge: Double? = nil) {
-        state.withLock { $0.bodies[path] = bytes; $0.maxAges[path] = maxAge; $0.failures[path] = nil }
+        state.withLock {
+            $0.bodies[path] = bytes; $0.maxAges[path] = maxAge; $0.failures[path] = nil
+        }
     }
 
     /// Answers `path` with `error`.
@@ -153,7 +160,9 @@ public final class FakeOrigin: Sendable {
         }
         let answer: Result<(body: [UInt8], maxAge: Double?), PipelineError> = state.withLock { state in
             if let failure = state.failures[path] { return .failure(failure) }
-            guard let body = state.bodies[path] else { return .failure(PipelineError(.invalidSource, "nothing at \(path)")) }
+            guard let body = state.bodies[path] else {
+                return .failure(PipelineError(.invalidSource, "nothing at \(path)"))
+            }
             return .success((body, state.maxAges[path]))
         }
         if case .success = answer { count(path) { $0.finished[path, default: 0] += 1 } }

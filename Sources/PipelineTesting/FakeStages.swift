@@ -13,16 +13,19 @@ public enum FakeStages {
     /// A registry with the fake stages reading `origin`, the cache stage, and `extra` plugins.
     public static func registry(origin: FakeOrigin, extra: [any PipelinePlugin.Type] = []) throws -> StageRegistry {
         var registry = try StageRegistry(plugins: [CachePlugin.self] + extra)
-        try registry.register(StageDefinition(
-            name: "fetch", summary: "Read the source's path from a FakeOrigin.", input: .source, output: .encoded,
-            parameters: [], make: { _ in FakeFetch(origin: origin) }))
-        try registry.register(StageDefinition(
-            name: "decode", summary: "An image as wide as the bytes are long.", input: .encoded, output: .image,
-            parameters: [ParameterSpec("gate", .string, default: .string(""), doc: "wait for origin.open(gate:)")],
-            make: { FakeDecode(origin: origin, gate: $0.string("gate") ?? "") }))
-        try registry.register(StageDefinition(
-            name: "encode", summary: "Bytes that name the image's size.", input: .image, output: .encoded,
-            parameters: [], make: { _ in FakeEncode() }))
+        try registry.register(
+            StageDefinition(
+                name: "fetch", summary: "Read the source's path from a FakeOrigin.", input: .source, output: .encoded,
+                parameters: [], make: { _ in FakeFetch(origin: origin) }))
+        try registry.register(
+            StageDefinition(
+                name: "decode", summary: "An image as wide as the bytes are long.", input: .encoded, output: .image,
+                parameters: [ParameterSpec("gate", .string, default: .string(""), doc: "wait for origin.open(gate:)")],
+                make: { FakeDecode(origin: origin, gate: $0.string("gate") ?? "") }))
+        try registry.register(
+            StageDefinition(
+                name: "encode", summary: "Bytes that name the image's size.", input: .image, output: .encoded,
+                parameters: [], make: { _ in FakeEncode() }))
         return registry
     }
 
@@ -30,12 +33,16 @@ public enum FakeStages {
         let origin: FakeOrigin
 
         func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
-            guard case .source(let source) = input else { throw PipelineError(.stageFailed, "fetch: expected a source") }
+            guard case .source(let source) = input else {
+                throw PipelineError(.stageFailed, "fetch: expected a source")
+            }
             let location = SourceLocation(source.location)
             let path = location.authority.map { location.resource[$0.endIndex...] } ?? location.resource
             let (bytes, maxAge) = try await origin.fetch(path.isEmpty ? "/" : String(path))
-            return .encoded(EncodedImage(bytes: ImageBytes(copying: bytes), format: "fake",
-                                         cacheHints: maxAge.map { CacheHints(maxAge: $0) }))
+            return .encoded(
+                EncodedImage(
+                    bytes: ImageBytes(copying: bytes), format: "fake",
+                    cacheHints: maxAge.map { CacheHints(maxAge: $0) }))
         }
     }
 
@@ -49,7 +56,9 @@ public enum FakeStages {
         let gate: String
 
         func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
-            guard case .encoded(let encoded) = input else { throw PipelineError(.stageFailed, "decode: expected bytes") }
+            guard case .encoded(let encoded) = input else {
+                throw PipelineError(.stageFailed, "decode: expected bytes")
+            }
             if !gate.isEmpty { try await origin.waitForGate(gate) }
             return .image(FakeImage(size: PixelSize(width: encoded.bytes.count, height: 1)))
         }

@@ -1,9 +1,10 @@
 import Foundation
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
-@Suite("pipelinehost run on batches, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin)
+@Suite(
+    "pipelinehost run on batches, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin)
 struct BatchCommandTests {
     let server = LoopbackServer.fixture
     let directory: TemporaryDirectory
@@ -33,8 +34,10 @@ struct BatchCommandTests {
         }
         urls.shuffle()
         let list = try directory.write("urls.txt", Array(urls.joined(separator: "\n").utf8))
-        let run = try await CLIProcess.run(["run", subsonic, "--profile", "thumbnail", "--input-list", list,
-                                      "--output-dir", directory.file("out"), "--stats", "--jobs", "2"])
+        let run = try await CLIProcess.run([
+            "run", subsonic, "--profile", "thumbnail", "--input-list", list,
+            "--output-dir", directory.file("out"), "--stats", "--jobs", "2",
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let figures = try stats(run.stdout)
         #expect(figures["requests"] as? Int == 20)
@@ -52,14 +55,19 @@ struct BatchCommandTests {
     @Test("two profiles over a list on standard input: one transfer per source, both outputs written")
     func twoProfilesFromStdin() async throws {
         let urls = (1...4).map { server.url("/cover-\($0).jpg?id=\($0)") }
-        let run = try await CLIProcess.run(["run", subsonic, "--profile", "thumbnail", "--profile", "blurred-background",
-                                      "--input-list", "-", "--output-dir", directory.path, "--stats"],
-                                     input: "# covers\n" + urls.joined(separator: "\n") + "\n\n")
+        let run = try await CLIProcess.run(
+            [
+                "run", subsonic, "--profile", "thumbnail", "--profile", "blurred-background",
+                "--input-list", "-", "--output-dir", directory.path, "--stats",
+            ],
+            input: "# covers\n" + urls.joined(separator: "\n") + "\n\n")
         #expect(run.status == 0, "\(run.stderr)")
         let figures = try stats(run.stdout)
         #expect(figures["requests"] as? Int == 8)
         #expect(figures["fetches"] as? Int == 4)
-        #expect(figures["bytes_fetched"] as? Int == (1...4).reduce(0) { $0 + Fixtures.quadrants(width: 400 + $1 * 10, height: 300).count })
+        #expect(
+            figures["bytes_fetched"] as? Int
+                == (1...4).reduce(0) { $0 + Fixtures.quadrants(width: 400 + $1 * 10, height: 300).count })
         let files = directory.contents
         #expect(files.filter { $0.hasSuffix(".thumbnail.jpg") }.count == 4)
         #expect(files.filter { $0.hasSuffix(".blurred-background.jpg") }.count == 4)
@@ -77,16 +85,20 @@ struct BatchCommandTests {
         // thumbnail.lua with a 600 s fetch timeout: only the test's interrupt ends the slow
         // transfers, even on a machine so busy that the example's 10 s would pass first.
         let example = try String(contentsOfFile: Fixtures.path("examples/thumbnail.lua"), encoding: .utf8)
-        let profile = try directory.write("thumbnail.lua", Array(example.replacingOccurrences(of: "timeout = 10,", with: "timeout = 600,").utf8))
+        let profile = try directory.write(
+            "thumbnail.lua", Array(example.replacingOccurrences(of: "timeout = 10,", with: "timeout = 600,").utf8))
         #expect(profile != Fixtures.path("examples/thumbnail.lua") && example.contains("timeout = 10,"))
-        let running = try CLIProcess.start(["run", profile] + sources + ["--output-dir", out, "--stats", "--per-host", "5"])
+        let running = try CLIProcess.start(
+            ["run", profile] + sources + ["--output-dir", out, "--stats", "--per-host", "5"])
         // Interrupt once the fast one is written and the slow ones are downloading.
         // Polled on a pool thread, so the interrupt comes on time however busy the test threads are.
         let fast = server.url("/fast.jpg")
         await BlockingExecutor.shared.run {
             let deadline = Date().addingTimeInterval(60)
-            while Date() < deadline, !(running.outputSoFar.contains("ok      \(fast)")
-                                       && (1...4).allSatisfy({ server.requestCount("/slow-\($0).jpg") == 1 })) {
+            while Date() < deadline,
+                !(running.outputSoFar.contains("ok      \(fast)")
+                    && (1...4).allSatisfy({ server.requestCount("/slow-\($0).jpg") == 1 }))
+            {
                 Thread.sleep(forTimeInterval: 0.02)
             }
             running.interrupt()
@@ -99,7 +111,8 @@ struct BatchCommandTests {
         #expect(figures["cancelled"] as? Int == 4)
         let files = try FileManager.default.contentsOfDirectory(atPath: out)
         #expect(files.count == 1 && files[0].hasPrefix("fast-") && files[0].hasSuffix(".thumbnail.jpg"))
-        let written = try #require(Fixtures.info([UInt8](try Data(contentsOf: URL(fileURLWithPath: out + "/" + files[0])))))
+        let written = try #require(
+            Fixtures.info([UInt8](try Data(contentsOf: URL(fileURLWithPath: out + "/" + files[0])))))
         #expect((written.width, written.height) == (300, 300))
         // The slow transfers were cut off, not left to finish: the server's next write fails.
         let cutOff = { (1...4).allSatisfy { server.abortedCount("/slow-\($0).jpg") == 1 } }
@@ -110,7 +123,10 @@ struct BatchCommandTests {
     func progress() async throws {
         server.route("/missing.jpg", .status(404))
         let sources = (1...3).map { server.url("/cover-\($0).jpg") } + [server.url("/missing.jpg")]
-        let arguments = ["run", Fixtures.path("examples/thumbnail.lua")] + sources + ["--output-dir", directory.path, "--jobs", "1"]
+        let arguments =
+            ["run", Fixtures.path("examples/thumbnail.lua")] + sources + [
+                "--output-dir", directory.path, "--jobs", "1",
+            ]
         let terminal = try await CLIProcess.runInTerminal(arguments)
         #expect(terminal.status == 1, "\(terminal.output)")
         #expect(terminal.output.contains("] 1/4  ok 1  failed 0  "))

@@ -1,19 +1,25 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
-@Suite("pipelinehost run --json | head: ends by SIGPIPE, leaves no temporary files", .tags(.pixels, .network, .process), .notInFastRun)
+@Suite(
+    "pipelinehost run --json | head: ends by SIGPIPE, leaves no temporary files", .tags(.pixels, .network, .process),
+    .notInFastRun)
 struct BrokenPipeTests {
     @Test("the reader leaving mid-batch stops the run cleanly")
     func head() async throws {
         let server = try LoopbackServer()
         let directory = try TemporaryDirectory()
         for id in 1...40 {
-            server.route("/c/\(id).jpg", .delayed(seconds: 0.05, .ok(Fixtures.quadrants(width: 200 + id, height: 150), contentType: "image/jpeg")))
+            server.route(
+                "/c/\(id).jpg",
+                .delayed(
+                    seconds: 0.05, .ok(Fixtures.quadrants(width: 200 + id, height: 150), contentType: "image/jpeg")))
         }
         let sources = (1...40).map { "'" + server.url("/c/\($0).jpg") + "'" }.joined(separator: " ")
         let out = directory.file("out"), cache = directory.file("cache")
-        let command = "set -o pipefail; '\(CLIProcess.executable)' run '\(Fixtures.path("examples/thumbnail.lua"))' \(sources) "
+        let command =
+            "set -o pipefail; '\(CLIProcess.executable)' run '\(Fixtures.path("examples/thumbnail.lua"))' \(sources) "
             + "--json --jobs 4 --output-dir '\(out)' --cache-dir '\(cache)' | head -n 1; echo \"status=$?\" >&2"
         let run = try await CLIProcess.start(["-c", command], executable: "/bin/bash").finished(timeout: 120)
         #expect(run.stdout.split(separator: "\n").count == 1)

@@ -1,8 +1,10 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
-@Suite("the disk cache across runs, and pipelinehost cache, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin)
+@Suite(
+    "the disk cache across runs, and pipelinehost cache, as a subprocess", .tags(.pixels, .network, .process),
+    .notInFastRun, .loopbackOrigin)
 struct CacheCommandTests {
     let server = LoopbackServer.fixture
     let directory: TemporaryDirectory
@@ -12,7 +14,9 @@ struct CacheCommandTests {
     init() throws {
         directory = try TemporaryDirectory()
         for id in 1...40 {
-            server.route("/covers/\(id).jpg", .ok(Fixtures.quadrants(width: 400 + id * 10, height: 300), contentType: "image/jpeg"))
+            server.route(
+                "/covers/\(id).jpg",
+                .ok(Fixtures.quadrants(width: 400 + id * 10, height: 300), contentType: "image/jpeg"))
         }
     }
 
@@ -26,16 +30,20 @@ struct CacheCommandTests {
 
     private func files(in path: String) throws -> [String: [UInt8]] {
         var files: [String: [UInt8]] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: path) { files[name] = try Fixtures.read(path + "/" + name) }
+        for name in try FileManager.default.contentsOfDirectory(atPath: path) {
+            files[name] = try Fixtures.read(path + "/" + name)
+        }
         return files
     }
 
     @Test("a second run with fresh salts makes no transfer and writes the same bytes")
     func secondRun() async throws {
-        let first = try await CLIProcess.run(["run", thumbnail] + urls(1...6, salt: "a")
-                                       + ["--output-dir", directory.file("first"), "--cache-dir", cache, "--stats"])
-        let second = try await CLIProcess.run(["run", thumbnail] + urls(1...6, salt: "b")
-                                        + ["--output-dir", directory.file("second"), "--cache-dir", cache, "--stats"])
+        let first = try await CLIProcess.run(
+            ["run", thumbnail] + urls(1...6, salt: "a")
+                + ["--output-dir", directory.file("first"), "--cache-dir", cache, "--stats"])
+        let second = try await CLIProcess.run(
+            ["run", thumbnail] + urls(1...6, salt: "b")
+                + ["--output-dir", directory.file("second"), "--cache-dir", cache, "--stats"])
         #expect(first.status == 0 && second.status == 0, "\(first.stderr)\(second.stderr)")
         #expect((1...6).allSatisfy { server.requestCount("/covers/\($0).jpg") == 1 })
         let figures = try stats(second.stdout)
@@ -48,14 +56,20 @@ struct CacheCommandTests {
 
     @Test("--offline names every source that is not cached, exits 1, and transfers nothing")
     func offline() async throws {
-        let warm = try await CLIProcess.run(["run", thumbnail, urls(1...1, salt: "a")[0], "--output-dir", directory.path, "--cache-dir", cache])
+        let warm = try await CLIProcess.run([
+            "run", thumbnail, urls(1...1, salt: "a")[0], "--output-dir", directory.path, "--cache-dir", cache,
+        ])
         #expect(warm.status == 0, "\(warm.stderr)")
-        let run = try await CLIProcess.run(["run", thumbnail] + urls(1...3, salt: "b")
-                                     + ["--output-dir", directory.path, "--cache-dir", cache, "--offline"])
+        let run = try await CLIProcess.run(
+            ["run", thumbnail] + urls(1...3, salt: "b")
+                + ["--output-dir", directory.path, "--cache-dir", cache, "--offline"])
         #expect(run.status == 1)
         for id in 2...3 {
-            #expect(run.stderr.contains("failed  \(server.url("/covers/\(id).jpg?id=\(id)&u=REDACTED&s=REDACTED&t=REDACTED")): not in the cache, and the pipeline is offline"),
-                    "\(run.stderr)")
+            #expect(
+                run.stderr.contains(
+                    "failed  \(server.url("/covers/\(id).jpg?id=\(id)&u=REDACTED&s=REDACTED&t=REDACTED")): not in the cache, and the pipeline is offline"
+                ),
+                "\(run.stderr)")
             #expect(server.requestCount("/covers/\(id).jpg") == 0)
         }
         #expect(run.stdout.contains("ok      \(server.url("/covers/1.jpg"))"), "\(run.stdout)")
@@ -63,10 +77,12 @@ struct CacheCommandTests {
 
     @Test("two processes filling one cache at once leave no corrupt entry; stats, prune and clear")
     func twoProcesses() async throws {
-        let a = try CLIProcess.start(["run", thumbnail] + urls(1...30, salt: "a")
-                                     + ["--output-dir", directory.file("a"), "--cache-dir", cache, "--jobs", "4"])
-        let b = try CLIProcess.start(["run", thumbnail] + urls(11...40, salt: "b").reversed()
-                                     + ["--output-dir", directory.file("b"), "--cache-dir", cache, "--jobs", "4"])
+        let a = try CLIProcess.start(
+            ["run", thumbnail] + urls(1...30, salt: "a")
+                + ["--output-dir", directory.file("a"), "--cache-dir", cache, "--jobs", "4"])
+        let b = try CLIProcess.start(
+            ["run", thumbnail] + urls(11...40, salt: "b").reversed()
+                + ["--output-dir", directory.file("b"), "--cache-dir", cache, "--jobs", "4"])
         let (ranA, ranB) = (try await a.finished(), try await b.finished())
         #expect(ranA.status == 0 && ranB.status == 0, "\(ranA.stderr)\(ranB.stderr)")
 
@@ -89,7 +105,9 @@ struct CacheCommandTests {
 
     @Test("cache verify removes an entry whose bytes were damaged")
     func verifyFindsDamage() async throws {
-        let run = try await CLIProcess.run(["run", thumbnail, urls(1...1, salt: "a")[0], "--output-dir", directory.path, "--cache-dir", cache])
+        let run = try await CLIProcess.run([
+            "run", thumbnail, urls(1...1, salt: "a")[0], "--output-dir", directory.path, "--cache-dir", cache,
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let path = try #require(DiskCacheFiles(cache).paths.first)
         var bytes = try Fixtures.read(path)
@@ -118,7 +136,9 @@ struct DiskCacheFiles {
         let entries = directory + "/entries"
         let shards = (try? FileManager.default.contentsOfDirectory(atPath: entries)) ?? []
         paths = shards.flatMap { shard in
-            ((try? FileManager.default.contentsOfDirectory(atPath: entries + "/" + shard)) ?? []).map { "\(entries)/\(shard)/\($0)" }
+            ((try? FileManager.default.contentsOfDirectory(atPath: entries + "/" + shard)) ?? []).map {
+                "\(entries)/\(shard)/\($0)"
+            }
         }
         bytes = paths.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0) }
     }

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
-@Suite("pipelinehost cache: maintenance never follows a symlink out of the cache", .tags(.pixels, .process), .notInFastRun)
+@Suite(
+    "pipelinehost cache: maintenance never follows a symlink out of the cache", .tags(.pixels, .process), .notInFastRun)
 struct CacheSymlinkTests {
     let directory: TemporaryDirectory
     var cache: String { directory.file("cache") }
@@ -15,8 +16,10 @@ struct CacheSymlinkTests {
     /// what a careless walk would take for corrupt entries or abandoned temporaries.
     private func plantedCache() async throws -> [String] {
         let fm = FileManager.default
-        let run = try await CLIProcess.run(["run", Fixtures.path("examples/thumbnail.lua"), Fixtures.path("examples/sample.jpg"),
-                                      "--output-dir", directory.file("out"), "--cache-dir", cache])
+        let run = try await CLIProcess.run([
+            "run", Fixtures.path("examples/thumbnail.lua"), Fixtures.path("examples/sample.jpg"),
+            "--output-dir", directory.file("out"), "--cache-dir", cache,
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let entries = cache + "/entries"
         let shards = try fm.contentsOfDirectory(atPath: entries)
@@ -35,10 +38,12 @@ struct CacheSymlinkTests {
         let old = Date(timeIntervalSinceNow: -7200)
         try fm.setAttributes([.modificationDate: old], ofItemAtPath: victims[2])
         try fm.createSymbolicLink(atPath: entries + "/" + fakeShard, withDestinationPath: outside + "/shard")
-        try fm.createSymbolicLink(atPath: entries + "/" + real + "/" + real + String(repeating: "1", count: 62),
-                                  withDestinationPath: outside + "/lone")
-        try fm.createSymbolicLink(atPath: entries + "/" + real + "/" + String(entryName.dropLast()) + String(fakeLast),
-                                  withDestinationPath: outside + "/lone")
+        try fm.createSymbolicLink(
+            atPath: entries + "/" + real + "/" + real + String(repeating: "1", count: 62),
+            withDestinationPath: outside + "/lone")
+        try fm.createSymbolicLink(
+            atPath: entries + "/" + real + "/" + String(entryName.dropLast()) + String(fakeLast),
+            withDestinationPath: outside + "/lone")
         try fm.createDirectory(atPath: cache + "/tmp", withIntermediateDirectories: true)
         try fm.createSymbolicLink(atPath: cache + "/tmp/\(fakeName).3.4", withDestinationPath: outside + "/lone")
         return victims
@@ -46,14 +51,18 @@ struct CacheSymlinkTests {
 
     private static let hexPairs = ["ab", "cd", "ef", "01"]
 
-    @Test("verify, prune and clear leave symlinks and their targets alone", arguments: [
-        ["verify"], ["prune", "--max-size", "1"], ["clear"], ["stats"],
-    ])
+    @Test(
+        "verify, prune and clear leave symlinks and their targets alone",
+        arguments: [
+            ["verify"], ["prune", "--max-size", "1"], ["clear"], ["stats"],
+        ])
     func maintenance(_ command: [String]) async throws {
         let victims = try await plantedCache()
         let run = try await CLIProcess.run(["cache"] + command + ["--cache-dir", cache])
         #expect(run.status == 0, "\(run.stderr)")
-        for victim in victims { #expect(FileManager.default.fileExists(atPath: victim), "\(command[0]) removed \(victim)") }
+        for victim in victims {
+            #expect(FileManager.default.fileExists(atPath: victim), "\(command[0]) removed \(victim)")
+        }
     }
 
     @Test("a symlinked entries directory is not walked, and a run still works")
@@ -69,10 +78,13 @@ struct CacheSymlinkTests {
             let run = try await CLIProcess.run(["cache"] + command + ["--cache-dir", cache])
             #expect(run.status == 0, "\(run.stderr)")
         }
-        let run = try await CLIProcess.run(["run", Fixtures.path("examples/thumbnail.lua"), Fixtures.path("examples/sample.jpg"),
-                                      "--output-dir", directory.file("out"), "--cache-dir", cache])
+        let run = try await CLIProcess.run([
+            "run", Fixtures.path("examples/thumbnail.lua"), Fixtures.path("examples/sample.jpg"),
+            "--output-dir", directory.file("out"), "--cache-dir", cache,
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(fm.fileExists(atPath: victim))
-        #expect(try fm.contentsOfDirectory(atPath: outside + "/entries/cd") == [fakeName], "nothing was written through it")
+        #expect(
+            try fm.contentsOfDirectory(atPath: outside + "/entries/cd") == [fakeName], "nothing was written through it")
     }
 }

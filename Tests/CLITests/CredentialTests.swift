@@ -1,8 +1,10 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
-@Suite("pipelinehost: no credential is shown or stored", .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin)
+@Suite(
+    "pipelinehost: no credential is shown or stored", .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin
+)
 struct CredentialTests {
     let server = LoopbackServer.fixture
     let directory: TemporaryDirectory
@@ -20,18 +22,21 @@ struct CredentialTests {
             + "&auth_token=AUTHTOK3&access-token=ACCESSTOK4&jwt=JWTVAL5&ticket=PROFILEKEY7&w=1"
     }
 
-    @Test("stdout, --json, --trace, --stats and the disk cache hold none, whatever normalize does", arguments: [
-        // No normalize at all: the key is the URL as given.
-        "profile \"p\" { fetch {}, cache { disk = true }, decode {}, downsample { size = 32 }, encode {}, cache { disk = true } }",
-        // A normalize that drops nothing, with the profile's own secret name.
-        "profile \"p\" { normalize { redact_query = { \"ticket\" } }, fetch {}, cache { disk = true }, decode {}, encode {}, cache { disk = true } }",
-    ])
+    @Test(
+        "stdout, --json, --trace, --stats and the disk cache hold none, whatever normalize does",
+        arguments: [
+            // No normalize at all: the key is the URL as given.
+            "profile \"p\" { fetch {}, cache { disk = true }, decode {}, downsample { size = 32 }, encode {}, cache { disk = true } }",
+            // A normalize that drops nothing, with the profile's own secret name.
+            "profile \"p\" { normalize { redact_query = { \"ticket\" } }, fetch {}, cache { disk = true }, decode {}, encode {}, cache { disk = true } }",
+        ])
     func nowhere(_ lua: String) async throws {
         let profile = try directory.write("p.lua", Array(lua.utf8))
         let cache = directory.file("cache")
         var everything = ""
         for flags in [["--trace"], ["--json", "--stats"], ["--stats"]] {
-            let run = try await CLIProcess.run(["run", profile, url, "--output-dir", directory.file("out"), "--cache-dir", cache] + flags)
+            let run = try await CLIProcess.run(
+                ["run", profile, url, "--output-dir", directory.file("out"), "--cache-dir", cache] + flags)
             #expect(run.status == 0, "\(run.stderr)")
             everything += run.stdout + run.stderr
         }
@@ -44,13 +49,17 @@ struct CredentialTests {
         let shown = lua.contains("ticket") ? secrets : secrets.filter { $0 != "PROFILEKEY7" }
         for secret in shown { #expect(!everything.contains(secret), "\(secret) leaked") }
         // Even the profile's own name, unknown to the built-in patterns, never reaches a cache file.
-        #expect(!(files.map { String(decoding: (try? Fixtures.read(cache + "/" + $0)) ?? [], as: UTF8.self) }.joined().contains("PROFILEKEY7")))
+        #expect(
+            !(files.map { String(decoding: (try? Fixtures.read(cache + "/" + $0)) ?? [], as: UTF8.self) }.joined()
+                .contains("PROFILEKEY7")))
     }
 
     @Test("control bytes in a source are escaped on the terminal")
     func controlBytes() async throws {
         let source = directory.file("evil\u{1B}]0;owned\u{07}.jpg")
-        let run = try await CLIProcess.run(["run", Fixtures.path("examples/thumbnail.lua"), source, "--output-dir", directory.file("out")])
+        let run = try await CLIProcess.run([
+            "run", Fixtures.path("examples/thumbnail.lua"), source, "--output-dir", directory.file("out"),
+        ])
         #expect(run.status == 1)
         #expect(!run.stderr.contains("\u{1B}") && !run.stderr.contains("\u{07}"), "\(run.stderr.debugDescription)")
         #expect(run.stderr.contains("evil\\x1B]0;owned\\x07.jpg"), "\(run.stderr)")

@@ -1,13 +1,16 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// examples/ExternalPlugin: a third party's own package builds a pipelinehost with its own
 /// stage. scripts/test builds it and names its binary in EXTERNAL_PLUGIN_BIN; without that
 /// variable (a plain `swift test`) these tests are skipped, and say so.
-@Suite("a plugin in a package of its own (examples/ExternalPlugin)",
-       .enabled(if: ProcessInfo.processInfo.environment["EXTERNAL_PLUGIN_BIN"] != nil, "scripts/test builds the example and sets EXTERNAL_PLUGIN_BIN"),
-       .tags(.pixels, .process), .notInFastRun)
+@Suite(
+    "a plugin in a package of its own (examples/ExternalPlugin)",
+    .enabled(
+        if: ProcessInfo.processInfo.environment["EXTERNAL_PLUGIN_BIN"] != nil,
+        "scripts/test builds the example and sets EXTERNAL_PLUGIN_BIN"),
+    .tags(.pixels, .process), .notInFastRun)
 struct ExternalPluginTests {
     let binary = ProcessInfo.processInfo.environment["EXTERNAL_PLUGIN_BIN"] ?? ""
 
@@ -19,7 +22,10 @@ struct ExternalPluginTests {
     func grey() async throws {
         let directory = try TemporaryDirectory()
         let output = directory.file("grey.png")
-        let outcome = try await run(["run", Fixtures.path("examples/ExternalPlugin/grayscale.lua"), Fixtures.path("examples/sample.jpg"), "-o", output])
+        let outcome = try await run([
+            "run", Fixtures.path("examples/ExternalPlugin/grayscale.lua"), Fixtures.path("examples/sample.jpg"), "-o",
+            output,
+        ])
         #expect(outcome.status == 0, "\(outcome.output)")
         let pixels = try #require(Fixtures.decoded(try Fixtures.read(output)))
         #expect((pixels.width, pixels.height) == (300, 200) && pixels.bands == 3)

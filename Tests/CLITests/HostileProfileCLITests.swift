@@ -1,7 +1,7 @@
 import Foundation
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 @Suite("pipelinehost: a hostile profile stops with exit 2, in bounded memory", .tags(.pixels, .process), .notInFastRun)
 struct HostileProfileCLITests {
@@ -13,7 +13,9 @@ struct HostileProfileCLITests {
     @Test("check and run stop each hostile profile", arguments: HostileProfiles.all)
     func stopped(_ hostile: HostileProfiles.Case) async throws {
         let path = try directory.write("hostile.lua", Array(hostile.lua.utf8))
-        for arguments in [["check", path], ["run", path, Fixtures.path("examples/sample.jpg"), "--output-dir", directory.path]] {
+        for arguments in [
+            ["check", path], ["run", path, Fixtures.path("examples/sample.jpg"), "--output-dir", directory.path],
+        ] {
             let run = try MeasuredProcess.run(arguments, in: directory.path, timeout: 30)
             #expect(run.status == 2, "\(arguments[0]): \(run.output)")
             #expect(run.output.hasPrefix("error: \(path)"), "\(run.output)")
@@ -26,7 +28,8 @@ struct HostileProfileCLITests {
     @Test("SIGINT while a profile loads exits 130 with a message")
     func interruptedWhileLoading() async throws {
         // A sort that takes the whole second the time limit allows.
-        let slow = "local t = setmetatable({}, {__len = function() return 2^31 - 2 end, __index = type, __newindex = rawequal})\n"
+        let slow =
+            "local t = setmetatable({}, {__len = function() return 2^31 - 2 end, __index = type, __newindex = rawequal})\n"
             + "table.sort(t)\nprofile \"x\" { fetch {}, decode {}, encode {} }\n"
         let path = try directory.write("slow.lua", Array(slow.utf8))
         let running = try CLIProcess.start(["check", path])

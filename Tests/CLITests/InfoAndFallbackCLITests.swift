@@ -1,9 +1,11 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `pipelinehost info` and `run --fallback` as a user runs them.
-@Suite("pipelinehost info and run --fallback, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin)
+@Suite(
+    "pipelinehost info and run --fallback, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun,
+    .loopbackOrigin)
 struct InfoAndFallbackCLITests {
     let server = LoopbackServer.fixture
     let directory: TemporaryDirectory
@@ -46,31 +48,44 @@ struct InfoAndFallbackCLITests {
         let lines = try objects(info.stdout)
         #expect(lines.count == 2)
         let described = try #require(lines.first { $0["type"] as? String == "info" })
-        #expect(described["width"] as? Int == 300 && described["height"] as? Int == 200 && described["format"] as? String == "jpeg")
+        #expect(
+            described["width"] as? Int == 300 && described["height"] as? Int == 200
+                && described["format"] as? String == "jpeg")
         #expect((described["blurhash"] as? String)?.count == 28)
         #expect(described["profile"] as? String == "thumb")
 
         // The same error object run --json prints for that source.
-        let run = try await CLIProcess.run(["run", profile, "--cache-dir", directory.file("cache"), "--json",
-                                            "--output-dir", directory.file("out"), sources[1]])
+        let run = try await CLIProcess.run([
+            "run", profile, "--cache-dir", directory.file("cache"), "--json",
+            "--output-dir", directory.file("out"), sources[1],
+        ])
         let error = try #require(lines.first { $0["type"] as? String == "error" })
         let runError = try #require(try objects(run.stdout).first)
         #expect(NSDictionary(dictionary: error).isEqual(to: runError))
 
         // The original stored by info is reused: a thumbnail of the same source makes no transfer.
         let before = server.requestCount("/iafc/cover.jpg")
-        let thumb = try await CLIProcess.run(["run", profile, "--cache-dir", directory.file("cache"), "--output-dir", directory.file("out"),
-                                              server.url("/iafc/cover.jpg?t=secret2")])
+        let thumb = try await CLIProcess.run([
+            "run", profile, "--cache-dir", directory.file("cache"), "--output-dir", directory.file("out"),
+            server.url("/iafc/cover.jpg?t=secret2"),
+        ])
         #expect(thumb.status == 0)
         #expect(server.requestCount("/iafc/cover.jpg") == before)
     }
 
-    @Test("run --fallback writes the fallback, at the profile's size, where a missing source's result would go, and still exits 1")
+    @Test(
+        "run --fallback writes the fallback, at the profile's size, where a missing source's result would go, and still exits 1"
+    )
     func runFallback() async throws {
         let profile = try directory.write("p.lua", Array(Self.profile.utf8))
         let out = directory.file("fb")
-        let sources = [server.url("/iafc/gone.jpg"), server.url("/iafc/page.jpg"), server.url("/iafc/broken.jpg"), server.url("/iafc/cover.jpg")]
-        let run = try await CLIProcess.run(["run", profile, "--cache-dir", directory.file("cache"), "--output-dir", out, "--json", "--fallback"] + sources)
+        let sources = [
+            server.url("/iafc/gone.jpg"), server.url("/iafc/page.jpg"), server.url("/iafc/broken.jpg"),
+            server.url("/iafc/cover.jpg"),
+        ]
+        let run = try await CLIProcess.run(
+            ["run", profile, "--cache-dir", directory.file("cache"), "--output-dir", out, "--json", "--fallback"]
+                + sources)
         #expect(run.status == 1)
         let lines = try objects(run.stdout)
         let bySource = Dictionary(lines.map { ($0["source"] as? String ?? "", $0) }) { first, _ in first }
@@ -86,15 +101,18 @@ struct InfoAndFallbackCLITests {
         #expect(bySource[server.url("/iafc/cover.jpg")]?["type"] as? String == "result")
 
         // Without --fallback nothing is written for a failure.
-        let plain = try await CLIProcess.run(["run", profile, "--cache-dir", directory.file("cache"), "--output-dir", directory.file("nofb"),
-                                              server.url("/iafc/gone.jpg")])
+        let plain = try await CLIProcess.run([
+            "run", profile, "--cache-dir", directory.file("cache"), "--output-dir", directory.file("nofb"),
+            server.url("/iafc/gone.jpg"),
+        ])
         #expect(plain.status == 1)
         #expect((try? FileManager.default.contentsOfDirectory(atPath: directory.file("nofb")))?.isEmpty ?? true)
     }
 
     @Test("a fallback whose file is missing is a profile error naming the file and line")
     func missingFallbackFile() async throws {
-        let profile = try directory.write("bad.lua", Array(Self.profile.replacingOccurrences(of: "art/missing.png", with: "art/nope.png").utf8))
+        let profile = try directory.write(
+            "bad.lua", Array(Self.profile.replacingOccurrences(of: "art/missing.png", with: "art/nope.png").utf8))
         let check = try await CLIProcess.run(["check", profile])
         #expect(check.status == 2)
         #expect(check.stderr.contains("bad.lua:8:") && check.stderr.contains("nope.png"), "\(check.stderr)")

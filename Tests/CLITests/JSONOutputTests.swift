@@ -1,8 +1,10 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
-@Suite("pipelinehost run --json over bad input, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin)
+@Suite(
+    "pipelinehost run --json over bad input, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun,
+    .loopbackOrigin)
 struct JSONOutputTests {
     let server = LoopbackServer.fixture
     let directory: TemporaryDirectory
@@ -17,7 +19,8 @@ struct JSONOutputTests {
     func badBatch() async throws {
         let profile = try directory.write("hardened.lua", Array(BadInputs.profile.utf8))
         let sources = (BadInputs.cases.map(\.path) + ["/good.jpg"]).map { server.url($0 + "?t=secret1&s=secret2") }
-        let run = try await CLIProcess.run(["run", profile, "--output-dir", directory.file("out"), "--json", "--stats"] + sources)
+        let run = try await CLIProcess.run(
+            ["run", profile, "--output-dir", directory.file("out"), "--json", "--stats"] + sources)
         #expect(run.status == 1)
         #expect(run.stderr.isEmpty, "\(run.stderr)")
         #expect(!run.stdout.contains("secret"))
@@ -30,10 +33,12 @@ struct JSONOutputTests {
         #expect(objects.last?["type"] as? String == "stats")
         #expect(objects.last?["failed"] as? Int == BadInputs.cases.count)
 
-        let byPath = Dictionary(objects.dropLast().map { object in
-            let source = object["source"] as? String ?? ""
-            return (URL(string: source)?.path ?? source, object)
-        }) { first, _ in first }
+        let byPath = Dictionary(
+            objects.dropLast().map { object in
+                let source = object["source"] as? String ?? ""
+                return (URL(string: source)?.path ?? source, object)
+            }
+        ) { first, _ in first }
         for input in BadInputs.cases {
             let line = try #require(byPath[input.path], "\(input.name)")
             #expect(line["type"] as? String == "error")

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Every number a flag or a profile gives is checked where it is read: an edge is a usage error
 /// (exit 2, one line naming the flag) or a documented saturation, never a trap.
@@ -46,22 +46,30 @@ struct NumberEdgeTests {
     @Test("a value at the top of its range is accepted")
     func topOfRange() async throws {
         let directory = try TemporaryDirectory()
-        let check = try await CLIProcess.run(["run", "examples/thumbnail.lua", "examples/sample.jpg", "--jobs", "10000",
-                                              "--connections", "10000", "--per-host", "10000", "--shared-timeout", "60000",
-                                              "--shared-lease", "3600", "--shared-wait", "3600", "-o", directory.file("out.jpg")],
-                                             in: Fixtures.root.path)
+        let check = try await CLIProcess.run(
+            [
+                "run", "examples/thumbnail.lua", "examples/sample.jpg", "--jobs", "10000",
+                "--connections", "10000", "--per-host", "10000", "--shared-timeout", "60000",
+                "--shared-lease", "3600", "--shared-wait", "3600", "-o", directory.file("out.jpg"),
+            ],
+            in: Fixtures.root.path)
         #expect(check.status == 0, "\(check.stderr)")
     }
 
-    @Test("an environment switch other than 0 or 1 is an error that names it", arguments: [
-        ("PIPELINEHOST_VIPS_VECTOR", "yes"), ("PIPELINEHOST_VIPS_VECTOR", "2"),
-        ("PIPELINEHOST_JPEG_HUGE_PAGES", "on"), ("PIPELINEHOST_JPEG_HUGE_PAGES", ""),
-    ])
+    @Test(
+        "an environment switch other than 0 or 1 is an error that names it",
+        arguments: [
+            ("PIPELINEHOST_VIPS_VECTOR", "yes"), ("PIPELINEHOST_VIPS_VECTOR", "2"),
+            ("PIPELINEHOST_JPEG_HUGE_PAGES", "on"), ("PIPELINEHOST_JPEG_HUGE_PAGES", ""),
+        ])
     func environmentSwitch(name: String, value: String) async throws {
         let directory = try TemporaryDirectory()
-        let run = try await CLIProcess.run(["run", "examples/thumbnail.lua", "examples/sample.jpg", "--no-cache",
-                                            "--output-dir", directory.path],
-                                           in: Fixtures.root.path, environment: [name: value])
+        let run = try await CLIProcess.run(
+            [
+                "run", "examples/thumbnail.lua", "examples/sample.jpg", "--no-cache",
+                "--output-dir", directory.path,
+            ],
+            in: Fixtures.root.path, environment: [name: value])
         #expect(run.status == 1)
         #expect(run.stderr.contains("\(name) must be 0 or 1, not \"\(value)\""), "\(run.stderr)")
         #expect(directory.contents.isEmpty)

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite("pipelinehost run, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin)
 struct RunCommandTests {
@@ -26,17 +26,28 @@ struct RunCommandTests {
         #expect(run.stderr.isEmpty)
     }
 
-    @Test("--accept picks the format of an encode that says \"auto\", as serve's Accept does", arguments: [
-        (nil, "jpeg"), ("image/webp,*/*", "webp"), ("image/webp;q=0, image/png", "jpeg"),
-    ] as [(String?, String)])
+    @Test(
+        "--accept picks the format of an encode that says \"auto\", as serve's Accept does",
+        arguments: [
+            (nil, "jpeg"), ("image/webp,*/*", "webp"), ("image/webp;q=0, image/png", "jpeg"),
+        ] as [(String?, String)])
     func accept(_ accept: String?, _ format: String) async throws {
-        let profile = try directory.write("auto.lua", Array(#"profile "auto" { fetch {}, decode {}, downsample { size = 64 }, encode { format = "auto" } }"#.utf8))
-        let run = try await CLIProcess.run(["run", profile, server.url("/photo.jpg"), "--output-dir", directory.file("out-\(format)-\(accept == nil)")]
-                                           + (accept.map { ["--accept", $0] } ?? []))
+        let profile = try directory.write(
+            "auto.lua",
+            Array(#"profile "auto" { fetch {}, decode {}, downsample { size = 64 }, encode { format = "auto" } }"#.utf8)
+        )
+        let run = try await CLIProcess.run(
+            [
+                "run", profile, server.url("/photo.jpg"), "--output-dir",
+                directory.file("out-\(format)-\(accept == nil)"),
+            ]
+                + (accept.map { ["--accept", $0] } ?? []))
         #expect(run.status == 0, "\(run.output)")
-        let written = try FileManager.default.contentsOfDirectory(atPath: directory.file("out-\(format)-\(accept == nil)"))
+        let written = try FileManager.default.contentsOfDirectory(
+            atPath: directory.file("out-\(format)-\(accept == nil)"))
         #expect(written.count == 1 && written[0].hasSuffix(".auto.\(format == "jpeg" ? "jpg" : format)"), "\(written)")
-        let info = try #require(Fixtures.info(try Fixtures.read(directory.file("out-\(format)-\(accept == nil)/" + written[0]))))
+        let info = try #require(
+            Fixtures.info(try Fixtures.read(directory.file("out-\(format)-\(accept == nil)/" + written[0]))))
         #expect(info.format == format)
     }
 
@@ -44,7 +55,9 @@ struct RunCommandTests {
     func orientation() async throws {
         server.route("/rotated.jpg", .ok(Fixtures.quadrants(width: 600, height: 300, orientation: 6)))
         let output = directory.file("r.jpg")
-        let run = try await CLIProcess.run(["run", Fixtures.path("examples/blurred-background.lua"), server.url("/rotated.jpg"), "-o", output])
+        let run = try await CLIProcess.run([
+            "run", Fixtures.path("examples/blurred-background.lua"), server.url("/rotated.jpg"), "-o", output,
+        ])
         #expect(run.status == 0, "\(run.output)")
         let info = try #require(Fixtures.info([UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))))
         #expect((info.width, info.height) == (256, 512))
@@ -54,8 +67,10 @@ struct RunCommandTests {
     func partialFailure() async throws {
         server.route("/fine.jpg", .ok(Fixtures.quadrants(width: 640, height: 480)))
         let out = directory.file("out")
-        let run = try await CLIProcess.run(["run", thumbnail, server.url("/photo.jpg"), server.url("/missing.jpg?t=tok"),
-                                      server.url("/fine.jpg"), "--output-dir", out])
+        let run = try await CLIProcess.run([
+            "run", thumbnail, server.url("/photo.jpg"), server.url("/missing.jpg?t=tok"),
+            server.url("/fine.jpg"), "--output-dir", out,
+        ])
         #expect(run.status == 1, "\(run.output)")
         #expect(run.stderr.contains("failed  \(server.url("/missing.jpg?t=REDACTED")): HTTP 404"))
         let files = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
@@ -67,10 +82,12 @@ struct RunCommandTests {
     @Test("credentials never appear in the output")
     func redaction() async throws {
         let secret = "supersecretpassword"
-        let run = try await CLIProcess.run(["run", Fixtures.path("examples/salted-urls.lua"), "--profile", "thumbnail",
-                                      server.url("/photo.jpg?id=1&u=alice&p=\(secret)&t=\(secret)&s=\(secret)"),
-                                      server.url("/missing?id=2&p=\(secret)"),
-                                      "--output-dir", directory.path])
+        let run = try await CLIProcess.run([
+            "run", Fixtures.path("examples/salted-urls.lua"), "--profile", "thumbnail",
+            server.url("/photo.jpg?id=1&u=alice&p=\(secret)&t=\(secret)&s=\(secret)"),
+            server.url("/missing?id=2&p=\(secret)"),
+            "--output-dir", directory.path,
+        ])
         #expect(run.status == 1)
         #expect(!run.output.contains(secret))
         #expect(!run.output.contains("alice"))  // u is in the profile's drop list
@@ -82,8 +99,10 @@ struct RunCommandTests {
     func stableNames() async throws {
         let subsonic = Fixtures.path("examples/salted-urls.lua")
         for salt in ["a1", "b2"] {
-            let run = try await CLIProcess.run(["run", subsonic, "--profile", "blurred-background",
-                                          server.url("/photo.jpg?id=7&u=me&t=\(salt)&s=\(salt)"), "--output-dir", directory.path])
+            let run = try await CLIProcess.run([
+                "run", subsonic, "--profile", "blurred-background",
+                server.url("/photo.jpg?id=7&u=me&t=\(salt)&s=\(salt)"), "--output-dir", directory.path,
+            ])
             #expect(run.status == 0, "\(run.output)")
         }
         #expect(directory.contents.count == 1)
@@ -95,7 +114,9 @@ struct RunCommandTests {
         let subsonic = Fixtures.path("examples/salted-urls.lua")
         let run = try await CLIProcess.run(["run", subsonic, server.url("/photo.jpg")])
         #expect(run.status == 2)
-        #expect(run.stderr.contains(#"defines several profiles ("thumbnail", "blurred-background"); choose one with --profile NAME"#))
+        #expect(
+            run.stderr.contains(
+                #"defines several profiles ("thumbnail", "blurred-background"); choose one with --profile NAME"#))
         let wrong = try await CLIProcess.run(["run", subsonic, "--profile", "thumb", server.url("/photo.jpg")])
         #expect(wrong.status == 2)
         #expect(wrong.stderr.contains(#"has no profile "thumb""#))
@@ -103,8 +124,9 @@ struct RunCommandTests {
 
     @Test("a local path works, and scripts/run's default job writes a thumbnail")
     func localPath() async throws {
-        let run = try await CLIProcess.run(["run", "examples/thumbnail.lua", "examples/sample.jpg", "--output-dir", directory.path],
-                                     in: Fixtures.root.path)
+        let run = try await CLIProcess.run(
+            ["run", "examples/thumbnail.lua", "examples/sample.jpg", "--output-dir", directory.path],
+            in: Fixtures.root.path)
         #expect(run.status == 0, "\(run.output)")
         #expect(directory.contents.count == 1)
         #expect(directory.contents.first?.hasPrefix("sample-") == true)

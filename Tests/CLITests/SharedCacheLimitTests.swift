@@ -1,7 +1,7 @@
 import Foundation
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 /// Several processes on one cache directory keep to one size limit together: each counts the
 /// others' writes through the directory's shared usage file.
@@ -20,26 +20,34 @@ struct SharedCacheLimitTests {
             lists[n % 3].append(path)
         }
         let profile = directory.file("limit.lua")
-        try Fixtures.write(profile, Array("""
-            profile "t" {
-              fetch {}, cache { disk = true }, decode {}, downsample { size = 16 }, encode {}, cache { memory = false, disk = true },
-            }
-            """.utf8))
+        try Fixtures.write(
+            profile,
+            Array(
+                """
+                profile "t" {
+                  fetch {}, cache { disk = true }, decode {}, downsample { size = 16 }, encode {}, cache { memory = false, disk = true },
+                }
+                """.utf8))
         let cache = directory.file("cache"), limit = 40_000
         let disk = DiskCache(directory: cache)
         let watching = Locked((done: false, largest: 0, samples: 0))
         let watcher = Thread {
             while !watching.withLock({ $0.done }) {
                 let bytes = disk.entryBytes
-                watching.withLock { $0.largest = max($0.largest, bytes); $0.samples += 1 }
+                watching.withLock {
+                    $0.largest = max($0.largest, bytes); $0.samples += 1
+                }
                 usleep(2000)
             }
         }
         watcher.start()
         let running = try lists.enumerated().map { index, list in
-            try CLIProcess.start(["run", profile, "--input-list", "-", "--output-dir", directory.file("out-\(index)"),
-                                  "--cache-dir", cache, "--cache-size", "\(limit)", "--no-progress"],
-                                 input: list.joined(separator: "\n") + "\n")
+            try CLIProcess.start(
+                [
+                    "run", profile, "--input-list", "-", "--output-dir", directory.file("out-\(index)"),
+                    "--cache-dir", cache, "--cache-size", "\(limit)", "--no-progress",
+                ],
+                input: list.joined(separator: "\n") + "\n")
         }
         // Waiting blocks a thread: not one of the few that run every test's async work.
         let outcomes = try await BlockingExecutor.shared.run { try running.map { try $0.wait() } }
@@ -58,6 +66,8 @@ struct SharedCacheLimitTests {
         // kept its own count, as before, let each of the three fill the limit on its own:
         // samples of 50-100 KB.)
         let seen = watching.withLock { $0 }
-        #expect(seen.largest <= limit + limit / 10 + entry, "the directory reached \(seen.largest) bytes in \(seen.samples) samples")
+        #expect(
+            seen.largest <= limit + limit / 10 + entry,
+            "the directory reached \(seen.largest) bytes in \(seen.samples) samples")
     }
 }

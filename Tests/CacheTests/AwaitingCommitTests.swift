@@ -1,12 +1,14 @@
 import Foundation
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 /// A second profile of one source that arrives after the first one's original was fetched, but
 /// before that request succeeded and stored it, joins the fetched original instead of fetching
 /// again (CI once saw examples/subsonic.lua transfer twice this way).
-@Suite("A finished original waiting for its store stays joinable until its request ends", .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
+@Suite(
+    "A finished original waiting for its store stays joinable until its request ends", .tags(.pixels, .network),
+    .notInFastRun, .loopbackOrigin)
 struct AwaitingCommitTests {
     let server = LoopbackServer.fixture
     let directory: TemporaryDirectory
@@ -23,8 +25,9 @@ struct AwaitingCommitTests {
             profile "held" { \(prefix), hold { gate = "\(gate)" }, encode {} }
             profile "plain" { \(prefix), downsample { size = 32 }, encode {} }
             """
-        return Pipeline(profiles: try TestPipeline.load(lua, gates: gates),
-                        configuration: TestPipeline.configuration(cacheIn: directory))
+        return Pipeline(
+            profiles: try TestPipeline.load(lua, gates: gates),
+            configuration: TestPipeline.configuration(cacheIn: directory))
     }
 
     /// A pipeline whose first request has fetched the original and now waits at its gate, so

@@ -1,6 +1,6 @@
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 /// Distinct long URLs must not grow memory without bound: what the pipeline keeps per request
 /// (the memo of keys, the memory cache's keys) is counted in bytes.
@@ -10,12 +10,15 @@ struct KeyBytesTests {
     func longURLs() async throws {
         // Only https may be fetched: each http request fails at once, with no transfer, and is
         // still remembered.
-        let pipeline = Pipeline(profiles: try TestPipeline.load("""
-            profile "p" { fetch { schemes = { "https" } }, decode {}, encode {}, cache { memory = true } }
-            """))
+        let pipeline = Pipeline(
+            profiles: try TestPipeline.load(
+                """
+                profile "p" { fetch { schemes = { "https" } }, decode {}, encode {}, cache { memory = true } }
+                """))
         let padding = String(repeating: "a", count: 60_000)
         for index in 0..<300 {
-            _ = try? await pipeline.image(for: ImageRequest(source: "http://h.example/\(index)/\(padding).jpg", profile: "p"))
+            _ = try? await pipeline.image(
+                for: ImageRequest(source: "http://h.example/\(index)/\(padding).jpg", profile: "p"))
         }
         let bytes = await pipeline.activity().keyMemoBytes
         #expect(bytes > 0, "the memo keeps recent requests")

@@ -1,12 +1,13 @@
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 @Suite("MemoryCache: a strict LRU by cost and count")
 struct MemoryCacheTests {
     private func entry(bytes: Int, expiresIn seconds: Double = 60) -> CacheEntry {
-        CacheEntry(image: EncodedImage(bytes: ImageBytes(copying: [UInt8](repeating: 7, count: bytes))),
-                   storedAt: 0, expiresAt: seconds)
+        CacheEntry(
+            image: EncodedImage(bytes: ImageBytes(copying: [UInt8](repeating: 7, count: bytes))),
+            storedAt: 0, expiresAt: seconds)
     }
 
     @Test("the least recently used entry goes first when the cost limit is passed")
@@ -15,8 +16,8 @@ struct MemoryCacheTests {
         cache.insert(entry(bytes: 100), for: "a")
         cache.insert(entry(bytes: 100), for: "b")
         cache.insert(entry(bytes: 100), for: "c")
-        _ = cache.entry(for: "a")                     // a is now the most recent
-        cache.insert(entry(bytes: 100), for: "d")     // 400 > 300: b goes
+        _ = cache.entry(for: "a")  // a is now the most recent
+        cache.insert(entry(bytes: 100), for: "d")  // 400 > 300: b goes
         #expect(cache.keysByAge == ["c", "a", "d"])
         #expect(cache.totalCost == 300)
         #expect(cache.entry(for: "b") == nil)

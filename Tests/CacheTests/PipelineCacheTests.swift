@@ -1,8 +1,8 @@
-import Foundation
 import FetchPlugin
+import Foundation
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 /// Profiles with cache stages, run against the loopback server, with a disk cache directory of
 /// the test's own. A new `Pipeline` on the same directory is what a new process sees.
@@ -18,8 +18,10 @@ struct PipelineCacheTests {
     }
 
     /// A thumbnail profile: the original on disk, then the variant where `variant` says.
-    static func profile(original: String = "disk = true", variant: String? = "memory = true",
-                        name: String = "thumbnail", size: Int = 64) -> String {
+    static func profile(
+        original: String = "disk = true", variant: String? = "memory = true",
+        name: String = "thumbnail", size: Int = 64
+    ) -> String {
         """
         profile "\(name)" {
           normalize  { drop_query = { "u", "t", "s", "p" } },
@@ -32,12 +34,17 @@ struct PipelineCacheTests {
         """
     }
 
-    func pipeline(_ lua: String = profile(), mode: CacheSettings.Mode = .normal, diskLimit: Int = 1 << 30) throws -> Pipeline {
-        Pipeline(profiles: try TestPipeline.load(lua),
-                 configuration: TestPipeline.configuration(cacheIn: directory, mode: mode, diskLimit: diskLimit))
+    func pipeline(_ lua: String = profile(), mode: CacheSettings.Mode = .normal, diskLimit: Int = 1 << 30) throws
+        -> Pipeline
+    {
+        Pipeline(
+            profiles: try TestPipeline.load(lua),
+            configuration: TestPipeline.configuration(cacheIn: directory, mode: mode, diskLimit: diskLimit))
     }
 
-    func request(_ path: String, profile: String = "thumbnail", overrides: [String: [String: ParameterValue]] = [:]) -> ImageRequest {
+    func request(_ path: String, profile: String = "thumbnail", overrides: [String: [String: ParameterValue]] = [:])
+        -> ImageRequest
+    {
         ImageRequest(source: server.url(path), profile: profile, overrides: overrides)
     }
 
@@ -91,16 +98,20 @@ struct PipelineCacheTests {
     func variantKeys() async throws {
         let pipeline = try pipeline()
         let large = try await pipeline.image(for: request("/cover.jpg"))
-        let small = try await pipeline.image(for: request("/cover.jpg", overrides: ["downsample": ["size": .integer(32)]]))
+        let small = try await pipeline.image(
+            for: request("/cover.jpg", overrides: ["downsample": ["size": .integer(32)]]))
         #expect(!small.memoryHit && small.size == PixelSize(width: 32, height: 32))
         let largeAgain = try await pipeline.image(for: request("/cover.jpg"))
-        let smallAgain = try await pipeline.image(for: request("/cover.jpg", overrides: ["downsample": ["size": .integer(32)]]))
+        let smallAgain = try await pipeline.image(
+            for: request("/cover.jpg", overrides: ["downsample": ["size": .integer(32)]]))
         #expect(largeAgain.memoryHit && smallAgain.memoryHit)
         #expect(largeAgain.bytes.array == large.bytes.array && smallAgain.bytes.array == small.bytes.array)
         #expect(server.requestCount("/cover.jpg") == 1)
     }
 
-    @Test("a corrupted entry is found by its checksum, removed, and fetched again", arguments: ["flip a byte", "truncate"])
+    @Test(
+        "a corrupted entry is found by its checksum, removed, and fetched again",
+        arguments: ["flip a byte", "truncate"])
     func corruption(_ damage: String) async throws {
         let first = try pipeline()
         let made = try await first.image(for: request("/cover.jpg"))
@@ -131,7 +142,9 @@ struct PipelineCacheTests {
         let watcher = Task.detached {
             while !watching.withLock({ $0.done }) {
                 let bytes = cache.entryBytes
-                watching.withLock { $0.largest = max($0.largest, bytes); $0.samples += 1 }
+                watching.withLock {
+                    $0.largest = max($0.largest, bytes); $0.samples += 1
+                }
                 try? await Task.sleep(for: .milliseconds(2))
             }
         }
@@ -151,7 +164,9 @@ struct PipelineCacheTests {
         // disk rather than guessed.
         let entry = try disk.entryPaths.map { try Fixtures.read($0).count }.max() ?? 0
         #expect(entry > small.count)
-        #expect(seen.largest <= limit + limit / 10 + entry, "the directory reached \(seen.largest) bytes in \(seen.samples) samples")
+        #expect(
+            seen.largest <= limit + limit / 10 + entry,
+            "the directory reached \(seen.largest) bytes in \(seen.samples) samples")
         #expect(seen.samples > 10)
     }
 
@@ -172,7 +187,8 @@ struct PipelineCacheTests {
     @Test("when revalidation fails, on_error = \"stale\" serves the last good image, flagged; \"fail\" is an error")
     func lastGoodImage() async throws {
         server.route("/flaky.jpg", .cacheable(image, etag: "\"v1\"", cacheControl: "max-age=0"))
-        let lua = Self.profile(original: #"disk = true, on_error = "stale""#, variant: nil, name: "lenient")
+        let lua =
+            Self.profile(original: #"disk = true, on_error = "stale""#, variant: nil, name: "lenient")
             + "\n" + Self.profile(variant: nil, name: "strict")
         let pipeline = try pipeline(lua)
         let made = try await pipeline.image(for: request("/flaky.jpg", profile: "lenient"))
@@ -195,10 +211,16 @@ struct PipelineCacheTests {
     func freshness() async throws {
         server.route("/long.jpg", .headers(["Cache-Control": "max-age=3600"], .ok(image, contentType: "image/jpeg")))
         let now = Date()
-        server.route("/expires.jpg", .headers(["Date": Self.httpDate(now), "Expires": Self.httpDate(now + 3600)],
-                                              .ok(image, contentType: "image/jpeg")))
-        server.route("/expired.jpg", .headers(["Date": Self.httpDate(now), "Expires": Self.httpDate(now - 60)],
-                                              .ok(image, contentType: "image/jpeg")))
+        server.route(
+            "/expires.jpg",
+            .headers(
+                ["Date": Self.httpDate(now), "Expires": Self.httpDate(now + 3600)],
+                .ok(image, contentType: "image/jpeg")))
+        server.route(
+            "/expired.jpg",
+            .headers(
+                ["Date": Self.httpDate(now), "Expires": Self.httpDate(now - 60)],
+                .ok(image, contentType: "image/jpeg")))
         let lua = Self.profile(original: "disk = true, ttl = 0", variant: nil)
         for _ in 0..<2 {
             let pipeline = try pipeline(lua)
@@ -213,14 +235,16 @@ struct PipelineCacheTests {
 
     @Test("a profile's dir is relative to the profile file; --cache-dir (CacheSettings.directory) wins")
     func profileDirectory() async throws {
-        let file = try directory.write("covers.lua", Array(Self.profile(original: #"disk = true, dir = "my-cache""#, variant: nil).utf8))
+        let file = try directory.write(
+            "covers.lua", Array(Self.profile(original: #"disk = true, dir = "my-cache""#, variant: nil).utf8))
         let own = Pipeline(profiles: try ProfileLoader(registry: TestPipeline.registry()).load(file: file))
         _ = try await own.image(for: request("/cover.jpg"))
         await own.flushCache()
         #expect(DiskCache(directory: directory.file("my-cache")).report().originals == 1)
 
-        let overridden = Pipeline(profiles: try ProfileLoader(registry: TestPipeline.registry()).load(file: file),
-                                  configuration: TestPipeline.configuration(cacheIn: directory))
+        let overridden = Pipeline(
+            profiles: try ProfileLoader(registry: TestPipeline.registry()).load(file: file),
+            configuration: TestPipeline.configuration(cacheIn: directory))
         _ = try await overridden.image(for: request("/cover.jpg"))
         await overridden.flushCache()
         #expect(disk.report().originals == 1)
@@ -274,9 +298,13 @@ struct PipelineCacheTests {
         let fresh = try await offline.image(for: request("/cover.jpg"))
         let stale = try await offline.image(for: request("/old.jpg"))
         #expect(fresh.diskHit && !fresh.stale && stale.stale)
-        let missing = await #expect(throws: PipelineError.self) { try await offline.image(for: request("/missing.jpg?t=secret")) }
+        let missing = await #expect(throws: PipelineError.self) {
+            try await offline.image(for: request("/missing.jpg?t=secret"))
+        }
         #expect(missing?.kind == .notCached)
-        #expect(missing?.description == server.url("/missing.jpg?t=REDACTED") + ": not in the cache, and the pipeline is offline")
+        #expect(
+            missing?.description == server.url("/missing.jpg?t=REDACTED")
+                + ": not in the cache, and the pipeline is offline")
         #expect(server.requestCount("/missing.jpg") == 0 && server.requestCount("/old.jpg") == 1)
     }
 
@@ -308,8 +336,9 @@ struct PipelineCacheTests {
     func unwritable() async throws {
         // Under a regular file, so mkdir fails even for root (who ignores permission bits).
         let blocker = try directory.write("not-a-directory", [1, 2, 3])
-        let pipeline = Pipeline(profiles: try TestPipeline.load(Self.profile(variant: nil)),
-                                configuration: PipelineConfiguration(cache: CacheSettings(directory: blocker + "/cache")))
+        let pipeline = Pipeline(
+            profiles: try TestPipeline.load(Self.profile(variant: nil)),
+            configuration: PipelineConfiguration(cache: CacheSettings(directory: blocker + "/cache")))
         let result = try await pipeline.image(for: request("/cover.jpg"))
         await pipeline.flushCache()
         #expect(result.size == PixelSize(width: 64, height: 64))

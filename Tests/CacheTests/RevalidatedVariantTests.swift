@@ -1,7 +1,7 @@
 import Foundation
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 /// A Subsonic server answers cover art with `Cache-Control: no-cache` and an ETag: every request
 /// must revalidate, and almost every answer is 304. A 304 proves the original unchanged, so the
@@ -31,13 +31,15 @@ struct RevalidatedVariantTests {
         """
 
     func pipeline() throws -> Pipeline {
-        Pipeline(profiles: try TestPipeline.load(Self.lua), configuration: TestPipeline.configuration(cacheIn: directory))
+        Pipeline(
+            profiles: try TestPipeline.load(Self.lua), configuration: TestPipeline.configuration(cacheIn: directory))
     }
 
     func both(_ pipeline: Pipeline) async throws -> [PipelineResult] {
         var results: [PipelineResult] = []
         for profile in ["thumbnail", "blurred-background"] {
-            results.append(try await pipeline.image(for: ImageRequest(source: server.url("/cover.jpg"), profile: profile)))
+            results.append(
+                try await pipeline.image(for: ImageRequest(source: server.url("/cover.jpg"), profile: profile)))
         }
         await pipeline.flushCache()
         return results
@@ -66,7 +68,8 @@ struct RevalidatedVariantTests {
         let second = try pipeline()
         let served = try await both(second)
         // One after the other, each request revalidates the no-cache original itself.
-        #expect(server.requestCount("/cover.jpg") - asked == 2 && server.notModifiedCount("/cover.jpg") - confirmed == 2)
+        #expect(
+            server.requestCount("/cover.jpg") - asked == 2 && server.notModifiedCount("/cover.jpg") - confirmed == 2)
         #expect(served.map(\.bytes.array) == made.map(\.bytes.array))
         #expect(served.allSatisfy { !$0.stale })
         let stats = await second.stats()
@@ -87,7 +90,8 @@ struct RevalidatedVariantTests {
         let first = try await pipeline.image(for: ImageRequest(source: server.url("/cover.jpg"), profile: "thumbnail"))
         await pipeline.flushCache()
         for _ in 0..<3 {
-            let again = try await pipeline.image(for: ImageRequest(source: server.url("/cover.jpg"), profile: "thumbnail"))
+            let again = try await pipeline.image(
+                for: ImageRequest(source: server.url("/cover.jpg"), profile: "thumbnail"))
             #expect(again.bytes.array == first.bytes.array)
         }
         #expect(server.notModifiedCount("/cover.jpg") == 3, "no-cache: every request asks the origin")
@@ -99,12 +103,15 @@ struct RevalidatedVariantTests {
     @Test("a changed original (a new ETag) makes the variants again")
     func changedOriginal() async throws {
         let made = try await both(try pipeline())
-        server.route("/cover.jpg", .cacheable(Fixtures.quadrants(width: 300, height: 400), etag: "\"v2\"", cacheControl: "no-cache"))
+        server.route(
+            "/cover.jpg",
+            .cacheable(Fixtures.quadrants(width: 300, height: 400), etag: "\"v2\"", cacheControl: "no-cache"))
         let confirmed = server.notModifiedCount("/cover.jpg")
         let second = try pipeline()
         let served = try await both(second)
         let stats = await second.stats()
-        #expect(server.notModifiedCount("/cover.jpg") - confirmed == 1, "the second profile's request found v2 unchanged")
+        #expect(
+            server.notModifiedCount("/cover.jpg") - confirmed == 1, "the second profile's request found v2 unchanged")
         #expect(stats.decodes == 2, "but its variant was made from v1")
         #expect(stats.revalidatedVariants == 0)
         #expect(served[0].bytes.array != made[0].bytes.array)
@@ -113,7 +120,8 @@ struct RevalidatedVariantTests {
     @Test("a refresh rewrites only the freshness block; a torn one falls back to the written freshness")
     func freshnessInPlace() throws {
         let disk = DiskCache(directory: directory.path)
-        let entry = CacheEntry(image: EncodedImage(bytes: ImageBytes(copying: image), format: "jpeg"), storedAt: 1000, expiresAt: 2000)
+        let entry = CacheEntry(
+            image: EncodedImage(bytes: ImageBytes(copying: image), format: "jpeg"), storedAt: 1000, expiresAt: 2000)
         try disk.write(entry, key: "k", layer: .original)
         #expect(disk.refresh(key: "k", storedAt: 3000, expiresAt: 4000))
         guard case .hit(let refreshed) = disk.read(key: "k") else { Issue.record("not read back"); return }
@@ -126,7 +134,9 @@ struct RevalidatedVariantTests {
         var file = try #require(FileManager.default.contents(atPath: path))
         file[44 + 9] ^= 0xFF
         try file.write(to: URL(fileURLWithPath: path))
-        guard case .hit(let torn) = disk.read(key: "k") else { Issue.record("a torn freshness block is not corruption"); return }
+        guard case .hit(let torn) = disk.read(key: "k") else {
+            Issue.record("a torn freshness block is not corruption"); return
+        }
         #expect((torn.storedAt, torn.expiresAt) == (1000, 2000))
         #expect(!disk.refresh(key: "missing", storedAt: 0, expiresAt: 0))
     }

@@ -1,6 +1,6 @@
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 @Suite("circle: round avatars, as a plugin image stage", .tags(.pixels), .notInFastRun)
 struct CircleTests {
@@ -13,7 +13,8 @@ struct CircleTests {
     }
 
     private func avatar(_ circle: String, format: String) async throws -> PipelineResult {
-        try await TestPipeline.run("""
+        try await TestPipeline.run(
+            """
             profile "avatar" {
               fetch {}, decode {}, downsample { size = 100, fit = "cover" },
               circle { \(circle) },
@@ -28,9 +29,9 @@ struct CircleTests {
         let info = try #require(Fixtures.info(result.bytes.array))
         #expect((info.format, info.width, info.height, info.bands) == ("png", 100, 100, 4))
         let pixels = try #require(Fixtures.stats(result.bytes.array))
-        #expect(pixels.colourAt(0, 0)[3] == 0)                       // a corner: outside
-        #expect(pixels.colourAt(0.3, 0.3) == [255, 0, 0, 255])       // inside, in the red quadrant
-        #expect(pixels.colourAt(0.7, 0.7) == [255, 255, 255, 255])   // inside, in the white quadrant
+        #expect(pixels.colourAt(0, 0)[3] == 0)  // a corner: outside
+        #expect(pixels.colourAt(0.3, 0.3) == [255, 0, 0, 255])  // inside, in the red quadrant
+        #expect(pixels.colourAt(0.7, 0.7) == [255, 255, 255, 255])  // inside, in the white quadrant
     }
 
     @Test("with a background, corners are filled and a JPEG has no alpha")
@@ -39,16 +40,21 @@ struct CircleTests {
         let info = try #require(Fixtures.info(result.bytes.array))
         #expect((info.width, info.height, info.bands) == (100, 100, 3))
         let pixels = try #require(Fixtures.stats(result.bytes.array))
-        let corner = pixels.colourAt(0.01, 0.99)                      // bottom-left: blue quadrant, outside the circle
+        let corner = pixels.colourAt(0.01, 0.99)  // bottom-left: blue quadrant, outside the circle
         #expect(corner[0] < 30 && corner[1] > 225 && corner[2] < 30)
-        let inside = pixels.colourAt(0.3, 0.7)                        // inside, in the blue quadrant
+        let inside = pixels.colourAt(0.3, 0.7)  // inside, in the blue quadrant
         #expect(inside[0] < 30 && inside[1] < 30 && inside[2] > 225)
     }
 
-    @Test("its parameters are checked from Lua", arguments: [
-        (#"background = "white""#, ##"circle: 'background' must be a colour like "#ffffff" or "#ffffff80", got "white""##),
-        (##"colour = "#ffffff""##, "circle: unknown parameter 'colour'"),
-    ])
+    @Test(
+        "its parameters are checked from Lua",
+        arguments: [
+            (
+                #"background = "white""#,
+                ##"circle: 'background' must be a colour like "#ffffff" or "#ffffff80", got "white""##
+            ),
+            (##"colour = "#ffffff""##, "circle: unknown parameter 'colour'"),
+        ])
     func parameters(_ circle: String, _ message: String) throws {
         let lua = """
             profile "avatar" {

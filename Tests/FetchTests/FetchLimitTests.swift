@@ -1,7 +1,7 @@
 import FetchPlugin
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 @Suite("fetch limits: low speed, schemes, block_private", .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
 struct FetchLimitTests {
@@ -15,8 +15,9 @@ struct FetchLimitTests {
     @Test("a server that drips slower than low_speed_limit times out")
     func lowSpeed() async throws {
         server.route("/drip", .drip([UInt8](repeating: 1, count: 200), chunk: 1, pause: 0.2))
-        let error = try await TestPipeline.failure(fetchOnly("low_speed_limit = 100, low_speed_time = 1"),
-                                                   source: server.url("/drip"))
+        let error = try await TestPipeline.failure(
+            fetchOnly("low_speed_limit = 100, low_speed_time = 1"),
+            source: server.url("/drip"))
         #expect(error?.kind == .timeout)
         #expect(error?.reason.contains("Operation too slow") == true, "\(String(describing: error))")
     }
@@ -47,7 +48,8 @@ struct FetchLimitTests {
 
     @Test("a connection opened without the check is not reused under block_private")
     func noReuse() async throws {
-        let set = try TestPipeline.load("""
+        let set = try TestPipeline.load(
+            """
             profile "open" { fetch {} }
             profile "guarded" { fetch { block_private = true } }
             """)
@@ -59,27 +61,34 @@ struct FetchLimitTests {
         #expect(server.requestCount("/photo.jpg") == 1)
     }
 
-    @Test("a redirect to a private or metadata address is refused at connect time", arguments: [
-        ("http://10.255.255.1/a.jpg", "10.255.255.1 (private)"),
-        ("http://169.254.169.254/latest/meta-data/", "169.254.169.254 (link-local)"),
-        ("http://[::ffff:192.168.1.1]/a.jpg", "::ffff:192.168.1.1 (private)"),
-    ])
+    @Test(
+        "a redirect to a private or metadata address is refused at connect time",
+        arguments: [
+            ("http://10.255.255.1/a.jpg", "10.255.255.1 (private)"),
+            ("http://169.254.169.254/latest/meta-data/", "169.254.169.254 (link-local)"),
+            ("http://[::ffff:192.168.1.1]/a.jpg", "::ffff:192.168.1.1 (private)"),
+        ])
     func blockRedirect(_ target: String, _ refused: String) async throws {
         server.route("/hop", .redirect(to: target))
-        let error = try await TestPipeline.failure(fetchOnly("block_private = true, allow_loopback = true"),
-                                                   source: server.url("/hop"))
+        let error = try await TestPipeline.failure(
+            fetchOnly("block_private = true, allow_loopback = true"),
+            source: server.url("/hop"))
         #expect(error?.kind == .blocked)
         #expect(error?.reason == "refused to connect to \(refused): block_private is on")
         #expect(server.requestCount("/hop") == 1)
     }
 
-    @Test("address classes", arguments: [
-        ("127.0.0.1", "loopback"), ("::1", "loopback"), ("10.1.2.3", "private"), ("172.16.0.1", "private"),
-        ("172.32.0.1", nil), ("192.168.0.1", "private"), ("169.254.169.254", "link-local"), ("fe80::1", "link-local"),
-        ("fd00:ec2::254", "private"), ("100.64.0.1", "shared (carrier-grade NAT)"), ("0.0.0.0", "unspecified"),
-        ("::", "unspecified"), ("224.0.0.1", "multicast"), ("255.255.255.255", "reserved"), ("::ffff:127.0.0.1", "loopback"),
-        ("64:ff9b::a00:1", "private"), ("8.8.8.8", nil), ("2606:4700::1111", nil), ("93.184.216.34", nil),
-    ] as [(String, String?)])
+    @Test(
+        "address classes",
+        arguments: [
+            ("127.0.0.1", "loopback"), ("::1", "loopback"), ("10.1.2.3", "private"), ("172.16.0.1", "private"),
+            ("172.32.0.1", nil), ("192.168.0.1", "private"), ("169.254.169.254", "link-local"),
+            ("fe80::1", "link-local"),
+            ("fd00:ec2::254", "private"), ("100.64.0.1", "shared (carrier-grade NAT)"), ("0.0.0.0", "unspecified"),
+            ("::", "unspecified"), ("224.0.0.1", "multicast"), ("255.255.255.255", "reserved"),
+            ("::ffff:127.0.0.1", "loopback"),
+            ("64:ff9b::a00:1", "private"), ("8.8.8.8", nil), ("2606:4700::1111", nil), ("93.184.216.34", nil),
+        ] as [(String, String?)])
     func addressClass(_ address: String, _ expected: String?) {
         #expect(FetchPlugin.blockedAddressClass(address) == expected)
     }

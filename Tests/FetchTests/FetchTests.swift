@@ -1,7 +1,7 @@
 import FetchPlugin
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 @Suite("fetch over libcurl", .serialized, .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
 struct FetchTests {
@@ -33,7 +33,8 @@ struct FetchTests {
     @Test("a non-2xx status is an error that carries the status", arguments: [404, 500, 503])
     func status(_ code: Int) async throws {
         server.route("/gone", .status(code))
-        let error = try await TestPipeline.failure(fetchOnly("retry_delay = 0.01"), source: server.url("/gone?t=secret"))
+        let error = try await TestPipeline.failure(
+            fetchOnly("retry_delay = 0.01"), source: server.url("/gone?t=secret"))
         #expect(error?.kind == .httpStatus)
         #expect(error?.httpStatus == code)
         let attempts = code >= 500 ? " (after 3 attempts)" : ""
@@ -99,7 +100,9 @@ struct FetchTests {
         let directory = try TemporaryDirectory()
         let path = try directory.write("a photo.jpg", jpeg)
         #expect(try await TestPipeline.run(fetchOnly(), source: path).bytes.array == jpeg)
-        #expect(try await TestPipeline.run(fetchOnly(), source: "file://" + path.replacingOccurrences(of: " ", with: "%20")).bytes.array == jpeg)
+        #expect(
+            try await TestPipeline.run(fetchOnly(), source: "file://" + path.replacingOccurrences(of: " ", with: "%20"))
+                .bytes.array == jpeg)
         let missing = try await TestPipeline.failure(fetchOnly(), source: directory.file("nope.jpg"))
         #expect(missing?.kind == .invalidSource)
     }

@@ -1,7 +1,7 @@
 import FetchPlugin
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 /// One parse of a source decides the policy, the key and the transfer. A source that two
 /// readers could read differently is refused before anything runs.
@@ -13,9 +13,11 @@ struct SourceParseTests {
         let real = Fixtures.quadrants(width: 64, height: 48), fake = Fixtures.quadrants(width: 48, height: 64)
         allowed.route("/photo.jpg", .ok(real, contentType: "image/jpeg"))
         attacker.route("/x://127.0.0.1:\(allowed.port)/photo.jpg", .ok(fake, contentType: "image/jpeg"))
-        let pipeline = Pipeline(profiles: try TestPipeline.load("""
-            profile "p" { normalize {}, fetch { retries = 0 }, cache { memory = true } }
-            """))
+        let pipeline = Pipeline(
+            profiles: try TestPipeline.load(
+                """
+                profile "p" { normalize {}, fetch { retries = 0 }, cache { memory = true } }
+                """))
         let attack = "http:/127.0.0.1:\(attacker.port)/x://127.0.0.1:\(allowed.port)/photo.jpg"
         let error = await #expect(throws: PipelineError.self) {
             try await pipeline.image(for: ImageRequest(source: attack, profile: "p"))
@@ -27,26 +29,35 @@ struct SourceParseTests {
         #expect(attacker.requestLog.isEmpty)
     }
 
-    @Test("refused shapes: each names why", arguments: [
-        ("http:/evil/x://good/a.jpg", "followed by //"), ("http:evil/x://good/a.jpg", "followed by //"),
-        ("http:///evil/a.jpg", "no host"), ("http://good\\@evil/a.jpg", "backslash"),
-        ("http://a@b@evil/a.jpg", "@ in the user information"), ("http://go%6Fd/a.jpg", "characters a host name"),
-        ("http://127.1/a.jpg", "plain IPv4"), ("http://0x7f.0.0.1/a.jpg", "plain IPv4"), ("http://2130706433/a.jpg", "plain IPv4"),
-        ("http://017.0.0.1/a.jpg", "plain IPv4"), ("http://good/a\u{0}.jpg", "control character"),
-        ("http://good/a\n.jpg", "control character"), ("http://good:99999/a.jpg", "port"), ("http://[::1%25eth0]/a.jpg", "IPv6"),
-        ("http://ü.example/a.jpg", "punycode"), ("http://good/a b.jpg", "space"), ("file://evil/etc/passwd", "names a host"),
-    ])
+    @Test(
+        "refused shapes: each names why",
+        arguments: [
+            ("http:/evil/x://good/a.jpg", "followed by //"), ("http:evil/x://good/a.jpg", "followed by //"),
+            ("http:///evil/a.jpg", "no host"), ("http://good\\@evil/a.jpg", "backslash"),
+            ("http://a@b@evil/a.jpg", "@ in the user information"), ("http://go%6Fd/a.jpg", "characters a host name"),
+            ("http://127.1/a.jpg", "plain IPv4"), ("http://0x7f.0.0.1/a.jpg", "plain IPv4"),
+            ("http://2130706433/a.jpg", "plain IPv4"),
+            ("http://017.0.0.1/a.jpg", "plain IPv4"), ("http://good/a\u{0}.jpg", "control character"),
+            ("http://good/a\n.jpg", "control character"), ("http://good:99999/a.jpg", "port"),
+            ("http://[::1%25eth0]/a.jpg", "IPv6"),
+            ("http://ü.example/a.jpg", "punycode"), ("http://good/a b.jpg", "space"),
+            ("file://evil/etc/passwd", "names a host"),
+        ])
     func refused(_ source: String, _ why: String) {
         let ambiguity = SourceLocation(source).ambiguity
         #expect(ambiguity?.contains(why) == true, "\(source): \(String(describing: ambiguity))")
         #expect(throws: PipelineError.self) { try FetchPlugin.transferURL(source) }
     }
 
-    @Test("accepted shapes keep their meaning", arguments: [
-        "http://good/a.jpg", "HTTPS://Good.Example:8443/a.jpg?x=1#f", "http://u:p@good/a.jpg", "http://[::1]:8080/a",
-        "http://good/x://evil/a.jpg", "http://good/a\\b.jpg", "http://good/?@evil/", "http://good#@evil/", "http://good:/a",
-        "file:///tmp/a.jpg", "file:/tmp/a.jpg", "/tmp/a b.jpg", "photo.jpg",
-    ])
+    @Test(
+        "accepted shapes keep their meaning",
+        arguments: [
+            "http://good/a.jpg", "HTTPS://Good.Example:8443/a.jpg?x=1#f", "http://u:p@good/a.jpg",
+            "http://[::1]:8080/a",
+            "http://good/x://evil/a.jpg", "http://good/a\\b.jpg", "http://good/?@evil/", "http://good#@evil/",
+            "http://good:/a",
+            "file:///tmp/a.jpg", "file:/tmp/a.jpg", "/tmp/a b.jpg", "photo.jpg",
+        ])
     func accepted(_ source: String) {
         #expect(SourceLocation(source).ambiguity == nil, "\(source)")
     }
@@ -75,19 +86,28 @@ struct SourceParseTests {
     func differential() throws {
         let schemes = ["http", "HTTP", "https", "hTtPs"]
         let separators = ["://", ":/", ":", ":///", ":\\\\", "://\\", ":////"]
-        let users = ["", "u@", "u:p@", "u@v@", "@", "a%40b@", "u:p:q@", "good@", "x\\@", "x/@", "x?@", "x#@", "x;@", "u:@"]
-        let hosts = ["good.example", "GOOD.example", "127.0.0.1", "[::1]", "[::ffff:127.0.0.1]", "127.1", "0x7f.0.0.1",
-                     "2130706433", "017.0.0.1", "good.example.", "a%2eb", "ü.example", "a_b", "", "[::1", "a b", "a\tb",
-                     "a\u{0}b", "[fe80::1%25lo]", "evil\\good", "good.example;x", "evil.example#", "1.2.3.4.5", "xn--bcher-kva.example"]
+        let users = [
+            "", "u@", "u:p@", "u@v@", "@", "a%40b@", "u:p:q@", "good@", "x\\@", "x/@", "x?@", "x#@", "x;@", "u:@",
+        ]
+        let hosts = [
+            "good.example", "GOOD.example", "127.0.0.1", "[::1]", "[::ffff:127.0.0.1]", "127.1", "0x7f.0.0.1",
+            "2130706433", "017.0.0.1", "good.example.", "a%2eb", "ü.example", "a_b", "", "[::1", "a b", "a\tb",
+            "a\u{0}b", "[fe80::1%25lo]", "evil\\good", "good.example;x", "evil.example#", "1.2.3.4.5",
+            "xn--bcher-kva.example",
+        ]
         let ports = ["", ":", ":80", ":8080", ":0080", ":99999", ":x", ":-1", ":8080:9090", ":80@evil"]
-        let tails = ["", "/", "/p.jpg", "/x://evil/p", "\\evil/p", "/a\\b", "/a b", "/%2F", "/;a=b", "?q=1", "#frag",
-                     "?@evil/", "#@evil/", "/ü", "/\r\n", "/a?b#c@evil", "@evil/p", ":80/p", "/p?x=//evil"]
+        let tails = [
+            "", "/", "/p.jpg", "/x://evil/p", "\\evil/p", "/a\\b", "/a b", "/%2F", "/;a=b", "?q=1", "#frag",
+            "?@evil/", "#@evil/", "/ü", "/\r\n", "/a?b#c@evil", "@evil/p", ":80/p", "/p?x=//evil",
+        ]
         var random = SeededGenerator(seed: 25)
         var (accepted, refused) = (0, 0)
         for _ in 0..<10_000 {
             // Half the time each part is its plain first choice, so many URLs are accepted and
             // the odd parts meet each other in plain company too.
-            let pieces = [schemes, separators, users, hosts, ports, tails].map { $0[random.next(2) == 0 ? 0 : random.next($0.count)] }
+            let pieces = [schemes, separators, users, hosts, ports, tails].map {
+                $0[random.next(2) == 0 ? 0 : random.next($0.count)]
+            }
             var source = pieces.joined()
             if random.next(10) == 0 {  // a stray byte anywhere
                 let stray = ["\u{0}", "\t", "\u{7F}", " ", "\\", "@", "#", "?", "%", "/"][random.next(10)]
@@ -102,8 +122,12 @@ struct SourceParseTests {
             let location = SourceLocation(source)
             let curl = FetchPlugin.curlReading(transfer.url)
             #expect(curl != nil, "libcurl cannot parse \(transfer.url), which we accepted")
-            #expect(curl?.host == location.host && transfer.host == location.host, "\(source): libcurl reads \(String(describing: curl))")
-            #expect(curl?.port == location.port, "\(source): port \(String(describing: curl?.port)) against \(String(describing: location.port))")
+            #expect(
+                curl?.host == location.host && transfer.host == location.host,
+                "\(source): libcurl reads \(String(describing: curl))")
+            #expect(
+                curl?.port == location.port,
+                "\(source): port \(String(describing: curl?.port)) against \(String(describing: location.port))")
         }
         #expect(accepted > 2000 && refused > 2000, "accepted \(accepted), refused \(refused)")
     }

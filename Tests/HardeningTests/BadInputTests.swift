@@ -1,9 +1,11 @@
 import FetchPlugin
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
-@Suite("bad input: typed errors, nothing cached, the batch goes on", .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
+@Suite(
+    "bad input: typed errors, nothing cached, the batch goes on", .tags(.pixels, .network), .notInFastRun,
+    .loopbackOrigin)
 struct BadInputTests {
     let server = LoopbackServer.fixture
     let directory: TemporaryDirectory
@@ -22,7 +24,8 @@ struct BadInputTests {
     /// Runs every case and the good image at once through one pipeline.
     func batch(_ pipeline: Pipeline, salt: String) async -> [String: Result<PipelineResult, PipelineError>] {
         let paths = BadInputs.cases.map(\.path) + ["/good.jpg"]
-        let outcomes = await TestPipeline.outcomes(paths.map { request($0, salt: salt) }, in: pipeline, window: paths.count)
+        let outcomes = await TestPipeline.outcomes(
+            paths.map { request($0, salt: salt) }, in: pipeline, window: paths.count)
         return Dictionary(uniqueKeysWithValues: zip(paths, outcomes))
     }
 

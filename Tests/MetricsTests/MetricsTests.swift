@@ -1,9 +1,11 @@
 import MetricsTestKit
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
-@Suite("Metrics: --stats figures and swift-metrics agree on a known workload", .timeLimit(.minutes(5)), .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
+@Suite(
+    "Metrics: --stats figures and swift-metrics agree on a known workload", .timeLimit(.minutes(5)),
+    .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
 struct MetricsTests {
     let server = LoopbackServer.fixture
     let directory: TemporaryDirectory
@@ -19,8 +21,10 @@ struct MetricsTests {
     /// Three concurrent salted requests for one image (one transfer, two coalesced), the same
     /// image again (a memory hit), another image, and a 404.
     func runWorkload() async throws -> Pipeline {
-        let profiles = try TestPipeline.load(TestPipeline.thumbnail(size: 100, extra: "", fetchTimeout: 120).replacingOccurrences(
-            of: "encode     { format = \"jpeg\" },", with: "encode     { format = \"jpeg\" },\n  cache { memory = true },"))
+        let profiles = try TestPipeline.load(
+            TestPipeline.thumbnail(size: 100, extra: "", fetchTimeout: 120).replacingOccurrences(
+                of: "encode     { format = \"jpeg\" },",
+                with: "encode     { format = \"jpeg\" },\n  cache { memory = true },"))
         var configuration = TestPipeline.configuration(cacheIn: directory)
         configuration.metrics = metrics
         let pipeline = Pipeline(profiles: profiles, configuration: configuration)
@@ -42,13 +46,13 @@ struct MetricsTests {
     func stats() async throws {
         let stats = await (try runWorkload()).stats()
         #expect((stats.requests, stats.succeeded, stats.failed, stats.cancelled) == (6, 5, 1, 0))
-        #expect((stats.coalesced, stats.fetches, stats.decodes) == (2, 3, 2))   // fetches include the 404
+        #expect((stats.coalesced, stats.fetches, stats.decodes) == (2, 3, 2))  // fetches include the 404
         // A failed transfer's bytes are not counted.
         #expect(stats.bytesFetched == image.count + Fixtures.quadrants(width: 200, height: 100).count)
         #expect(stats.averageSourceBytes == Double(stats.bytesFetched) / 2)
         #expect((stats.memoryLookups, stats.memoryHits) == (6, 1))
         #expect(stats.memoryHitRate == 1.0 / 6)
-        #expect(stats.oversizedSources == 4)       // every 1600x1200 result shown at 100x100; 200x100 is not
+        #expect(stats.oversizedSources == 4)  // every 1600x1200 result shown at 100x100; 200x100 is not
         #expect(stats.inFlight == 0 && stats.inFlightPeak >= 3)
         #expect(stats.averageDecodeMilliseconds > 0)
     }

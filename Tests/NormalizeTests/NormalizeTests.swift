@@ -1,7 +1,7 @@
 import Foundation
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 @Suite("normalize: the stable key")
 struct NormalizeTests {
@@ -11,7 +11,8 @@ struct NormalizeTests {
         let set = try TestPipeline.load(#"profile "k" { normalize { drop_query = { \#(list) } }, fetch {} }"#)
         let stage = set["k"]!.stages[0]
         let context = StageContext(source: location, logger: .init(label: "test"))
-        guard case .source(let source) = try await stage.stage.run(.source(Source(location: location)), in: context) else {
+        guard case .source(let source) = try await stage.stage.run(.source(Source(location: location)), in: context)
+        else {
             Issue.record("normalize did not give a source")
             return Source(location: "")
         }
@@ -43,8 +44,10 @@ struct NormalizeTests {
 
     @Test("listed parameters leave the key, the fetch URL keeps them")
     func dropsAuth() async throws {
-        let a = try await normalized("http://m.example/rest/getCoverArt?id=7&u=me&t=aaaa&s=salt1&v=1.16", drop: ["u", "t", "s"])
-        let b = try await normalized("http://m.example/rest/getCoverArt?s=salt2&t=bbbb&u=me&id=7&v=1.16", drop: ["u", "t", "s"])
+        let a = try await normalized(
+            "http://m.example/rest/getCoverArt?id=7&u=me&t=aaaa&s=salt1&v=1.16", drop: ["u", "t", "s"])
+        let b = try await normalized(
+            "http://m.example/rest/getCoverArt?s=salt2&t=bbbb&u=me&id=7&v=1.16", drop: ["u", "t", "s"])
         #expect(a.key == "http://m.example/rest/getCoverArt?id=7&v=1.16")
         #expect(a.key == b.key)
         #expect(a.location == "http://m.example/rest/getCoverArt?id=7&u=me&t=aaaa&s=salt1&v=1.16")
@@ -66,7 +69,8 @@ struct NormalizeTests {
 
     @Test("the redactor hides well-known secrets even without a profile")
     func redactor() {
-        #expect(Redactor.redact("https://x.example/i.jpg?X-Amz-Signature=abc&w=3&token=zz")
+        #expect(
+            Redactor.redact("https://x.example/i.jpg?X-Amz-Signature=abc&w=3&token=zz")
                 == "https://x.example/i.jpg?X-Amz-Signature=REDACTED&w=3&token=REDACTED")
         #expect(Redactor.redact("/local/path.jpg") == "/local/path.jpg")
     }
@@ -74,12 +78,17 @@ struct NormalizeTests {
 
 @Suite("redaction: credentials by pattern, user info masked whole")
 struct RedactionTests {
-    @Test("credential-like names are masked, case-insensitive, '-' and '_' alike", arguments: [
-        "X-Goog-Signature", "X-Goog-Credential", "auth_token", "access-token", "jwt", "apiKey", "API_KEY",
-        "sessionid", "client_secret", "Password", "passwd", "x-amz-security-token", "sig", "t", "s", "p", "X%2DGoog%2DSignature",
-    ])
+    @Test(
+        "credential-like names are masked, case-insensitive, '-' and '_' alike",
+        arguments: [
+            "X-Goog-Signature", "X-Goog-Credential", "auth_token", "access-token", "jwt", "apiKey", "API_KEY",
+            "sessionid", "client_secret", "Password", "passwd", "x-amz-security-token", "sig", "t", "s", "p",
+            "X%2DGoog%2DSignature",
+        ])
     func sensitive(_ name: String) {
-        #expect(Redactor.redact("https://cdn.example/a.jpg?\(name)=SECRET1&w=300") == "https://cdn.example/a.jpg?\(name)=REDACTED&w=300")
+        #expect(
+            Redactor.redact("https://cdn.example/a.jpg?\(name)=SECRET1&w=300")
+                == "https://cdn.example/a.jpg?\(name)=REDACTED&w=300")
     }
 
     @Test("ordinary parameters stay", arguments: ["w", "id", "size", "format", "quality", "v"])
@@ -87,26 +96,38 @@ struct RedactionTests {
         #expect(Redactor.redact("https://cdn.example/a.jpg?\(name)=7") == "https://cdn.example/a.jpg?\(name)=7")
     }
 
-    @Test("user information is never shown, with or without a password", arguments: [
-        "https://TOKEN@host.example/a.jpg", "https://me:pw@host.example/a.jpg", "https://a:b@c@host.example/a.jpg",
-    ])
+    @Test(
+        "user information is never shown, with or without a password",
+        arguments: [
+            "https://TOKEN@host.example/a.jpg", "https://me:pw@host.example/a.jpg", "https://a:b@c@host.example/a.jpg",
+        ])
     func userInfo(_ url: String) {
         #expect(Redactor.redact(url) == "https://REDACTED@host.example/a.jpg")
     }
 
     @Test("path parameters with credential-like names are masked, in sources and in bare paths")
     func pathParameters() {
-        #expect(Redactor.redact("https://h.example/app;jsessionid=ABC123/a.jpg;v=2;access_token=zz?w=1")
+        #expect(
+            Redactor.redact("https://h.example/app;jsessionid=ABC123/a.jpg;v=2;access_token=zz?w=1")
                 == "https://h.example/app;jsessionid=REDACTED/a.jpg;v=2;access_token=REDACTED?w=1")
-        #expect(Redactor.redact("https://h.example/a;b=1/c.jpg", allValues: true) == "https://h.example/a;b=REDACTED/c.jpg")
-        #expect(Redactor.redact("https://me:pw@h.example/a;sid=1;session=2") == "https://REDACTED@h.example/a;sid=1;session=REDACTED")
-        #expect(Redactor.redactingPathParameters("/thumb/plain/http://h/a.jpg;api_key=k;x=1") == "/thumb/plain/http://h/a.jpg;api_key=REDACTED;x=1")
+        #expect(
+            Redactor.redact("https://h.example/a;b=1/c.jpg", allValues: true) == "https://h.example/a;b=REDACTED/c.jpg")
+        #expect(
+            Redactor.redact("https://me:pw@h.example/a;sid=1;session=2")
+                == "https://REDACTED@h.example/a;sid=1;session=REDACTED")
+        #expect(
+            Redactor.redactingPathParameters("/thumb/plain/http://h/a.jpg;api_key=k;x=1")
+                == "/thumb/plain/http://h/a.jpg;api_key=REDACTED;x=1")
     }
 
     @Test("a profile's own names, and fragment parameters, are masked too")
     func extraAndFragment() {
-        #expect(Redactor.redact("https://h.example/a.jpg?ticket=1&w=3", extraNames: ["Ticket"]) == "https://h.example/a.jpg?ticket=REDACTED&w=3")
-        #expect(Redactor.redact("https://h.example/a.jpg#access_token=abc&x=1") == "https://h.example/a.jpg#access_token=REDACTED&x=1")
+        #expect(
+            Redactor.redact("https://h.example/a.jpg?ticket=1&w=3", extraNames: ["Ticket"])
+                == "https://h.example/a.jpg?ticket=REDACTED&w=3")
+        #expect(
+            Redactor.redact("https://h.example/a.jpg#access_token=abc&x=1")
+                == "https://h.example/a.jpg#access_token=REDACTED&x=1")
     }
 
     @Test("control characters are escaped")
@@ -117,7 +138,9 @@ struct RedactionTests {
 
     @Test("what cache files store masks every parameter value")
     func allValues() {
-        #expect(Redactor.redact("https://h.example/a.jpg?id=1&mine=abc", allValues: true) == "https://h.example/a.jpg?id=REDACTED&mine=REDACTED")
+        #expect(
+            Redactor.redact("https://h.example/a.jpg?id=1&mine=abc", allValues: true)
+                == "https://h.example/a.jpg?id=REDACTED&mine=REDACTED")
     }
 }
 
@@ -151,16 +174,23 @@ struct NormalizeDifferentialTests {
         ["", "me@", "me:pw@", "a:b@c@", "%41@"],
         ["host", "Music.Example.COM", "127.0.0.1", "[::1]", "x-y.example", "h%41st"],
         ["", ":80", ":443", ":8080", ":", ":0080"],
-        ["", "/", "/a.jpg", "/rest/getCoverArt", "/a%20b/c.jpg", "/a/../b", "/~u/p;x=1", "/é.jpg", "/a b", "/a%zz", "/a[1]", "/a\"b"],
-        ["", "?", "?id=7", "?u=me&t=x&s=y&id=7", "?b=2&a=1", "?a&b=", "?a=1&&b=2", "?x=%41&x=%40", "?s=1&s=0", "?a=b=c",
-         "?q=a|b", "?q=a b", "?%75=me&id=1", "?id=ü"],
+        [
+            "", "/", "/a.jpg", "/rest/getCoverArt", "/a%20b/c.jpg", "/a/../b", "/~u/p;x=1", "/é.jpg", "/a b", "/a%zz",
+            "/a[1]", "/a\"b",
+        ],
+        [
+            "", "?", "?id=7", "?u=me&t=x&s=y&id=7", "?b=2&a=1", "?a&b=", "?a=1&&b=2", "?x=%41&x=%40", "?s=1&s=0",
+            "?a=b=c",
+            "?q=a|b", "?q=a b", "?%75=me&id=1", "?id=ü",
+        ],
         ["", "#", "#top", "#a=1&b=2", "#fr ag"],
     ]
 
     /// The key the `normalize` stage gives, or nil when it refuses the source.
     static func key(_ text: String, with stage: ConfiguredStage) async -> String? {
         let context = StageContext(source: text, logger: .init(label: "test"))
-        guard case .source(let source)? = try? await stage.stage.run(.source(Source(location: text)), in: context) else { return nil }
+        guard case .source(let source)? = try? await stage.stage.run(.source(Source(location: text)), in: context)
+        else { return nil }
         return source.key
     }
 
@@ -170,7 +200,8 @@ struct NormalizeDifferentialTests {
     @Test("10,000 generated URLs give the same key, or both are refused")
     func sameKeys() async throws {
         let keeping = try TestPipeline.load(#"profile "k" { normalize {}, fetch {} }"#)["k"]!.stages[0]
-        let dropping = try TestPipeline.load(#"profile "k" { normalize { drop_query = { "u", "t", "s" } }, fetch {} }"#)["k"]!.stages[0]
+        let dropping = try TestPipeline.load(
+            #"profile "k" { normalize { drop_query = { "u", "t", "s" } }, fetch {} }"#)["k"]!.stages[0]
         var generator = SeededGenerator(seed: 14)
         var differences: [String] = []
         for _ in 0..<10_000 {
@@ -180,7 +211,9 @@ struct NormalizeDifferentialTests {
             let drop = Bool.random(using: &generator)
             let expected = Self.oracle(text, dropping: drop ? ["u", "t", "s"] : [])
             let actual = await Self.key(text, with: drop ? dropping : keeping)
-            if expected != actual, differences.count < 20 { differences.append("\(text): \(expected ?? "refused") vs \(actual ?? "refused")") }
+            if expected != actual, differences.count < 20 {
+                differences.append("\(text): \(expected ?? "refused") vs \(actual ?? "refused")")
+            }
         }
         #expect(differences.isEmpty, "\(differences.joined(separator: "\n"))")
     }

@@ -26,7 +26,9 @@ struct SourceLocationTests {
         #expect(questionFirst.query == "a=1" && questionFirst.fragment == "f")
     }
 
-    @Test("plain paths and file URLs have no host", arguments: ["/tmp/a.jpg", "photo.jpg", "file:///tmp/a.jpg", "file:/tmp/a.jpg"])
+    @Test(
+        "plain paths and file URLs have no host",
+        arguments: ["/tmp/a.jpg", "photo.jpg", "file:///tmp/a.jpg", "file:/tmp/a.jpg"])
     func paths(_ text: String) {
         let location = SourceLocation(text)
         #expect(location.hostAndPort == nil)

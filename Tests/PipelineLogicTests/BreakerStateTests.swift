@@ -1,6 +1,7 @@
 import PipelineHost
-@testable import PipelineHostRedis
 import Testing
+
+@testable import PipelineHostRedis
 
 /// The shared tier's decisions as values, given the time: no redis-server and no sleeping.
 @Suite("Circuit breaker and entry lifetimes, given the time")

@@ -87,8 +87,10 @@ struct CacheTierTests {
     static let lua = #"profile "p" { fetch {}, decode {}, encode {}, cache { memory = true } }"#
 
     func pipeline(_ tier: SharedTier) throws -> Pipeline {
-        let profiles = try ProfileLoader(registry: FakeStages.registry(origin: origin)).load(code: Array(Self.lua.utf8), name: "tiers.lua")
-        return Pipeline(profiles: profiles, configuration: PipelineConfiguration(cache: CacheSettings(additionalTiers: [tier])))
+        let profiles = try ProfileLoader(registry: FakeStages.registry(origin: origin)).load(
+            code: Array(Self.lua.utf8), name: "tiers.lua")
+        return Pipeline(
+            profiles: profiles, configuration: PipelineConfiguration(cache: CacheSettings(additionalTiers: [tier])))
     }
 
     @Test("a second pipeline is served from the shared tier with no fetch, then from its own memory")
@@ -157,8 +159,10 @@ enum CountingKeyPlugin: PipelinePlugin {
     }
 
     static func register(in registry: inout StageRegistry) throws {
-        try registry.register(StageDefinition(name: "count", summary: "Count key-stage runs.", input: .source, output: .source,
-                                              parameters: [], make: { _ in Count() }))
+        try registry.register(
+            StageDefinition(
+                name: "count", summary: "Count key-stage runs.", input: .source, output: .source,
+                parameters: [], make: { _ in Count() }))
     }
 }
 
@@ -187,8 +191,10 @@ struct MemoryHitPathTests {
         #expect((stats.memoryLookups, stats.memoryHits) == (2, 1), "each lookup counted once")
 
         // Another request (an override) is not the same memo entry: its key stages run.
-        _ = try await pipeline.image(for: ImageRequest(source: "fake://h/m.jpg?token=secret", profile: "p",
-                                                       overrides: ["encode": [:]]))
+        _ = try await pipeline.image(
+            for: ImageRequest(
+                source: "fake://h/m.jpg?token=secret", profile: "p",
+                overrides: ["encode": [:]]))
         #expect(CountingKeyPlugin.runs.withLock { $0 } - before == 2)
     }
 }

@@ -13,11 +13,15 @@ struct CapabilityTests {
         }
 
         static func register(in registry: inout StageRegistry) throws {
-            try registry.register(StageDefinition(
-                name: "poster", summary: "Pass the bytes on in a chosen container.", input: .encoded, output: .encoded,
-                capabilities: StageCapabilities(formatParameter: "container"),
-                parameters: [ParameterSpec("container", .choice(["png", "webp", "auto"]), default: .string("png"), doc: "")],
-                make: { _ in Poster() }))
+            try registry.register(
+                StageDefinition(
+                    name: "poster", summary: "Pass the bytes on in a chosen container.", input: .encoded,
+                    output: .encoded,
+                    capabilities: StageCapabilities(formatParameter: "container"),
+                    parameters: [
+                        ParameterSpec("container", .choice(["png", "webp", "auto"]), default: .string("png"), doc: "")
+                    ],
+                    make: { _ in Poster() }))
         }
     }
 
@@ -28,7 +32,8 @@ struct CapabilityTests {
 
     @Test("\"auto\" in a declared format parameter is overridden per request; a written format is not")
     func overrides() throws {
-        let set = try profiles("""
+        let set = try profiles(
+            """
             profile "a" { fetch {}, decode {}, encode {}, poster { container = "auto" } }
             profile "b" { fetch {}, decode {}, encode {}, poster { container = "png" } }
             profile "c" { fetch {}, decode {}, encode {} }

@@ -13,10 +13,13 @@ struct FreshnessTests {
     let time = Locked<Double>(1_000_000)
 
     func pipeline(_ lua: String) throws -> Pipeline {
-        let profiles = try ProfileLoader(registry: FakeStages.registry(origin: origin)).load(code: Array(lua.utf8), name: "fresh.lua")
+        let profiles = try ProfileLoader(registry: FakeStages.registry(origin: origin)).load(
+            code: Array(lua.utf8), name: "fresh.lua")
         let time = time
-        return Pipeline(profiles: profiles, configuration: PipelineConfiguration(
-            cache: CacheSettings(clock: WallClock { time.withLock { $0 } })))
+        return Pipeline(
+            profiles: profiles,
+            configuration: PipelineConfiguration(
+                cache: CacheSettings(clock: WallClock { time.withLock { $0 } })))
     }
 
     func request(_ pipeline: Pipeline, _ path: String) async throws -> PipelineResult {
@@ -26,7 +29,8 @@ struct FreshnessTests {
     @Test("a variant with ttl = 60 answers from memory at 59 s and is made again at 61 s")
     func ttl() async throws {
         origin.serve("/t.jpg")
-        let pipeline = try pipeline(#"profile "p" { fetch {}, decode {}, encode {}, cache { memory = true, ttl = 60 } }"#)
+        let pipeline = try pipeline(
+            #"profile "p" { fetch {}, decode {}, encode {}, cache { memory = true, ttl = 60 } }"#)
         _ = try await request(pipeline, "/t.jpg")
         time.withLock { $0 += 59 }
         #expect(try await request(pipeline, "/t.jpg").memoryHit)
@@ -40,7 +44,8 @@ struct FreshnessTests {
     @Test("an origin's max-age binds the variant made from it, from the time it arrived")
     func maxAge() async throws {
         origin.serve("/m.jpg", maxAge: 10)
-        let pipeline = try pipeline(#"profile "p" { fetch {}, decode {}, encode {}, cache { memory = true, ttl = 3600 } }"#)
+        let pipeline = try pipeline(
+            #"profile "p" { fetch {}, decode {}, encode {}, cache { memory = true, ttl = 3600 } }"#)
         let first = try await request(pipeline, "/m.jpg")
         #expect(first.expiresAt == 1_000_010)
         time.withLock { $0 += 9 }

@@ -1,6 +1,7 @@
-@testable import PipelineHost
 import PipelineTesting
 import Testing
+
+@testable import PipelineHost
 
 /// The in-flight table's rules on their own: no task, no libvips, no curl. A waiter here is a
 /// plain number; the owner (the Pipeline actor) resumes continuations instead.
@@ -28,7 +29,9 @@ struct InFlightTableTests {
     @Test("one waiter leaving keeps the work for the others; the last one cancels it")
     func leave() {
         var table = Table()
-        guard case .start(let work) = table.claim("a", priority: .normal) else { Issue.record("a first claim did not start work"); return }
+        guard case .start(let work) = table.claim("a", priority: .normal) else {
+            Issue.record("a first claim did not start work"); return
+        }
         _ = table.wait("a", work: work, waiter: 1, priority: .normal, 1)
         _ = table.claim("a", priority: .normal)
         _ = table.wait("a", work: work, waiter: 2, priority: .normal, 2)
@@ -42,14 +45,18 @@ struct InFlightTableTests {
         #expect(table.count == 0)
         let late = table.finish("a", work: work)
         #expect(late == nil, "cancelled work's late result reaches nobody")
-        guard case .start(let fresh) = table.claim("a", priority: .normal) else { Issue.record("nothing was kept"); return }
+        guard case .start(let fresh) = table.claim("a", priority: .normal) else {
+            Issue.record("nothing was kept"); return
+        }
         #expect(fresh != work)
     }
 
     @Test("work others elsewhere may wait for outlives its last waiter here until abandoned")
     func orphaned() {
         var table = Table()
-        guard case .start(let work) = table.claim("a", priority: .normal) else { Issue.record("a first claim did not start work"); return }
+        guard case .start(let work) = table.claim("a", priority: .normal) else {
+            Issue.record("a first claim did not start work"); return
+        }
         _ = table.wait("a", work: work, waiter: 1, priority: .normal, 1)
         table.setHandle("a", work: work) { $0 = "task-a" }
         table.lead("a", work: work, lease: "lease-a")
@@ -69,7 +76,8 @@ struct InFlightTableTests {
     func raise() {
         var table = Table()
         guard case .start(let fetch) = table.claim("fetch", priority: .low),
-              case .start(let decode) = table.claim("decode", priority: .low) else { Issue.record("a first claim did not start work"); return }
+            case .start(let decode) = table.claim("decode", priority: .low)
+        else { Issue.record("a first claim did not start work"); return }
         _ = table.wait("fetch", work: fetch, waiter: 1, priority: .low, 1, inputOf: ("decode", decode))
         let raisedHigh = table.claim("decode", priority: .high)
         #expect(raisedHigh == .join(work: decode, raised: ["decode", "fetch"]))
@@ -81,7 +89,9 @@ struct InFlightTableTests {
     @Test("a held value answers claims until it is released")
     func hold() {
         var table = Table()
-        guard case .start(let work) = table.claim("a", priority: .normal) else { Issue.record("a first claim did not start work"); return }
+        guard case .start(let work) = table.claim("a", priority: .normal) else {
+            Issue.record("a first claim did not start work"); return
+        }
         _ = table.wait("a", work: work, waiter: 1, priority: .normal, 1)
         let answered = table.finish("a", work: work, hold: "original")
         #expect(answered == [1])
@@ -95,9 +105,13 @@ struct InFlightTableTests {
     @Test("a leaving waiter lowers the work to the highest priority left, and the step it waits for too")
     func lowerOnLeave() {
         var table = Table()
-        guard case .start(let decode) = table.claim("decode", priority: .low) else { Issue.record("a first claim did not start work"); return }
+        guard case .start(let decode) = table.claim("decode", priority: .low) else {
+            Issue.record("a first claim did not start work"); return
+        }
         _ = table.wait("decode", work: decode, waiter: 1, priority: .low, 1)
-        guard case .start(let fetch) = table.claim("fetch", priority: .low) else { Issue.record("a first claim did not start work"); return }
+        guard case .start(let fetch) = table.claim("fetch", priority: .low) else {
+            Issue.record("a first claim did not start work"); return
+        }
         _ = table.wait("fetch", work: fetch, waiter: 2, priority: .low, 2, inputOf: ("decode", decode))
         // A high-priority request joins the decode: both steps go up.
         #expect(table.claim("decode", priority: .high) == .join(work: decode, raised: ["decode", "fetch"]))
@@ -172,7 +186,9 @@ struct InFlightTableTests {
                     model.waiting.insert(nextWaiter)
                 }
             case 2:  // some waiter of the key's work leaves
-                guard let work = model.work[key], let waiter = work.waiters.keys.randomElement(using: &random) else { break }
+                guard let work = model.work[key], let waiter = work.waiters.keys.randomElement(using: &random) else {
+                    break
+                }
                 let departure = table.leave(key, work: work.id, waiter: waiter)
                 #expect(!model.answered.contains(waiter))
                 model.answered.insert(waiter)
@@ -215,7 +231,9 @@ struct InFlightTableTests {
             }
             #expect(Set(table.held.keys) == model.held)
             #expect(model.answered.isDisjoint(with: model.waiting))
-            #expect(model.answered.count + model.waiting.count + model.heldAnswers == nextWaiter, "every claim is answered once")
+            #expect(
+                model.answered.count + model.waiting.count + model.heldAnswers == nextWaiter,
+                "every claim is answered once")
         }
     }
 }

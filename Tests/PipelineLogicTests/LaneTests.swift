@@ -1,5 +1,6 @@
-@testable import PipelineHost
 import Testing
+
+@testable import PipelineHost
 
 /// The slot queue's rules on their own: a ticket's grant is a plain number here, where the
 /// pipeline's is a continuation.

@@ -1,6 +1,7 @@
 import PipelineHost
-@testable import PipelineHostRedis
 import Testing
+
+@testable import PipelineHostRedis
 
 /// The lease protocol as a value, against a scripted Redis: one node's machine runs while the
 /// test plays the other nodes between its steps. No redis-server, no sleeping; the time is
@@ -43,9 +44,12 @@ struct LeaseMachineTests {
     /// Runs this node's machine to the end. `between` is called before each action is carried
     /// out, with how many actions came before it, so the test can act for the other nodes.
     /// `failAt`: the action at that index finds Redis unreachable.
-    static func drive(_ redis: inout ScriptedRedis, failAt: Int? = nil, cancelledAt: Int? = nil,
-                      between: (Int, LeaseMachine.Action, inout ScriptedRedis) -> Void = { _, _, _ in })
-        -> (actions: [LeaseMachine.Action], outcome: LeaseMachine.Outcome) {
+    static func drive(
+        _ redis: inout ScriptedRedis, failAt: Int? = nil, cancelledAt: Int? = nil,
+        between: (Int, LeaseMachine.Action, inout ScriptedRedis) -> Void = { _, _, _ in }
+    )
+        -> (actions: [LeaseMachine.Action], outcome: LeaseMachine.Outcome)
+    {
         var machine = LeaseMachine(settings: settings)
         var action = machine.next(after: .miss(now: redis.now))
         var actions: [LeaseMachine.Action] = []
@@ -121,10 +125,11 @@ struct LeaseMachineTests {
             // Between the waiter's second look and its second SET NX.
             if setNXCount == 2 { redis.leaderStoresAndReleases() }
         }
-        #expect(run.actions == [
-            .checkNegative, .setNX, .markWaiting(first: true), .wait(until: start + Self.settings.poll),
-            .checkEntry, .checkNegative, .setNX, .checkEntry, .release,
-        ])
+        #expect(
+            run.actions == [
+                .checkNegative, .setNX, .markWaiting(first: true), .wait(until: start + Self.settings.poll),
+                .checkEntry, .checkNegative, .setNX, .checkEntry, .release,
+            ])
         #expect(run.outcome == .lookAgain)
         #expect(redis.lock == nil, "the lease won in vain is given back")
     }
@@ -159,8 +164,9 @@ struct LeaseMachineTests {
         redis.lock = ("A", start + .milliseconds(250))
         let run = Self.drive(&redis)
         let marks = run.actions.filter { if case .markWaiting = $0 { true } else { false } }
-        #expect(marks == [.markWaiting(first: true), .markWaiting(first: false), .markWaiting(first: false)],
-                "counted as one wait")
+        #expect(
+            marks == [.markWaiting(first: true), .markWaiting(first: false), .markWaiting(first: false)],
+            "counted as one wait")
         #expect(run.actions.suffix(3) == [.checkNegative, .setNX, .checkEntry])
         #expect(run.outcome == .lead(takenOver: true))
         #expect(redis.lock?.holder == "B")

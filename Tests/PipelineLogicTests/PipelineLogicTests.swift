@@ -10,10 +10,15 @@ import Testing
 struct PipelineLogicTests {
     let origin = FakeOrigin()
 
-    func pipeline(_ lua: String, transfers: Int = 8, cpu: Int = 2, cache: CacheSettings = CacheSettings()) throws -> Pipeline {
-        let profiles = try ProfileLoader(registry: FakeStages.registry(origin: origin)).load(code: Array(lua.utf8), name: "logic.lua")
-        return Pipeline(profiles: profiles, configuration: PipelineConfiguration(
-            transfers: transfers, transfersPerHost: transfers, cpuStages: cpu, cache: cache))
+    func pipeline(_ lua: String, transfers: Int = 8, cpu: Int = 2, cache: CacheSettings = CacheSettings()) throws
+        -> Pipeline
+    {
+        let profiles = try ProfileLoader(registry: FakeStages.registry(origin: origin)).load(
+            code: Array(lua.utf8), name: "logic.lua")
+        return Pipeline(
+            profiles: profiles,
+            configuration: PipelineConfiguration(
+                transfers: transfers, transfersPerHost: transfers, cpuStages: cpu, cache: cache))
     }
 
     static let plain = #"profile "p" { fetch {}, decode {}, encode {} }"#
@@ -65,7 +70,11 @@ struct PipelineLogicTests {
         await origin.wait(for: "/busy") { $0.started == 1 }
         var queued: [Task<PipelineResult, any Error>] = []
         for (path, priority) in [("/low1", Priority.low), ("/low2", .low), ("/high", .high)] {
-            queued.append(Task { try await pipeline.image(for: ImageRequest(source: "fake://h" + path, profile: "p"), priority: priority) })
+            queued.append(
+                Task {
+                    try await pipeline.image(
+                        for: ImageRequest(source: "fake://h" + path, profile: "p"), priority: priority)
+                })
             let count = queued.count
             await pipeline.waitForActivity { $0.queuedTransfers == count }
         }

@@ -1,8 +1,10 @@
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
-@Suite("Pipeline: cancellation is counted per waiter", .timeLimit(.minutes(5)), .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
+@Suite(
+    "Pipeline: cancellation is counted per waiter", .timeLimit(.minutes(5)), .tags(.pixels, .network), .notInFastRun,
+    .loopbackOrigin)
 struct CancellationTests {
     let server = LoopbackServer.fixture
     let profile = TestPipeline.thumbnail(fetchTimeout: 120)
@@ -74,10 +76,14 @@ struct CancellationTests {
         let pipeline = Pipeline(profiles: profiles, configuration: PipelineConfiguration(cpuStages: 1))
         server.route("/other.jpg", .ok(Fixtures.sample, contentType: "image/jpeg"))
         // The first request takes the only CPU slot and keeps it at the hold stage.
-        let busy = Task { try await pipeline.image(for: ImageRequest(source: server.url("/cover.jpg"), profile: "held")) }
+        let busy = Task {
+            try await pipeline.image(for: ImageRequest(source: server.url("/cover.jpg"), profile: "held"))
+        }
         await gates.waitUntilEntered("cpu-busy")
         // The second is fetched, then queues for the CPU slot to decode.
-        let queued = Task { try await pipeline.image(for: ImageRequest(source: server.url("/other.jpg"), profile: "held")) }
+        let queued = Task {
+            try await pipeline.image(for: ImageRequest(source: server.url("/other.jpg"), profile: "held"))
+        }
         await pipeline.waitForActivity { $0.queuedCPU == 1 }
         queued.cancel()
         await pipeline.waitForActivity { $0.queuedCPU == 0 }
@@ -94,10 +100,14 @@ struct CancellationTests {
     @Test("a cancelled prefetch leaves nothing running")
     func cancelPrefetch() async throws {
         server.route("/block.jpg", .held(gate: "prefetch-block", .ok(Fixtures.sample, contentType: "image/jpeg")))
-        let pipeline = Pipeline(profiles: try TestPipeline.load(profile), configuration: PipelineConfiguration(transfers: 1))
-        let blocker = Task { try await pipeline.image(for: ImageRequest(source: server.url("/block.jpg"), profile: "thumbnail")) }
+        let pipeline = Pipeline(
+            profiles: try TestPipeline.load(profile), configuration: PipelineConfiguration(transfers: 1))
+        let blocker = Task {
+            try await pipeline.image(for: ImageRequest(source: server.url("/block.jpg"), profile: "thumbnail"))
+        }
         await pipeline.waitForActivity { $0.runningTransfers == 1 }
-        let prefetch = pipeline.prefetch(["/p1.jpg", "/p2.jpg"].map { ImageRequest(source: server.url($0), profile: "thumbnail") })
+        let prefetch = pipeline.prefetch(
+            ["/p1.jpg", "/p2.jpg"].map { ImageRequest(source: server.url($0), profile: "thumbnail") })
         await pipeline.waitForActivity { $0.queuedTransfers == 2 }
         prefetch.cancel()
         #expect(await prefetch.wait() == 0)

@@ -1,8 +1,10 @@
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
-@Suite("Pipeline: in-flight work is shared, counted at the server", .timeLimit(.minutes(5)), .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
+@Suite(
+    "Pipeline: in-flight work is shared, counted at the server", .timeLimit(.minutes(5)), .tags(.pixels, .network),
+    .notInFastRun, .loopbackOrigin)
 struct DeduplicationTests {
     let server = LoopbackServer.fixture
 
@@ -33,8 +35,9 @@ struct DeduplicationTests {
         server.route("/rest/getCoverArt", .held(gate: "salted", .ok(Fixtures.sample, contentType: "image/jpeg")))
         let pipeline = Pipeline(profiles: try TestPipeline.example("examples/salted-urls.lua"))
         let requests = (1...10).map { n in
-            ImageRequest(source: server.url("/rest/getCoverArt?id=al-7&u=me&t=token\(n)&s=salt\(n)&v=1.16.1&c=app"),
-                         profile: "thumbnail")
+            ImageRequest(
+                source: server.url("/rest/getCoverArt?id=al-7&u=me&t=token\(n)&s=salt\(n)&v=1.16.1&c=app"),
+                profile: "thumbnail")
         }
         let results = try await withThrowingTaskGroup(of: PipelineResult.self) { group in
             for request in requests { group.addTask { try await pipeline.image(for: request) } }
@@ -71,8 +74,10 @@ struct DeduplicationTests {
         let pipeline = Pipeline(profiles: try TestPipeline.load(TestPipeline.thumbnail(fetchTimeout: 120)))
         let url = server.url("/a.jpg")
         async let normal = pipeline.image(for: ImageRequest(source: url, profile: "thumbnail"))
-        async let tiny = pipeline.image(for: ImageRequest(source: url, profile: "thumbnail",
-                                                          overrides: ["downsample": ["size": .integer(64)]]))
+        async let tiny = pipeline.image(
+            for: ImageRequest(
+                source: url, profile: "thumbnail",
+                overrides: ["downsample": ["size": .integer(64)]]))
         await pipeline.waitForActivity { $0.waitingRequests == 2 }
         server.open("override")
         let (big, small) = try await (normal, tiny)
@@ -85,8 +90,9 @@ struct DeduplicationTests {
     @Test("an override is checked like a profile parameter")
     func badOverride() async throws {
         let pipeline = Pipeline(profiles: try TestPipeline.load(TestPipeline.thumbnail(fetchTimeout: 120)))
-        let request = ImageRequest(source: server.url("/a.jpg"), profile: "thumbnail",
-                                   overrides: ["downsample": ["sise": .integer(64)]])
+        let request = ImageRequest(
+            source: server.url("/a.jpg"), profile: "thumbnail",
+            overrides: ["downsample": ["sise": .integer(64)]])
         let error = await #expect(throws: PipelineError.self) { try await pipeline.image(for: request) }
         #expect(error?.kind == .profile)
         #expect(error?.reason == "override: downsample: unknown parameter 'sise' (did you mean 'size'?)")
@@ -104,8 +110,11 @@ struct DeduplicationTests {
         await pipeline.waitForActivity { $0.waitingRequests == 2 }
         server.open("gone")
         let errors = await [a, b].compactMap { if case .failure(let e) = $0 { e } else { nil } }
-        #expect(errors.map(\.description) == [server.url("/gone.jpg?s=REDACTED") + ": HTTP 404",
-                                              server.url("/gone.jpg?s=REDACTED") + ": HTTP 404"])
+        #expect(
+            errors.map(\.description) == [
+                server.url("/gone.jpg?s=REDACTED") + ": HTTP 404",
+                server.url("/gone.jpg?s=REDACTED") + ": HTTP 404",
+            ])
         #expect(server.requestCount("/gone.jpg") == 1)
         // Errors are never kept: the next request asks the server again.
         _ = try? await pipeline.image(for: first)

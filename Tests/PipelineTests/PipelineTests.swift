@@ -1,6 +1,6 @@
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Pipeline: profiles end to end over loopback HTTP", .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
 struct PipelineTests {
@@ -12,23 +12,31 @@ struct PipelineTests {
 
     @Test("the thumbnail example makes a 300x300 JPEG from an HTTP source")
     func thumbnail() async throws {
-        let set = try ProfileLoader(registry: TestPipeline.registry()).load(file: Fixtures.path("examples/thumbnail.lua"))
+        let set = try ProfileLoader(registry: TestPipeline.registry()).load(
+            file: Fixtures.path("examples/thumbnail.lua"))
         let cache = try TemporaryDirectory()
         let pipeline = Pipeline(profiles: set, configuration: TestPipeline.configuration(cacheIn: cache))
-        let result = try await pipeline.image(for: ImageRequest(source: server.url("/rest/getCoverArt?id=1"), profile: "thumbnail"))
+        let result = try await pipeline.image(
+            for: ImageRequest(source: server.url("/rest/getCoverArt?id=1"), profile: "thumbnail"))
         let info = try #require(Fixtures.info(result.bytes.array))
         #expect((info.format, info.width, info.height) == ("jpeg", 300, 300))
-        #expect(result.timings.map(\.stage) == ["normalize", "fetch", "cache", "decode", "downsample", "encode", "cache"])
+        #expect(
+            result.timings.map(\.stage) == ["normalize", "fetch", "cache", "decode", "downsample", "encode", "cache"])
     }
 
     @Test("salted URLs of one image have one key, and the salt is never shown")
     func stableKey() async throws {
-        let set = try ProfileLoader(registry: TestPipeline.registry()).load(file: Fixtures.path("examples/salted-urls.lua"))
+        let set = try ProfileLoader(registry: TestPipeline.registry()).load(
+            file: Fixtures.path("examples/salted-urls.lua"))
         let pipeline = Pipeline(profiles: set)
-        let first = try await pipeline.image(for: ImageRequest(
-            source: server.url("/rest/getCoverArt?id=al-1&u=me&t=0a1b2c&s=salt1&v=1.16.1&c=app"), profile: "thumbnail"))
-        let second = try await pipeline.image(for: ImageRequest(
-            source: server.url("/rest/getCoverArt?c=app&s=salt2&t=3d4e5f&u=me&v=1.16.1&id=al-1"), profile: "thumbnail"))
+        let first = try await pipeline.image(
+            for: ImageRequest(
+                source: server.url("/rest/getCoverArt?id=al-1&u=me&t=0a1b2c&s=salt1&v=1.16.1&c=app"),
+                profile: "thumbnail"))
+        let second = try await pipeline.image(
+            for: ImageRequest(
+                source: server.url("/rest/getCoverArt?c=app&s=salt2&t=3d4e5f&u=me&v=1.16.1&id=al-1"),
+                profile: "thumbnail"))
         #expect(first.sourceKey == server.url("/rest/getCoverArt?id=al-1"))
         #expect(first.key == second.key)
         #expect(first.key.contains("downsample@1("))
@@ -49,11 +57,13 @@ struct PipelineTests {
 
     @Test("the blurred-background example makes a blurred, dimmed image")
     func blurredBackground() async throws {
-        let set = try ProfileLoader(registry: TestPipeline.registry()).load(file: Fixtures.path("examples/blurred-background.lua"))
+        let set = try ProfileLoader(registry: TestPipeline.registry()).load(
+            file: Fixtures.path("examples/blurred-background.lua"))
         let cache = try TemporaryDirectory()
         let result = try await Pipeline(profiles: set, configuration: TestPipeline.configuration(cacheIn: cache))
             .image(for: ImageRequest(source: server.url("/rest/getCoverArt"), profile: "blurred-background"))
-        let plain = try await TestPipeline.run(TestPipeline.thumbnail(size: 512, fit: "inside"), source: server.url("/rest/getCoverArt"))
+        let plain = try await TestPipeline.run(
+            TestPipeline.thumbnail(size: 512, fit: "inside"), source: server.url("/rest/getCoverArt"))
         let blurred = try #require(Fixtures.stats(result.bytes.array))
         let reference = try #require(Fixtures.stats(plain.bytes.array))
         #expect(result.size == PixelSize(width: 512, height: 341))

@@ -1,8 +1,10 @@
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
-@Suite("Pipeline: queues serve higher priority first", .timeLimit(.minutes(5)), .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
+@Suite(
+    "Pipeline: queues serve higher priority first", .timeLimit(.minutes(5)), .tags(.pixels, .network), .notInFastRun,
+    .loopbackOrigin)
 struct PriorityTests {
     let server = LoopbackServer.fixture
     let pipeline: Pipeline
@@ -15,8 +17,9 @@ struct PriorityTests {
         // One transfer at a time, so every other request queues behind the held one, which only
         // the test opens: with 5 s to time out, two busy loops and the cluster suites' processes
         // could starve the set-up past it, and the queue then never formed.
-        pipeline = Pipeline(profiles: try TestPipeline.load(TestPipeline.thumbnail(size: 32, fetchTimeout: 120)),
-                            configuration: PipelineConfiguration(transfers: 1))
+        pipeline = Pipeline(
+            profiles: try TestPipeline.load(TestPipeline.thumbnail(size: 32, fetchTimeout: 120)),
+            configuration: PipelineConfiguration(transfers: 1))
     }
 
     private func request(_ path: String, _ priority: Priority) -> Task<PipelineResult, any Error> {
@@ -26,7 +29,9 @@ struct PriorityTests {
 
     /// Starts the held request, then each of `queued` in turn, each one in the queue before
     /// the next starts, so the arrival order is known.
-    private func queueBehindHeld(_ queued: [(path: String, priority: Priority)]) async -> [Task<PipelineResult, any Error>] {
+    private func queueBehindHeld(_ queued: [(path: String, priority: Priority)]) async -> [Task<
+        PipelineResult, any Error
+    >] {
         var tasks = [request("/block.jpg", .normal)]
         await pipeline.waitForActivity { $0.runningTransfers == 1 }
         for (index, item) in queued.enumerated() {

@@ -1,8 +1,8 @@
 import Foundation
 import PipelineHost
 import PlaceholderHashes
-import Testing
 import TestSupport
+import Testing
 
 /// `info` as the CLI and serve run it: the profile's own fetch, cache and decode, then the info
 /// stage. What it says is checked against the image, and its hashes are read back by the
@@ -15,6 +15,7 @@ struct InfoTests {
         profile "located" { fetch {}, decode {}, encode {}, info { exif = true, gps = true } }
         """
 
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     struct Described: Decodable {
         let width: Int, height: Int, format: String, frames: Int, has_alpha: Bool, bytes: Int, orientation: Int
         let dominant: String?, blurhash: String, thumbhash: String
@@ -26,7 +27,10 @@ struct InfoTests {
         let pipeline = Pipeline(profiles: try TestPipeline.load(profiles))
         let result = try await pipeline.image(for: ImageRequest(source: source, profile: ProfileSet.infoName(profile)))
         #expect(result.format == "json")
-        return (try JSONDecoder().decode(Described.self, from: Data(result.bytes.array)), String(decoding: result.bytes.array, as: UTF8.self))
+        return (
+            try JSONDecoder().decode(Described.self, from: Data(result.bytes.array)),
+            String(decoding: result.bytes.array, as: UTF8.self)
+        )
     }
 
     /// A test image: its file, its size, its format, whether it has alpha, and its average
@@ -39,18 +43,23 @@ struct InfoTests {
         static func photo(_ relative: String, format: String, alpha: Bool = false) throws -> Case {
             let small = try PlaceholderHashTests.photo(relative)
             let info = try #require(Fixtures.info(try Fixtures.read(Fixtures.path(relative))))
-            return Case(name: relative, path: Fixtures.path(relative), width: info.width, height: info.height, format: format, alpha: alpha,
-                        thumbAverage: PlaceholderHashTests.average(small),
-                        blurAverage: (0..<3).map { BlurHashTesting.meanSRGB(small, channel: $0) })
+            return Case(
+                name: relative, path: Fixtures.path(relative), width: info.width, height: info.height, format: format,
+                alpha: alpha,
+                thumbAverage: PlaceholderHashTests.average(small),
+                blurAverage: (0..<3).map { BlurHashTesting.meanSRGB(small, channel: $0) })
         }
 
         /// A PNG painted by `colour`, with `average` what any shrink of it keeps.
-        static func painted(_ name: String, _ width: Int, _ height: Int, in directory: TemporaryDirectory,
-                            sample: RGBAImage, _ colour: @escaping (Int, Int) -> [UInt8]) throws -> Case {
+        static func painted(
+            _ name: String, _ width: Int, _ height: Int, in directory: TemporaryDirectory,
+            sample: RGBAImage, _ colour: @escaping (Int, Int) -> [UInt8]
+        ) throws -> Case {
             let path = try directory.write(name + ".png", Fixtures.painted(width: width, height: height, colour))
-            return Case(name: name, path: path, width: width, height: height, format: "png", alpha: false,
-                        thumbAverage: PlaceholderHashTests.average(sample),
-                        blurAverage: (0..<3).map { BlurHashTesting.meanSRGB(sample, channel: $0) })
+            return Case(
+                name: name, path: path, width: width, height: height, format: "png", alpha: false,
+                thumbAverage: PlaceholderHashTests.average(sample),
+                blurAverage: (0..<3).map { BlurHashTesting.meanSRGB(sample, channel: $0) })
         }
     }
 
@@ -63,7 +72,9 @@ struct InfoTests {
             try .photo("docs/gallery/cover-west.jpg", format: "jpeg"),
             try .photo("docs/gallery/mark.png", format: "png", alpha: true),
             try .painted("1x1", 1, 1, in: directory, sample: one) { _, _ in [200, 30, 60] },
-            try .painted("wide", 2000, 10, in: directory, sample: halves) { x, _ in x < 1000 ? [250, 250, 20] : [10, 40, 200] },
+            try .painted("wide", 2000, 10, in: directory, sample: halves) { x, _ in
+                x < 1000 ? [250, 250, 20] : [10, 40, 200]
+            },
             try .painted("grey", 300, 200, in: directory, sample: grey) { _, _ in [90, 90, 90] },
         ]
     }
@@ -78,17 +89,23 @@ struct InfoTests {
             #expect(info.has_alpha == image.alpha, "\(image.name)")
             #expect(info.bytes == (try Fixtures.read(image.path)).count, "\(image.name)")
             #expect(info.dominant?.wholeMatch(of: /#[0-9a-f]{6}/) != nil, "\(image.name)")
-            let thumbhash = try #require(Data(base64Encoded: info.thumbhash), "\(image.name): ThumbHash is standard base64")
+            let thumbhash = try #require(
+                Data(base64Encoded: info.thumbhash), "\(image.name): ThumbHash is standard base64")
             let reading = try await ReferenceDecoders.read(blurhash: info.blurhash, thumbhash: Array(thumbhash))
             #expect(reading.blurComponents == [4, 3], "\(image.name)")
             for channel in 0..<3 {
-                #expect(abs(reading.thumbAverage[channel] - image.thumbAverage[channel]) < 0.05, "\(image.name) ThumbHash channel \(channel)")
-                #expect(abs(reading.blurAverage[channel] - image.blurAverage[channel]) <= 4, "\(image.name) BlurHash channel \(channel)")
+                #expect(
+                    abs(reading.thumbAverage[channel] - image.thumbAverage[channel]) < 0.05,
+                    "\(image.name) ThumbHash channel \(channel)")
+                #expect(
+                    abs(reading.blurAverage[channel] - image.blurAverage[channel]) <= 4,
+                    "\(image.name) BlurHash channel \(channel)")
             }
             // The aspect ratio, to the nearest of ThumbHash's steps (7 on the long side, 5 with alpha).
             let steps = Double(image.alpha ? 5 : 7), (w, h) = (Double(image.width), Double(image.height))
             let expected = w > h ? steps / max(1, (steps * h / w).rounded()) : max(1, (steps * w / h).rounded()) / steps
-            #expect(abs(reading.thumbAspect - expected) < 1e-9, "\(image.name): \(reading.thumbAspect) against \(w / h)")
+            #expect(
+                abs(reading.thumbAspect - expected) < 1e-9, "\(image.name): \(reading.thumbAspect) against \(w / h)")
         }
     }
 
@@ -105,15 +122,23 @@ struct InfoTests {
     /// A JPEG with camera EXIF and a GPS position, written by exiftool (scripts/setup installs it).
     static func cameraJPEG(in directory: TemporaryDirectory, orientation: Int = 1) async throws -> String {
         let path = try directory.write("camera.jpg", Fixtures.quadrants(width: 64, height: 48))
-        let outcome = try await CLIProcess.start(["-q", "-overwrite_original", "-n", "-Make=Canon", "-Model=EOS 5D",
-                                                  "-DateTimeOriginal=2024:05:01 10:00:00", "-GPSLatitude=51.5", "-GPSLatitudeRef=N",
-                                                  "-GPSLongitude=0.12", "-GPSLongitudeRef=W", "-Orientation=\(orientation)", path],
-                                                 executable: "/usr/bin/exiftool").finished(timeout: 120)
-        guard outcome.status == 0 else { throw ReferenceFailure("exiftool failed (scripts/setup installs it): \(outcome.stderr)") }
+        let outcome = try await CLIProcess.start(
+            [
+                "-q", "-overwrite_original", "-n", "-Make=Canon", "-Model=EOS 5D",
+                "-DateTimeOriginal=2024:05:01 10:00:00", "-GPSLatitude=51.5", "-GPSLatitudeRef=N",
+                "-GPSLongitude=0.12", "-GPSLongitudeRef=W", "-Orientation=\(orientation)", path,
+            ],
+            executable: "/usr/bin/exiftool"
+        ).finished(timeout: 120)
+        guard outcome.status == 0 else {
+            throw ReferenceFailure("exiftool failed (scripts/setup installs it): \(outcome.stderr)")
+        }
         return path
     }
 
-    @Test("EXIF make, model and date taken only when the profile asks (exif = true); the GPS position only with gps = true")
+    @Test(
+        "EXIF make, model and date taken only when the profile asks (exif = true); the GPS position only with gps = true"
+    )
     func exifWithoutGPS() async throws {
         let directory = try TemporaryDirectory()
         let path = try await Self.cameraJPEG(in: directory, orientation: 6)
@@ -140,7 +165,8 @@ struct InfoTests {
         let pipeline = Pipeline(profiles: try TestPipeline.load(Self.profiles))
         for (path, kind) in [(bomb, PipelineError.Kind.pixelLimit), (page, .notAnImage)] {
             do {
-                let result = try await pipeline.image(for: ImageRequest(source: path, profile: ProfileSet.infoName("p")))
+                let result = try await pipeline.image(
+                    for: ImageRequest(source: path, profile: ProfileSet.infoName("p")))
                 Issue.record("\(path): described as \(String(decoding: result.bytes.array, as: UTF8.self))")
             } catch {
                 #expect(error.kind == kind, "\(path): \(error)")

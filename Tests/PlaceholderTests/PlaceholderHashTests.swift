@@ -1,7 +1,7 @@
 import Foundation
 import PlaceholderHashes
-import Testing
 import TestSupport
+import Testing
 
 /// BlurHash and ThumbHash against the formats' reference implementations: the same pixels give
 /// the same hash, and the reference reads back our hash's average colour and aspect ratio. On
@@ -34,15 +34,20 @@ struct PlaceholderHashTests {
         // An alpha band of 255 on what has none (a PNG with alpha keeps its own; the constant
         // band then lands as a fifth, which the check below refuses).
         let opaque = !relative.hasSuffix(".png")
-        let steps = [["vips", "thumbnail", Fixtures.path(relative), small, "100"], ["vips", "colourspace", small, srgb, "srgb"],
-                     opaque ? ["vips", "bandjoin_const", srgb, rgba, "255"] : ["vips", "copy", srgb, rgba], ["vips", "rawsave", rgba, raw]]
+        let steps = [
+            ["vips", "thumbnail", Fixtures.path(relative), small, "100"], ["vips", "colourspace", small, srgb, "srgb"],
+            opaque ? ["vips", "bandjoin_const", srgb, rgba, "255"] : ["vips", "copy", srgb, rgba],
+            ["vips", "rawsave", rgba, raw],
+        ]
         for arguments in steps {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = arguments
             try process.run()
             process.waitUntilExit()
-            guard process.terminationStatus == 0 else { throw ReferenceFailure("\(arguments.joined(separator: " ")) failed") }
+            guard process.terminationStatus == 0 else {
+                throw ReferenceFailure("\(arguments.joined(separator: " ")) failed")
+            }
         }
         let header = { (field: String) throws -> Int in
             let process = Process(), pipe = Pipe()
@@ -51,8 +56,9 @@ struct PlaceholderHashTests {
             process.standardOutput = pipe
             try process.run()
             process.waitUntilExit()
-            return Int(String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+            return Int(
+                String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                    .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         }
         let pixels = Array(try Data(contentsOf: URL(fileURLWithPath: raw)))
         return try #require(RGBAImage(width: try header("width"), height: try header("height"), pixels: pixels))
@@ -69,8 +75,12 @@ struct PlaceholderHashTests {
         return weight > 0 ? sums.map { $0 / weight } : [0, 0, 0]
     }
 
-    @Test("each hash is the reference's own for the same pixels, and decodes to the image's colour and shape",
-          arguments: ["gradient", "1x1", "wide", "grey", "alpha", "transparent", "examples/sample.jpg", "docs/gallery/cover-west.jpg", "docs/gallery/mark.png"])
+    @Test(
+        "each hash is the reference's own for the same pixels, and decodes to the image's colour and shape",
+        arguments: [
+            "gradient", "1x1", "wide", "grey", "alpha", "transparent", "examples/sample.jpg",
+            "docs/gallery/cover-west.jpg", "docs/gallery/mark.png",
+        ])
     func matchesTheReference(_ name: String) async throws {
         let image = try Self.image(name)
         let blur = BlurHash.encode(image)
@@ -90,7 +100,9 @@ struct PlaceholderHashTests {
         #expect(abs(reference.thumbAspect - expected) < 1e-9, "\(name): \(reference.thumbAspect) against \(w / h)")
         // BlurHash's average colour, as the reference reads it, is the image's mean over white.
         let mean = (0..<3).map { BlurHashTesting.meanSRGB(image, channel: $0) }
-        for channel in 0..<3 { #expect(abs(reference.blurAverage[channel] - mean[channel]) <= 1, "\(name) channel \(channel)") }
+        for channel in 0..<3 {
+            #expect(abs(reference.blurAverage[channel] - mean[channel]) <= 1, "\(name) channel \(channel)")
+        }
     }
 
     static func meanAlpha(_ image: RGBAImage) -> Double {

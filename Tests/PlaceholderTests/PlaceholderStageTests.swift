@@ -1,8 +1,8 @@
 import Foundation
 import PipelineHost
 import PlaceholderHashes
-import Testing
 import TestSupport
+import Testing
 
 /// A profile that ends in a placeholder: the text it writes is what the reference decoders
 /// read back, and the LQIP is a data URL of a tiny image.
@@ -28,7 +28,8 @@ struct PlaceholderStageTests {
         let (blur, blurFormat) = try await Self.text("blurhash", source)
         #expect(thumbFormat == "thumbhash" && blurFormat == "blurhash")
         #expect(FormatChoice.mediaType(thumbFormat) == "text/plain; charset=utf-8")
-        let reading = try await ReferenceDecoders.read(blurhash: blur, thumbhash: Array(try #require(Data(base64Encoded: thumb))))
+        let reading = try await ReferenceDecoders.read(
+            blurhash: blur, thumbhash: Array(try #require(Data(base64Encoded: thumb))))
         #expect(reading.blurComponents == [5, 4])
         let average = PlaceholderHashTests.average(small)
         for channel in 0..<3 {
@@ -37,9 +38,11 @@ struct PlaceholderStageTests {
         }
     }
 
-    @Test("an LQIP is a data URL of a tiny WebP (or JPEG), its longest side the size asked for", arguments: [
-        ("lqip", "webp", 16), ("lqip-jpeg", "jpeg", 24),
-    ])
+    @Test(
+        "an LQIP is a data URL of a tiny WebP (or JPEG), its longest side the size asked for",
+        arguments: [
+            ("lqip", "webp", 16), ("lqip-jpeg", "jpeg", 24),
+        ])
     func lqip(_ profile: String, _ format: String, _ side: Int) async throws {
         let (url, kind) = try await Self.text(profile, Fixtures.path("examples/sample.jpg"))
         #expect(kind == "lqip")
@@ -56,10 +59,12 @@ struct PlaceholderStageTests {
         let directory = try TemporaryDirectory()
         let camera = try await InfoTests.cameraJPEG(in: directory)
         for format in ["webp", "jpeg", "png"] {
-            let result = try await TestPipeline.run(#"profile "p" { fetch {}, decode {}, downsample { size = 32 }, encode { format = "\#(format)" } }"#,
-                                                    source: camera)
+            let result = try await TestPipeline.run(
+                #"profile "p" { fetch {}, decode {}, downsample { size = 32 }, encode { format = "\#(format)" } }"#,
+                source: camera)
             let path = try directory.write("out.\(format)", result.bytes.array)
-            let outcome = try await CLIProcess.start(["-a", "-G1", "-s", path], executable: "/usr/bin/exiftool").finished(timeout: 120)
+            let outcome = try await CLIProcess.start(["-a", "-G1", "-s", path], executable: "/usr/bin/exiftool")
+                .finished(timeout: 120)
             #expect(outcome.status == 0)
             for field in ["Make", "Model", "GPS", "DateTimeOriginal"] {
                 #expect(!outcome.stdout.contains(field), "\(format) keeps \(field): \(outcome.stdout)")

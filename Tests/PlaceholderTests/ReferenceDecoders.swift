@@ -43,10 +43,14 @@ enum ReferenceDecoders {
             throw ReferenceFailure("no reference venv at \(python): run scripts/setup")
         }
         struct Job: Encodable { let width: Int, height: Int, pixels: [UInt8], blurhash: String, thumbhash: [UInt8] }
-        let job = try JSONEncoder().encode(Job(width: image.width, height: image.height, pixels: image.pixels,
-                                               blurhash: blurhash, thumbhash: thumbhash))
-        let outcome = try await CLIProcess.start(["-c", script], input: String(decoding: job, as: UTF8.self) + "\n",
-                                                 executable: python).finished(timeout: 300)
+        let job = try JSONEncoder().encode(
+            Job(
+                width: image.width, height: image.height, pixels: image.pixels,
+                blurhash: blurhash, thumbhash: thumbhash))
+        let outcome = try await CLIProcess.start(
+            ["-c", script], input: String(decoding: job, as: UTF8.self) + "\n",
+            executable: python
+        ).finished(timeout: 300)
         guard outcome.status == 0 else { throw ReferenceFailure("the reference failed: \(outcome.stderr)") }
         return try JSONDecoder().decode(Answer.self, from: Data(outcome.stdout.utf8))
     }
@@ -84,8 +88,10 @@ extension ReferenceDecoders {
         }
         struct Job: Encodable { let blurhash: String, thumbhash: [UInt8] }
         let job = try JSONEncoder().encode(Job(blurhash: blurhash, thumbhash: thumbhash))
-        let outcome = try await CLIProcess.start(["-c", readScript], input: String(decoding: job, as: UTF8.self) + "\n",
-                                                 executable: python).finished(timeout: 300)
+        let outcome = try await CLIProcess.start(
+            ["-c", readScript], input: String(decoding: job, as: UTF8.self) + "\n",
+            executable: python
+        ).finished(timeout: 300)
         guard outcome.status == 0 else { throw ReferenceFailure("the reference failed: \(outcome.stderr)") }
         return try JSONDecoder().decode(Reading.self, from: Data(outcome.stdout.utf8))
     }

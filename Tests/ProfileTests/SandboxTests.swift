@@ -1,10 +1,12 @@
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 @Suite("The Lua sandbox")
 struct SandboxTests {
-    @Test("dangerous globals are not there", arguments: ["io", "os", "require", "load", "loadfile", "dofile", "debug", "package", "collectgarbage"])
+    @Test(
+        "dangerous globals are not there",
+        arguments: ["io", "os", "require", "load", "loadfile", "dofile", "debug", "package", "collectgarbage"])
     func unreachable(_ name: String) throws {
         let error = #expect(throws: ProfileError.self) { try TestPipeline.load("local x = \(name)\n", name: "h.lua") }
         #expect(error?.line == 1)
@@ -13,7 +15,8 @@ struct SandboxTests {
 
     @Test("string, table, math and utf8 work")
     func allowedLibraries() throws {
-        let set = try TestPipeline.load("""
+        let set = try TestPipeline.load(
+            """
             local side = math.floor(string.len("abc") * 100)
             local names = { "thumb" }
             table.insert(names, "nail")
@@ -29,12 +32,15 @@ struct SandboxTests {
         #expect(error?.message == "attempt to index a boolean value")
     }
 
-    @Test("no function makes bytecode: string.dump is gone, by name and through a string's methods",
-          arguments: ["string.dump(function() end)", "(\"\"):dump()", "string[\"du\" .. \"mp\"](tostring)"])
+    @Test(
+        "no function makes bytecode: string.dump is gone, by name and through a string's methods",
+        arguments: ["string.dump(function() end)", "(\"\"):dump()", "string[\"du\" .. \"mp\"](tostring)"])
     func noDump(_ call: String) throws {
         let error = #expect(throws: ProfileError.self) { try TestPipeline.load("local b = \(call)\n", name: "d.lua") }
         #expect(error?.line == 1, "\(String(describing: error))")
-        #expect(error?.message.contains("dump") == true || error?.message.contains("nil value") == true, "\(String(describing: error))")
+        #expect(
+            error?.message.contains("dump") == true || error?.message.contains("nil value") == true,
+            "\(String(describing: error))")
     }
 
     @Test("bytecode is refused")
@@ -46,7 +52,9 @@ struct SandboxTests {
 
     @Test("an infinite loop hits the instruction limit")
     func infiniteLoop() throws {
-        let error = #expect(throws: ProfileError.self) { try TestPipeline.load("local n = 0\nwhile true do n = n + 1 end\n", name: "loop.lua") }
+        let error = #expect(throws: ProfileError.self) {
+            try TestPipeline.load("local n = 0\nwhile true do n = n + 1 end\n", name: "loop.lua")
+        }
         #expect(error?.line == 2)
         #expect(error?.message == "profile exceeded the instruction limit (20000000 instructions)")
     }
@@ -56,16 +64,21 @@ struct SandboxTests {
         // string.rep is one instruction that takes real time; a tiny time limit catches the loop.
         let limits = ProfileLimits(instructions: .max, seconds: 0.05)
         let error = #expect(throws: ProfileError.self) {
-            try TestPipeline.load("while true do local s = string.rep('x', 4096) end\n", name: "slow.lua", limits: limits)
+            try TestPipeline.load(
+                "while true do local s = string.rep('x', 4096) end\n", name: "slow.lua", limits: limits)
         }
-        #expect(error?.message == "profile exceeded the time limit (0.1 s)" || error?.message == "profile exceeded the time limit (0.0 s)")
+        #expect(
+            error?.message == "profile exceeded the time limit (0.1 s)"
+                || error?.message == "profile exceeded the time limit (0.0 s)")
     }
 
-    @Test("memory bombs hit the memory limit", arguments: [
-        "local s = string.rep('x', 1e9)",
-        "local t = {} for i = 1, 1e8 do t[i] = i end",
-        "local s = 'x' while true do s = s .. s end",
-    ])
+    @Test(
+        "memory bombs hit the memory limit",
+        arguments: [
+            "local s = string.rep('x', 1e9)",
+            "local t = {} for i = 1, 1e8 do t[i] = i end",
+            "local s = 'x' while true do s = s .. s end",
+        ])
     func memoryBomb(_ lua: String) throws {
         let error = #expect(throws: ProfileError.self) { try TestPipeline.load(lua, name: "bomb.lua") }
         #expect(error?.description == "bomb.lua: profile exceeded the memory limit (32 MB)")
@@ -77,6 +90,8 @@ struct SandboxTests {
             try TestPipeline.load("local function f(n) return f(n + 1) + 1 end\nf(1)\n", name: "r.lua")
         }
         let message = error?.description ?? ""
-        #expect(message.contains("stack overflow") || message.contains("memory limit") || message.contains("instruction limit"))
+        #expect(
+            message.contains("stack overflow") || message.contains("memory limit")
+                || message.contains("instruction limit"))
     }
 }

@@ -1,6 +1,6 @@
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 /// A parameter declared once as a typed key: its spec is what the loader checks, and a stage
 /// reads it back typed, with its default and without force unwraps.
@@ -34,7 +34,9 @@ struct TypedParameterTests {
     func fetchIdentity() throws {
         let set = try TestPipeline.load(#"profile "p" { fetch { timeout = 5 } }"#)
         let canonical = try #require(set["p"]?.stages.first?.parameters.canonical)
-        #expect(canonical.contains("timeout=5") && canonical.contains("retries=2") && canonical.contains("block_private=false"))
+        #expect(
+            canonical.contains("timeout=5") && canonical.contains("retries=2")
+                && canonical.contains("block_private=false"))
         #expect(canonical.contains(#"schemes={"http","https","file"}"#))
     }
 
@@ -61,7 +63,9 @@ struct TypedParameterTests {
 
     @Test("a choice loads from a profile as its case, and any other string is refused at load with file:line")
     func choiceFromProfile() throws {
-        #expect(Fit.read(.string("contain")) == .contain && Fit.read(.string("fill")) == nil && Fit.read(.integer(1)) == nil)
+        #expect(
+            Fit.read(.string("contain")) == .contain && Fit.read(.string("fill")) == nil && Fit.read(.integer(1)) == nil
+        )
         #expect(Fit.cover.written == .string("cover"))
         #expect(throws: ProfileError.self) {
             try TestPipeline.load(#"profile "p" { fetch {}, cache { on_error = "never" } }"#)

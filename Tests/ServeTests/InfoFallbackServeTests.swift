@@ -3,9 +3,10 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import PipelineHost
-@testable import PipelineHostServe
-import Testing
 import TestSupport
+import Testing
+
+@testable import PipelineHostServe
 
 /// Serve's `/info` and a profile's fallback, on real stages in front of the loopback origin.
 @Suite("serve: /info and fallbacks", .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
@@ -52,8 +53,9 @@ struct InfoFallbackServeTests {
     }
 
     func service() throws -> ServeApplication {
-        let settings = ServeSettings(port: 0, signer: signer, allowUnsigned: false,
-                                     pipeline: PipelineConfiguration(cache: CacheSettings(mode: .normal)))
+        let settings = ServeSettings(
+            port: 0, signer: signer, allowUnsigned: false,
+            pipeline: PipelineConfiguration(cache: CacheSettings(mode: .normal)))
         let file = directory.file("serve.lua")
         return try ServeApplication(settings: settings) { try TestPipeline.load(Self.profiles, name: file) }
     }
@@ -79,13 +81,16 @@ struct InfoFallbackServeTests {
             #expect(again.headers[Self.xCache] == "memory")
             #expect(again.body == response.body)
 
-            let forged = try await client.execute(uri: "/info/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/thumb/plain/"
-                                                  + origin.url("/iaf/cover.jpg").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!,
-                                                  method: .get)
+            let forged = try await client.execute(
+                uri: "/info/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/thumb/plain/"
+                    + origin.url("/iaf/cover.jpg").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!,
+                method: .get)
             #expect(forged.status == .forbidden)
             // The chains made from a profile are not profiles a path can name.
             let derived = try await client.execute(
-                uri: RawPath.signed(profile: ProfileSet.infoName("thumb"), source: origin.url("/iaf/cover.jpg"), signer: signer), method: .get)
+                uri: RawPath.signed(
+                    profile: ProfileSet.infoName("thumb"), source: origin.url("/iaf/cover.jpg"), signer: signer),
+                method: .get)
             #expect(derived.status == .notFound)
         }
     }
@@ -122,8 +127,9 @@ struct InfoFallbackServeTests {
         }
     }
 
-    @Test("a missing source or a page answers the fallback: the profile's size and format, its status, a short max-age",
-          arguments: ["/iaf/gone.jpg", "/iaf/page.jpg"])
+    @Test(
+        "a missing source or a page answers the fallback: the profile's size and format, its status, a short max-age",
+        arguments: ["/iaf/gone.jpg", "/iaf/page.jpg"])
     func fallbackAnswers(_ path: String) async throws {
         try await service().application().test(.router) { client in
             let response = try await client.execute(uri: signed("thumb", path), method: .get)
@@ -141,12 +147,14 @@ struct InfoFallbackServeTests {
     @Test("a fallback has the size the request's option chose; /info takes the same options")
     func fallbackWithOptions() async throws {
         try await service().application().test(.router) { client in
-            let large = try await client.execute(uri: signed("sized", "/iaf/gone.jpg", options: [("w", "48")]), method: .get)
+            let large = try await client.execute(
+                uri: signed("sized", "/iaf/gone.jpg", options: [("w", "48")]), method: .get)
             #expect(large.status == .notFound && large.headers[Self.xCache] == "fallback")
             #expect(Fixtures.info(Array(large.body.readableBytesView))?.width == 48)
             let small = try await client.execute(uri: signed("sized", "/iaf/gone.jpg"), method: .get)
             #expect(Fixtures.info(Array(small.body.readableBytesView))?.width == 16)
-            let info = try await client.execute(uri: "/info" + signed("sized", "/iaf/cover.jpg", options: [("w", "48")]), method: .get)
+            let info = try await client.execute(
+                uri: "/info" + signed("sized", "/iaf/cover.jpg", options: [("w", "48")]), method: .get)
             #expect(info.status == .ok && info.headers[.contentType] == "application/json")
         }
     }

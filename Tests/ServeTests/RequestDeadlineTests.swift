@@ -1,6 +1,7 @@
-@testable import PipelineHostServe
 import PipelineHost
 import Testing
+
+@testable import PipelineHostServe
 
 /// The service's one deadline keeper: a budget that passes expires once; one that finishes in
 /// time is gone. Waits on the expiry itself, never on a clock.

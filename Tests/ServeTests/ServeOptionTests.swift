@@ -3,9 +3,10 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import PipelineHost
-@testable import PipelineHostServe
-import Testing
 import TestSupport
+import Testing
+
+@testable import PipelineHostServe
 
 /// Option segments in serve's paths: `/{signature}/resize/w:600/q:60/{source}`, chosen among the
 /// values the profile's `params` allows, on real stages in front of the loopback origin.
@@ -32,16 +33,17 @@ struct ServeOptionTests {
     }
 
     func service(acceptClientHints: Bool = false) throws -> ServeApplication {
-        var settings = ServeSettings(port: 0, signer: signer, allowUnsigned: false,
-                                     pipeline: PipelineConfiguration(cache: CacheSettings(mode: .normal)))
+        var settings = ServeSettings(
+            port: 0, signer: signer, allowUnsigned: false,
+            pipeline: PipelineConfiguration(cache: CacheSettings(mode: .normal)))
         settings.acceptClientHints = acceptClientHints
         return try ServeApplication(settings: settings) { try TestPipeline.load(Self.profiles, name: "serve.lua") }
     }
 
     func signed(_ path: String, _ options: [(String, String)], plain: Bool = false) -> String {
-        try! ServePath.signed(profile: "resize", source: origin.url(path), plain: plain, options: options, signer: signer)!
+        try! ServePath.signed(
+            profile: "resize", source: origin.url(path), plain: plain, options: options, signer: signer)!
     }
-
 
     static let xCache = HTTPField.Name("X-Cache")!
 
@@ -50,33 +52,41 @@ struct ServeOptionTests {
     @Test("an option segment chooses the value; a missing one takes the default; order does not matter")
     func choose() async throws {
         try await service().application().test(.router) { client in
-            let wide = try await client.execute(uri: signed("/opt/wide.jpg", [("w", "600"), ("q", "60")]), method: .get)
+            let wide = try await client.execute(
+                uri: signed("/opt/wide.jpg", [("w", "600"), ("q", "60")]), method: .get)
             #expect(wide.status == .ok && width(wide) == 600)
-            let swapped = try await client.execute(uri: signed("/opt/wide.jpg", [("q", "60"), ("w", "600")]), method: .get)
+            let swapped = try await client.execute(
+                uri: signed("/opt/wide.jpg", [("q", "60"), ("w", "600")]), method: .get)
             #expect(swapped.headers[Self.xCache] == "memory")
             #expect(swapped.headers[.eTag] == wide.headers[.eTag])
-            let plain = try await client.execute(uri: signed("/opt/wide.jpg", [("w", "100")], plain: true), method: .get)
+            let plain = try await client.execute(
+                uri: signed("/opt/wide.jpg", [("w", "100")], plain: true), method: .get)
             #expect(width(plain) == 100)
             // No segment is the default, and the default written out is the same variant.
             let none = try await client.execute(uri: signed("/opt/wide.jpg", []), method: .get)
             #expect(width(none) == 300)
-            let written = try await client.execute(uri: signed("/opt/wide.jpg", [("w", "300"), ("q", "80")]), method: .get)
+            let written = try await client.execute(
+                uri: signed("/opt/wide.jpg", [("w", "300"), ("q", "80")]), method: .get)
             #expect(written.headers[Self.xCache] == "memory" && written.headers[.eTag] == none.headers[.eTag])
         }
     }
 
-    @Test("an unknown option, a value outside the set, a repeat or a malformed segment is 400 naming the allowed values",
-          arguments: [
-              ([("w", "700")], "w:700 is not allowed; w takes 100, 300, 600"),
-              ([("w", "0600")], "w:0600 is not allowed; w takes 100, 300, 600"),
-              ([("width", "600")], "unknown option \\\"width\\\"; profile \\\"resize\\\" takes dpr, q, w"),
-              ([("w", "100"), ("w", "600")], "option w is given twice"),
-              ([("w", "")], "option segment \\\"w:\\\" is not name:value"),
-              ([("", "600")], "option segment \\\":600\\\" is not name:value"),
-          ])
+    @Test(
+        "an unknown option, a value outside the set, a repeat or a malformed segment is 400 naming the allowed values",
+        arguments: [
+            ([("w", "700")], "w:700 is not allowed; w takes 100, 300, 600"),
+            ([("w", "0600")], "w:0600 is not allowed; w takes 100, 300, 600"),
+            ([("width", "600")], "unknown option \\\"width\\\"; profile \\\"resize\\\" takes dpr, q, w"),
+            ([("w", "100"), ("w", "600")], "option w is given twice"),
+            ([("w", "")], "option segment \\\"w:\\\" is not name:value"),
+            ([("", "600")], "option segment \\\":600\\\" is not name:value"),
+        ])
     func refusals(_ options: [(String, String)], _ reason: String) async throws {
         try await service().application().test(.router) { client in
-            let response = try await client.execute(uri: RawPath.signed(profile: "resize", source: origin.url("/opt/wide.jpg"), options: options, signer: signer), method: .get)
+            let response = try await client.execute(
+                uri: RawPath.signed(
+                    profile: "resize", source: origin.url("/opt/wide.jpg"), options: options, signer: signer),
+                method: .get)
             #expect(response.status == .badRequest)
             let body = String(buffer: response.body)
             #expect(body.contains("\"kind\":\"invalid_option\"") && body.contains(reason), "\(body)")
@@ -117,15 +127,17 @@ struct ServeOptionTests {
     func clientHints() async throws {
         try await service(acceptClientHints: true).application().test(.router) { client in
             let path = signed("/opt/wide.jpg", [("w", "100")])
-            let hinted = try await client.execute(uri: path, method: .get, headers: [HTTPField.Name("Sec-CH-DPR")!: "1.4"])
+            let hinted = try await client.execute(
+                uri: path, method: .get, headers: [HTTPField.Name("Sec-CH-DPR")!: "1.4"])
             #expect(width(hinted) == 200)
             #expect(hinted.headers[.vary] == "Sec-CH-DPR, DPR")
             #expect(hinted.headers[HTTPField.Name("Accept-CH")!] == "Sec-CH-DPR")
             let plain = try await client.execute(uri: path, method: .get)
             #expect(width(plain) == 100)
             // Chosen in the URL, the header is not read and the answer does not vary by it.
-            let chosen = try await client.execute(uri: signed("/opt/wide.jpg", [("w", "100"), ("dpr", "3")]), method: .get,
-                                                  headers: [HTTPField.Name("DPR")!: "1"])
+            let chosen = try await client.execute(
+                uri: signed("/opt/wide.jpg", [("w", "100"), ("dpr", "3")]), method: .get,
+                headers: [HTTPField.Name("DPR")!: "1"])
             #expect(width(chosen) == 300 && chosen.headers[.vary] == nil)
         }
     }
@@ -136,11 +148,13 @@ struct ServeOptionTests {
         try await service.application().test(.router) { client in
             let good = signed("/opt/prefetched.jpg", [("w", "600"), ("q", "60")])
             let bad = signed("/opt/prefetched.jpg", [("w", "601")])
-            let response = try await client.execute(uri: "/prefetch", method: .post, body: ByteBuffer(string: "[\"\(good)\",\"\(bad)\"]"))
+            let response = try await client.execute(
+                uri: "/prefetch", method: .post, body: ByteBuffer(string: "[\"\(good)\",\"\(bad)\"]"))
             #expect(String(buffer: response.body) == "{\"accepted\":1,\"refused\":1}\n")
             #expect(await eventually { origin.requestCount("/opt/prefetched.jpg") == 1 })
             await service.state.slot.now.pipeline.waitForActivity { $0.isIdle }
-            let hit = try await client.execute(uri: signed("/opt/prefetched.jpg", [("q", "60"), ("w", "600")]), method: .get)
+            let hit = try await client.execute(
+                uri: signed("/opt/prefetched.jpg", [("q", "60"), ("w", "600")]), method: .get)
             #expect(hit.headers[Self.xCache] == "memory")
         }
     }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `pipelinehost serve` as a user runs it: a subprocess on a loopback port, called with curl, in
 /// front of the loopback origin.
@@ -26,7 +26,8 @@ import TestSupport
     }
 
     func start(_ arguments: [String] = []) async throws -> ServeProcess {
-        try await ServeProcess(profileFile: profileFile, ["--allow-unsigned", "--cache-dir", directory.file("cache")] + arguments)
+        try await ServeProcess(
+            profileFile: profileFile, ["--allow-unsigned", "--cache-dir", directory.file("cache")] + arguments)
     }
 
     func url(_ service: ServeProcess, _ path: String, profile: String = "thumb") -> String {
@@ -123,7 +124,12 @@ import TestSupport
         #expect(service.running.outputSoFar.contains("serve.lua:2"), "\(service.running.outputSoFar)")
         #expect(try await Curl.get(url(service, "/a.jpg")).status == 200)
 
-        try Fixtures.write(profileFile, Array((Self.profile + "\nprofile \"small\" {\n  fetch { block_private = false },\n  decode {},\n  downsample { size = 16 },\n  encode {},\n}\n").utf8))
+        try Fixtures.write(
+            profileFile,
+            Array(
+                (Self.profile
+                    + "\nprofile \"small\" {\n  fetch { block_private = false },\n  decode {},\n  downsample { size = 16 },\n  encode {},\n}\n")
+                    .utf8))
         service.running.send(SIGHUP)
         #expect(await eventually { service.running.outputSoFar.contains("reloaded") })
         let small = try await Curl.get(url(service, "/a.jpg", profile: "small"))
@@ -135,7 +141,8 @@ import TestSupport
     @Test func signPrintsAPathTheServiceAccepts() async throws {
         origin.route("/a.jpg", .ok(Fixtures.sample))
         let keys = ["PIPELINEHOST_KEY": SigningTests.key("0a"), "PIPELINEHOST_SALT": "01020304"]
-        let service = try await ServeProcess(profileFile: profileFile, ["--cache-dir", directory.file("cache")], environment: keys)
+        let service = try await ServeProcess(
+            profileFile: profileFile, ["--cache-dir", directory.file("cache")], environment: keys)
         let signed = try await CLIProcess.start(["sign", "thumb", origin.url("/a.jpg")], environment: keys).finished()
         #expect(signed.status == 0)
         let path = signed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)

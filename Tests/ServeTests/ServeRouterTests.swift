@@ -2,10 +2,11 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import PipelineHost
-@testable import PipelineHostServe
 import PipelineProfiles
 import PipelineTesting
 import Testing
+
+@testable import PipelineHostServe
 
 /// Serve's routes on Hummingbird's router test client, over the fake stages: no socket, no
 /// libvips, no curl. What reaches the image route, what the operational endpoints answer, 405s,
@@ -21,11 +22,13 @@ struct ServeRouterTests {
     let signer = try! URLSigner(keys: SigningTests.key("a1") + "," + SigningTests.key("33"), salts: "0f0e,1f1e")
 
     func service(allowUnsigned: Bool = true, hosts: Set<String> = [], maxQueue: Int = 256) throws -> ServeApplication {
-        let settings = ServeSettings(port: 0, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue, allowedSourceHosts: hosts,
-                                     pipeline: PipelineConfiguration(cache: CacheSettings(mode: .normal)))
+        let settings = ServeSettings(
+            port: 0, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue, allowedSourceHosts: hosts,
+            pipeline: PipelineConfiguration(cache: CacheSettings(mode: .normal)))
         let origin = origin
         return try ServeApplication(settings: settings) {
-            try ProfileLoader(registry: FakeStages.registry(origin: origin)).load(code: Array(Self.profiles.utf8), name: "serve.lua")
+            try ProfileLoader(registry: FakeStages.registry(origin: origin)).load(
+                code: Array(Self.profiles.utf8), name: "serve.lua")
         }
     }
 
@@ -50,9 +53,12 @@ struct ServeRouterTests {
         }
     }
 
-    @Test("a method no route serves is 405 with Allow, in serve's JSON", arguments: [
-        (HTTPRequest.Method.put, "/x"), (.delete, "/health"), (.post, "/health"), (.post, "/"), (.patch, Self.image("/a.jpg")),
-    ])
+    @Test(
+        "a method no route serves is 405 with Allow, in serve's JSON",
+        arguments: [
+            (HTTPRequest.Method.put, "/x"), (.delete, "/health"), (.post, "/health"), (.post, "/"),
+            (.patch, Self.image("/a.jpg")),
+        ])
     func methodNotAllowed(_ method: HTTPRequest.Method, _ path: String) async throws {
         try await service().application().test(.router) { client in
             try await client.execute(uri: path, method: method) { response in
@@ -66,10 +72,13 @@ struct ServeRouterTests {
     /// A single segment is not an image path; more are read as a signature and a profile, as
     /// "/nothing/x" is. Below an endpoint ("/health/x") no route serves, and the one not-found
     /// answer says what an image path looks like.
-    @Test("every other GET path is an image path or not found, in serve's JSON", arguments: [
-        ("/", 404), ("/prefetch", 404), ("/nothing", 404), ("/health/x", 404), ("/ready/x/y", 404), ("/metrics/x", 404),
-        ("/info", 404), ("/nothing/x", 403), ("/info/nothing/x", 403),
-    ])
+    @Test(
+        "every other GET path is an image path or not found, in serve's JSON",
+        arguments: [
+            ("/", 404), ("/prefetch", 404), ("/nothing", 404), ("/health/x", 404), ("/ready/x/y", 404),
+            ("/metrics/x", 404),
+            ("/info", 404), ("/nothing/x", 403), ("/info/nothing/x", 403),
+        ])
     func imageRoute(_ path: String, _ status: Int) async throws {
         try await service().application().test(.router) { client in
             try await client.execute(uri: path, method: .get) { response in
@@ -107,12 +116,16 @@ struct ServeRouterTests {
             let (signature, rest) = try #require(ImagePath.split(Substring(good)))
             // Signed with the second (older) key of the rotation: still accepted.
             let older = try URLSigner(keys: SigningTests.key("33"), salts: "1f1e")
-            let rotated = try #require(try ServePath.signed(profile: "thumb", source: Self.source("/cover.jpg"), signer: older))
+            let rotated = try #require(
+                try ServePath.signed(profile: "thumb", source: Self.source("/cover.jpg"), signer: older))
             let accepted = try await client.execute(uri: rotated, method: .get)
             #expect(accepted.status == .ok)
 
-            for uri in ["/\(signature.dropLast())\(rest)", "/\(signature)A\(rest)", "/\(String(repeating: "A", count: 43))\(rest)",
-                        "/\(String(repeating: "x", count: 5000))\(rest)", "/unsafe\(rest)", "\(good)?width=2000"] {
+            for uri in [
+                "/\(signature.dropLast())\(rest)", "/\(signature)A\(rest)",
+                "/\(String(repeating: "A", count: 43))\(rest)",
+                "/\(String(repeating: "x", count: 5000))\(rest)", "/unsafe\(rest)", "\(good)?width=2000",
+            ] {
                 let response = try await client.execute(uri: uri, method: .get)
                 #expect(response.status == .forbidden, "\(uri.prefix(80))")
                 #expect(String(buffer: response.body).contains("\"kind\":\"forbidden\""))
@@ -142,7 +155,9 @@ struct ServeRouterTests {
                 #expect(response.status == .notFound, "\(profile)")
                 // sign makes no such path: only the name it cannot know without --file.
                 if profile != "nothere" {
-                    #expect(throws: ServePath.Refusal.self) { try ServePath.signed(profile: profile, source: Self.source("/x.jpg"), signer: signer) }
+                    #expect(throws: ServePath.Refusal.self) {
+                        try ServePath.signed(profile: profile, source: Self.source("/x.jpg"), signer: signer)
+                    }
                 }
             }
         }
@@ -167,7 +182,8 @@ struct ServeRouterTests {
             let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
             #expect(metrics.contains("pipelinehost_requests_total 1"))
             #expect(metrics.contains("pipelinehost_decodes_total 1"))
-            #expect(metrics.contains(#"pipelinehost_http_responses_total{endpoint="image",status="200"} 1"#), "\(metrics)")
+            #expect(
+                metrics.contains(#"pipelinehost_http_responses_total{endpoint="image",status="200"} 1"#), "\(metrics)")
             _ = try await client.execute(uri: "/nothing", method: .put)
             let again = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
             #expect(again.contains(#"pipelinehost_http_responses_total{endpoint="none",status="405"} 1"#))
@@ -216,7 +232,8 @@ struct ServeRouterTests {
         try await service(allowUnsigned: false).application().test(.router) { client in
             let answer5 = try await client.execute(uri: path, method: .get)
             #expect(answer5.status == .forbidden)
-            let response = try await client.execute(uri: "/prefetch", method: .post, body: ByteBuffer(string: "[\"\(path)\"]"))
+            let response = try await client.execute(
+                uri: "/prefetch", method: .post, body: ByteBuffer(string: "[\"\(path)\"]"))
             #expect(String(buffer: response.body) == "{\"accepted\":0,\"refused\":1}\n")
         }
         #expect(origin.started("/cover.jpg") == 0)

@@ -2,9 +2,10 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import PipelineHost
-@testable import PipelineHostServe
-import Testing
 import TestSupport
+import Testing
+
+@testable import PipelineHostServe
 
 /// The service in this process, over a real socket (Hummingbird's live test client), in front of
 /// the loopback origin: routing, signing, the status table, 304, HEAD and Vary.
@@ -41,12 +42,16 @@ import TestSupport
         origin.route("/slow.jpg", .delayed(seconds: 3, .ok(Fixtures.sample)))
     }
 
-    func service(allowUnsigned: Bool = false, hosts: Set<String> = [], maxQueue: Int = 256, requestTimeout: Duration = .seconds(30),
-                 headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), maxConnections: Int = 4096) throws -> ServeApplication {
-        let settings = ServeSettings(port: 0, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue,
-                                     requestTimeout: requestTimeout, headTimeout: headTimeout, idleTimeout: idleTimeout,
-                                     maxConnections: maxConnections, allowedSourceHosts: hosts,
-                                     canWriteAVIF: false, pipeline: PipelineConfiguration(cache: CacheSettings(mode: .normal)))
+    func service(
+        allowUnsigned: Bool = false, hosts: Set<String> = [], maxQueue: Int = 256,
+        requestTimeout: Duration = .seconds(30),
+        headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), maxConnections: Int = 4096
+    ) throws -> ServeApplication {
+        let settings = ServeSettings(
+            port: 0, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue,
+            requestTimeout: requestTimeout, headTimeout: headTimeout, idleTimeout: idleTimeout,
+            maxConnections: maxConnections, allowedSourceHosts: hosts,
+            canWriteAVIF: false, pipeline: PipelineConfiguration(cache: CacheSettings(mode: .normal)))
         return try ServeApplication(settings: settings) { try TestPipeline.load(Self.profiles, name: "serve.lua") }
     }
 
@@ -70,8 +75,9 @@ import TestSupport
             let again = try await client.execute(uri: signed("thumb", "/cover.jpg", plain: true), method: .get)
             #expect(again.headers[.eTag] == tag)
             #expect(again.headers[HTTPField.Name("X-Cache")!] == "memory")
-            let revalidated = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get,
-                                                       headers: [.ifNoneMatch: tag])
+            let revalidated = try await client.execute(
+                uri: signed("thumb", "/cover.jpg"), method: .get,
+                headers: [.ifNoneMatch: tag])
             #expect(revalidated.status == .notModified)
             #expect(revalidated.body.readableBytes == 0)
             #expect(origin.requestCount("/cover.jpg") == 1)
@@ -91,12 +97,14 @@ import TestSupport
 
     @Test func autoFormatFollowsAcceptAndVaries() async throws {
         try await service().application().test(.live) { client in
-            let webp = try await client.execute(uri: signed("auto", "/cover.jpg"), method: .get,
-                                                headers: [.accept: "image/webp,*/*;q=0.8"])
+            let webp = try await client.execute(
+                uri: signed("auto", "/cover.jpg"), method: .get,
+                headers: [.accept: "image/webp,*/*;q=0.8"])
             #expect(webp.headers[.contentType] == "image/webp")
             #expect(webp.headers[.vary] == "Accept")
             #expect(Array(webp.body.readableBytesView.prefix(4)) == Array("RIFF".utf8))
-            let jpeg = try await client.execute(uri: signed("auto", "/cover.jpg"), method: .get, headers: [.accept: "*/*"])
+            let jpeg = try await client.execute(
+                uri: signed("auto", "/cover.jpg"), method: .get, headers: [.accept: "*/*"])
             #expect(jpeg.headers[.contentType] == "image/jpeg")
             #expect(jpeg.headers[.eTag] != webp.headers[.eTag])
             #expect(jpeg.headers[.vary] == "Accept")
@@ -123,8 +131,10 @@ import TestSupport
 
     @Test func hostileSourcesAreBlockedBeforeAnyTransfer() async throws {
         try await service().application().test(.live) { client in
-            let sources = ["file:///etc/passwd", "/etc/passwd", "FILE:///etc/passwd", "gopher://127.0.0.1/x",
-                           "http://169.254.169.254/latest/meta-data/", "http://10.1.2.3/a.jpg", "http://[::1]:1/a.jpg"]
+            let sources = [
+                "file:///etc/passwd", "/etc/passwd", "FILE:///etc/passwd", "gopher://127.0.0.1/x",
+                "http://169.254.169.254/latest/meta-data/", "http://10.1.2.3/a.jpg", "http://[::1]:1/a.jpg",
+            ]
             for source in sources {
                 let uri = try #require(try ServePath.signed(profile: "strict", source: source, signer: signer))
                 let response = try await client.execute(uri: uri, method: .get)
@@ -144,9 +154,12 @@ import TestSupport
         let attacker = try LoopbackServer()
         attacker.route("/x://127.0.0.1:\(origin.port)/cover.jpg", .ok(Fixtures.quadrants(width: 32, height: 32)))
         try await service().application().test(.live) { client in
-            for source in ["http:/127.0.0.1:\(attacker.port)/x://127.0.0.1:\(origin.port)/cover.jpg",
-                           "http:///127.0.0.1:\(attacker.port)/cover.jpg", "http://127.0.0.1:\(origin.port)\\@127.0.0.1:\(attacker.port)/",
-                           "http://127.1:\(attacker.port)/cover.jpg", "http://127.0.0.1:\(origin.port)/cover.jpg\u{0}"] {
+            for source in [
+                "http:/127.0.0.1:\(attacker.port)/x://127.0.0.1:\(origin.port)/cover.jpg",
+                "http:///127.0.0.1:\(attacker.port)/cover.jpg",
+                "http://127.0.0.1:\(origin.port)\\@127.0.0.1:\(attacker.port)/",
+                "http://127.1:\(attacker.port)/cover.jpg", "http://127.0.0.1:\(origin.port)/cover.jpg\u{0}",
+            ] {
                 let uri = try #require(try ServePath.signed(profile: "thumb", source: source, signer: signer))
                 let response = try await client.execute(uri: uri, method: .get)
                 #expect(response.status == .badRequest, "\(source): \(String(buffer: response.body))")

@@ -1,5 +1,6 @@
 import PipelineHost
 import Testing
+
 @testable import PipelineHostServe
 
 /// Signed paths as imgproxy makes them: HMAC-SHA256 over salt + path, base64url, several keys.
@@ -8,7 +9,8 @@ import Testing
     let signer = try! URLSigner(keys: "736563726574", salts: "68656c6c6f", minimumKeyBytes: 6)
 
     @Test func aSignedPathIsAcceptedAndAnyChangeIsNot() throws {
-        let path = try #require(try ServePath.signed(profile: "thumbnail", source: "https://example.com/a.jpg", signer: signer))
+        let path = try #require(
+            try ServePath.signed(profile: "thumbnail", source: "https://example.com/a.jpg", signer: signer))
         let (signature, signed) = try #require(ImagePath.split(Substring(path)))
         #expect(signature.count == 43)
         #expect(signer.accepts(signature, for: signed))
@@ -26,8 +28,10 @@ import Testing
 
     @Test func signaturesOfTheWrongLengthOrAlphabetAreRefused() {
         let signed: Substring = "/thumbnail/plain/x"
-        for bad in ["", "a", String(repeating: "A", count: 42), String(repeating: "A", count: 44),
-                    String(repeating: "A", count: 1000), "SViuBxN2kowwjPC7x7y6a/TDppDgJmSU59COrM1cPSU", "unsafe"] {
+        for bad in [
+            "", "a", String(repeating: "A", count: 42), String(repeating: "A", count: 44),
+            String(repeating: "A", count: 1000), "SViuBxN2kowwjPC7x7y6a/TDppDgJmSU59COrM1cPSU", "unsafe",
+        ] {
             #expect(!signer.accepts(bad[...], for: signed), "\(bad)")
         }
     }
@@ -46,15 +50,22 @@ import Testing
 
     @Test func keysMustBeHexAndPaired() throws {
         #expect(throws: URLSigner.KeyError.self) { try URLSigner(keys: "zz", salts: "00") }
-        #expect(throws: URLSigner.KeyError.self) { try URLSigner(keys: Self.key("01") + "," + Self.key("02"), salts: "00") }
+        #expect(throws: URLSigner.KeyError.self) {
+            try URLSigner(keys: Self.key("01") + "," + Self.key("02"), salts: "00")
+        }
         #expect(throws: URLSigner.KeyError.self) { try URLSigner(keys: Self.key("01") + "0", salts: "00") }
         #expect(try URLSigner(keys: nil, salts: nil).hasKeys == false)
     }
 
     @Test func weakKeysAreRefusedWithHowToMakeOne() throws {
-        for weak in ["00", "0102030405060708", String(repeating: "ab", count: 31), Self.key("01") + ",0102",
-                     String(repeating: "00", count: 32), String(repeating: "61", count: 64), String(repeating: "0102", count: 16)] {
-            let error = #expect(throws: URLSigner.KeyError.self) { try URLSigner(keys: weak, salts: weak.contains(",") ? "00,00" : "00") }
+        for weak in [
+            "00", "0102030405060708", String(repeating: "ab", count: 31), Self.key("01") + ",0102",
+            String(repeating: "00", count: 32), String(repeating: "61", count: 64),
+            String(repeating: "0102", count: 16),
+        ] {
+            let error = #expect(throws: URLSigner.KeyError.self) {
+                try URLSigner(keys: weak, salts: weak.contains(",") ? "00,00" : "00")
+            }
             #expect(error?.description.contains("openssl rand -hex 32") == true, "\(weak)")
         }
         #expect(try URLSigner(keys: Self.key("ff"), salts: "00").hasKeys)
@@ -93,9 +104,11 @@ import Testing
 
     @Test func sourcesComeBackFromBase64AndPlainPaths() throws {
         let source = "https://example.com/rest/getCoverArt?id=1&u=ann&t=abc&s=xyz"
-        let encoded = try ImagePath(parsing: Substring("/sig" + ServePath.path(profile: "thumbnail", source: source, plain: false)))
+        let encoded = try ImagePath(
+            parsing: Substring("/sig" + ServePath.path(profile: "thumbnail", source: source, plain: false)))
         #expect(encoded.profile == "thumbnail" && encoded.source == source)
-        let plain = try ImagePath(parsing: Substring("/sig" + ServePath.path(profile: "thumbnail", source: source, plain: true)))
+        let plain = try ImagePath(
+            parsing: Substring("/sig" + ServePath.path(profile: "thumbnail", source: source, plain: true)))
         #expect(plain.source == source)
         // imgproxy's plain form with slashes left as they are.
         #expect(try ImagePath(parsing: "/sig/p/plain/http://h/a/b.jpg").source == "http://h/a/b.jpg")
@@ -127,12 +140,16 @@ import Testing
         #expect(FormatChoice.choose(accept: nil, canWriteAVIF: true) == "jpeg")
     }
 
-    @Test("a weight outside RFC 9110's grammar makes its item count for nothing", arguments: [
-        "NaN", "nan", "inf", "-1", "1e0", "0x1", "2", "1.5", "0.0001", "1.001", "", "+1", " ", "0,5", ".5",
-    ])
+    @Test(
+        "a weight outside RFC 9110's grammar makes its item count for nothing",
+        arguments: [
+            "NaN", "nan", "inf", "-1", "1e0", "0x1", "2", "1.5", "0.0001", "1.001", "", "+1", " ", "0,5", ".5",
+        ])
     func malformedWeightsSelectNothing(_ weight: String) {
         #expect(FormatChoice.choose(accept: "image/avif;q=\(weight)", canWriteAVIF: true) == "jpeg", "q=\(weight)")
-        #expect(FormatChoice.choose(accept: "image/webp;q=\(weight), image/avif;q=0", canWriteAVIF: true) == "jpeg", "q=\(weight)")
+        #expect(
+            FormatChoice.choose(accept: "image/webp;q=\(weight), image/avif;q=0", canWriteAVIF: true) == "jpeg",
+            "q=\(weight)")
     }
 
     @Test("weights in the grammar count", arguments: ["1", "1.", "1.0", "1.000", "0.001", "0.5", "0.999"])

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Clients that ask and never read, against the real `pipelinehost serve` process: the answers
 /// they leave unread cost no memory of their own, their connections close at --send-timeout,
@@ -27,10 +27,12 @@ import TestSupport
 
     @Test func clientsThatNeverReadHoldNoCopyOfTheirAnswersAndAreClosedAtTheSendTimeout() async throws {
         origin.route("/big.jpg", .ok(Fixtures.sample))
-        let service = try await ServeProcess(profileFile: profileFile, [
-            "--allow-unsigned", "--no-cache", "--max-connections", "12", "--send-timeout", "15",
-            "--idle-timeout", "600", "--request-timeout", "600", "--no-access-log",
-        ], environment: ["MALLOC_ARENA_MAX": "2"])  // docs/HARDENING.md's setting for a server
+        let service = try await ServeProcess(
+            profileFile: profileFile,
+            [
+                "--allow-unsigned", "--no-cache", "--max-connections", "12", "--send-timeout", "15",
+                "--idle-timeout", "600", "--request-timeout", "600", "--no-access-log",
+            ], environment: ["MALLOC_ARENA_MAX": "2"])  // docs/HARDENING.md's setting for a server
         let path = "/unsafe/full/" + base64url(origin.url("/big.jpg"))
         // The answer is made once and kept in memory: what follows measures only connections.
         let first = try await Curl.get(service.baseURL + path)
@@ -53,8 +55,9 @@ import TestSupport
         // What grows is the pieces on their way to the kernel's send buffers, which took about
         // 2.8 MB of each answer: bounded by those buffers, not by the answers. A copy of each
         // answer per connection, as before, was 8 × 3.6 MB on top of that.
-        #expect(held - before < readers.count * answerBytes,
-                "RSS grew \(held - before) bytes with 8 unread \(answerBytes)-byte answers")
+        #expect(
+            held - before < readers.count * answerBytes,
+            "RSS grew \(held - before) bytes with 8 unread \(answerBytes)-byte answers")
 
         // Each is closed once its answer made no progress for 15 s (nothing else would close it:
         // the idle and request timeouts are 10 minutes).
@@ -89,8 +92,9 @@ import TestSupport
         _ = try await service.stop()
     }
 
-    @Test("a body in a transfer coding other than chunked is 501 and closes its connection",
-          arguments: [("xchunked", 501), ("gzip, chunked", 501), ("identity", 501), ("chunked, gzip", 400)])
+    @Test(
+        "a body in a transfer coding other than chunked is 501 and closes its connection",
+        arguments: [("xchunked", 501), ("gzip, chunked", 501), ("identity", 501), ("chunked, gzip", 400)])
     func unknownTransferCodingIs501(_ coding: String, _ status: Int) async throws {
         let service = try await ServeProcess(profileFile: profileFile, ["--allow-unsigned", "--idle-timeout", "600"])
         let connection = try RawConnection(port: service.port)

@@ -1,6 +1,7 @@
 import PipelineHost
-@testable import PipelineHostRedis
 import Testing
+
+@testable import PipelineHostRedis
 
 /// The cluster client's decisions as values: which slot a key is in, who serves it, what a
 /// redirection says, and when to learn the map again. No redis-server; ClusterTests checks the
@@ -25,7 +26,10 @@ import Testing
     }
 
     @Test func theMapSaysWhoServesASlotAndTakesAMove() {
-        let (a, b, c) = (RedisNode(host: "10.0.0.1", port: 7000), RedisNode(host: "10.0.0.2", port: 7000), RedisNode(host: "10.0.0.3", port: 7000))
+        let (a, b, c) = (
+            RedisNode(host: "10.0.0.1", port: 7000), RedisNode(host: "10.0.0.2", port: 7000),
+            RedisNode(host: "10.0.0.3", port: 7000)
+        )
         var map = SlotMap([(10923...16383, c), (0...5460, a), (5461...10922, b)])
         #expect(map.owner(of: 0) == a && map.owner(of: 5461) == b && map.owner(of: 16383) == c)
         #expect(map.masters == [a, b, c])
@@ -37,9 +41,15 @@ import Testing
 
     @Test func redirectionsParse() {
         let asked = RedisNode(host: "10.0.0.9", port: 7001)
-        #expect(Redirection("MOVED 3999 127.0.0.1:6381", asked: asked) == .moved(slot: 3999, to: RedisNode(host: "127.0.0.1", port: 6381)))
-        #expect(Redirection("ASK 3999 [::1]:6381", asked: asked) == .ask(slot: 3999, to: RedisNode(host: "::1", port: 6381)))
-        #expect(Redirection("MOVED 3999 :6390", asked: asked) == .moved(slot: 3999, to: RedisNode(host: "10.0.0.9", port: 6390)))
+        #expect(
+            Redirection("MOVED 3999 127.0.0.1:6381", asked: asked)
+                == .moved(slot: 3999, to: RedisNode(host: "127.0.0.1", port: 6381)))
+        #expect(
+            Redirection("ASK 3999 [::1]:6381", asked: asked) == .ask(slot: 3999, to: RedisNode(host: "::1", port: 6381))
+        )
+        #expect(
+            Redirection("MOVED 3999 :6390", asked: asked)
+                == .moved(slot: 3999, to: RedisNode(host: "10.0.0.9", port: 6390)))
         for other in ["ERR unknown command", "MOVED 99999 h:1", "MOVED x h:1", "CLUSTERDOWN The cluster is down"] {
             #expect(Redirection(other, asked: asked) == nil, "\(other)")
         }
@@ -75,12 +85,21 @@ import Testing
     @Test func clusterAddressesParse() throws {
         let address = try #require(RedisAddress("redis+cluster://ann@10.0.0.1:7000,10.0.0.2,[::1]:7002"))
         #expect(address.isCluster && address.user == "ann" && address.database == 0)
-        #expect(address.clusterSeeds == [RedisNode(host: "10.0.0.1", port: 7000), RedisNode(host: "10.0.0.2", port: 6379),
-                                         RedisNode(host: "::1", port: 7002)])
+        #expect(
+            address.clusterSeeds == [
+                RedisNode(host: "10.0.0.1", port: 7000), RedisNode(host: "10.0.0.2", port: 6379),
+                RedisNode(host: "::1", port: 7002),
+            ])
         #expect(address.description == "redis+cluster://ann@10.0.0.1:7000,10.0.0.2:6379,[::1]:7002")
-        let withPassword = try #require(RedisAddress("redis+cluster://ann:pw@h:7000")).at(RedisNode(host: "h2", port: 7001))
-        #expect(withPassword.password == "pw" && withPassword.host == "h2" && withPassword.description == "redis://ann@h2:7001/0")
-        for bad in ["redis+cluster://", "redis+cluster://h:1,", "redis+cluster://h:1/2", "redis://h:1,h:2", "redis+cluster://h:0"] {
+        let withPassword = try #require(RedisAddress("redis+cluster://ann:pw@h:7000")).at(
+            RedisNode(host: "h2", port: 7001))
+        #expect(
+            withPassword.password == "pw" && withPassword.host == "h2"
+                && withPassword.description == "redis://ann@h2:7001/0")
+        for bad in [
+            "redis+cluster://", "redis+cluster://h:1,", "redis+cluster://h:1/2", "redis://h:1,h:2",
+            "redis+cluster://h:0",
+        ] {
             #expect(RedisAddress(bad) == nil, "\(bad)")
         }
         #expect(RedisAddress("redis+cluster://h:1/0")?.isCluster == true)

@@ -1,8 +1,9 @@
 import Foundation
 import PipelineHost
-@testable import PipelineHostRedis
-import Testing
 import TestSupport
+import Testing
+
+@testable import PipelineHostRedis
 
 /// The shared tier on a Redis Cluster of 3 masters and 3 replicas, started for each test.
 @Suite(.serialized, .tags(.pixels, .network, .redis, .process), .notInFastRun, .loopbackOrigin, .timeLimit(.minutes(5)))
@@ -19,10 +20,13 @@ struct ClusterTests {
     func node(_ cluster: RedisCluster, leases: LeaseSettings = LeaseSettings()) throws -> Node {
         // A generous timeout: the machine runs other tests at the same time, and a call that
         // timed out would (rightly) make a node compute alone.
-        let tier = RedisTier(client: RedisClient(address: try #require(RedisAddress(cluster.url)), timeout: .seconds(2)), leases: leases)
+        let tier = RedisTier(
+            client: RedisClient(address: try #require(RedisAddress(cluster.url)), timeout: .seconds(2)), leases: leases)
         let directory = try TemporaryDirectory()
-        let pipeline = Pipeline(profiles: try TestPipeline.load(SharedTierTests.profile),
-                                configuration: PipelineConfiguration(cache: CacheSettings(directory: directory.path, additionalTiers: [tier])))
+        let pipeline = Pipeline(
+            profiles: try TestPipeline.load(SharedTierTests.profile),
+            configuration: PipelineConfiguration(
+                cache: CacheSettings(directory: directory.path, additionalTiers: [tier])))
         return Node(pipeline: pipeline, tier: tier, directory: directory)
     }
 
@@ -43,7 +47,9 @@ struct ClusterTests {
         let cluster = try await RedisCluster()
         defer { cluster.stopNow() }
         origin.route("/cluster-popular.jpg", .delayed(seconds: 0.5, .ok(Fixtures.quadrants(width: 640, height: 400))))
-        let nodes = try (0..<3).map { _ in try node(cluster, leases: LeaseSettings(lease: .seconds(60), wait: .seconds(90))) }
+        let nodes = try (0..<3).map { _ in
+            try node(cluster, leases: LeaseSettings(lease: .seconds(60), wait: .seconds(90)))
+        }
         let succeeded = await withTaskGroup(of: Bool.self) { group in
             for index in 0..<60 {
                 let pipeline = nodes[index % 3].pipeline
@@ -60,7 +66,8 @@ struct ClusterTests {
         #expect(nodes.map(\.tier.stats.errors).reduce(0, +) == 0, "\(nodes.map(\.tier.stats))")
         for node in nodes { await node.pipeline.flushCache() }
         for master in try await cluster.masters() {
-            #expect(try await cluster.keys(on: master, matching: "pipelinehost:v1:lock:*").isEmpty, "every lease released")
+            #expect(
+                try await cluster.keys(on: master, matching: "pipelinehost:v1:lock:*").isEmpty, "every lease released")
         }
     }
 
@@ -119,18 +126,27 @@ struct ClusterTests {
         let map = try #require(client.slotMap)
         let owner = try #require(map.owner(of: slot)), target = try #require(map.masters.first { $0 != owner })
         let masters = try await cluster.masters()
-        let source = try #require(masters.first { $0.port == owner.port }), destination = try #require(masters.first { $0.port == target.port })
+        let source = try #require(masters.first { $0.port == owner.port }),
+            destination = try #require(masters.first { $0.port == target.port })
         func id(_ node: RedisServer) async throws -> String { try await node.command("CLUSTER", "MYID").text }
         // The operator's first two steps of moving a slot (redis-cli --cluster reshard does the same).
-        #expect(try await destination.command("CLUSTER", "SETSLOT", String(slot), "IMPORTING", try await id(source)) == .text("OK"))
-        #expect(try await source.command("CLUSTER", "SETSLOT", String(slot), "MIGRATING", try await id(destination)) == .text("OK"))
+        #expect(
+            try await destination.command("CLUSTER", "SETSLOT", String(slot), "IMPORTING", try await id(source))
+                == .text("OK"))
+        #expect(
+            try await source.command("CLUSTER", "SETSLOT", String(slot), "MIGRATING", try await id(destination))
+                == .text("OK"))
         // The source does not have the key: it answers ASK, and the client asks the destination.
         #expect(try await client.command("SET", key, "v") == .status("OK"))
         #expect(try await client.command("GET", key) == .string(Array("v".utf8)))
         #expect(try await source.command("GET", key) == .error("ASK \(slot) 127.0.0.1:\(destination.port)"))
         #expect(client.slotMap?.owner(of: slot) == owner, "an ASK does not change the map")
         // The slot is the destination's now: the source answers MOVED, and the map follows.
-        for node in masters { #expect(try await node.command("CLUSTER", "SETSLOT", String(slot), "NODE", try await id(destination)) == .text("OK")) }
+        for node in masters {
+            #expect(
+                try await node.command("CLUSTER", "SETSLOT", String(slot), "NODE", try await id(destination))
+                    == .text("OK"))
+        }
         #expect(try await client.command("GET", key) == .string(Array("v".utf8)))
         #expect(client.slotMap?.owner(of: slot) == target)
     }
@@ -139,22 +155,29 @@ struct ClusterTests {
         let cluster = try await RedisCluster()
         defer { cluster.stopNow() }
         func paths(_ name: String) -> [String] { (0..<30).map { "/\(name)-\($0).png" } }
-        for path in paths("before") + paths("during") + paths("after") { origin.route(path, .ok(Fixtures.quadrants(width: 64, height: 48))) }
+        for path in paths("before") + paths("during") + paths("after") {
+            origin.route(path, .ok(Fixtures.quadrants(width: 64, height: 48)))
+        }
         let (a, b) = (try node(cluster), try node(cluster))
         #expect(await load(paths("before"), on: [a]) == 30)
         await a.pipeline.flushCache()
 
         // The master with the most entries dies, once its replica has them all.
         var holdings: [(master: RedisServer, count: Int)] = []
-        for master in try await cluster.masters() { holdings.append((master, try await cluster.keys(on: master).count)) }
+        for master in try await cluster.masters() {
+            holdings.append((master, try await cluster.keys(on: master).count))
+        }
         let victim = try #require(holdings.max { $0.count < $1.count }).master
-        #expect(await eventually(within: 30) {
-            for node in cluster.nodes where node.port != victim.port {
-                let info = (try? await node.command("INFO", "replication"))?.text ?? ""
-                if info.contains("master_port:\(victim.port)") { return (try? await node.command("DBSIZE")) == .integer(holdings.map(\.count).max()!) }
-            }
-            return false
-        })
+        #expect(
+            await eventually(within: 30) {
+                for node in cluster.nodes where node.port != victim.port {
+                    let info = (try? await node.command("INFO", "replication"))?.text ?? ""
+                    if info.contains("master_port:\(victim.port)") {
+                        return (try? await node.command("DBSIZE")) == .integer(holdings.map(\.count).max()!)
+                    }
+                }
+                return false
+            })
         await victim.stop()
 
         // While the cluster notices and promotes the replica, every request is answered.
@@ -163,13 +186,19 @@ struct ClusterTests {
 
         // Both nodes follow the new map with no restart: once their breakers let calls through
         // again, what one makes the other is served from the cluster.
-        for node in [a, b] { #expect(await eventually(within: 30) { (try? await node.tier.client.command("PING")) == .status("PONG") }) }
+        for node in [a, b] {
+            #expect(await eventually(within: 30) { (try? await node.tier.client.command("PING")) == .status("PONG") })
+        }
         let refreshes = b.tier.client.mapRefreshes
         #expect(await load(paths("after"), on: [a]) == 30)
         await a.pipeline.flushCache()
-        let promoted = try await cluster.masters().filter { master in !holdings.contains { $0.master.port == master.port } }
+        let promoted = try await cluster.masters().filter { master in
+            !holdings.contains { $0.master.port == master.port }
+        }
         #expect(promoted.count == 1)
-        #expect(try await !cluster.keys(on: promoted[0], matching: "pipelinehost:v1:*").isEmpty, "new entries on the promoted replica")
+        #expect(
+            try await !cluster.keys(on: promoted[0], matching: "pipelinehost:v1:*").isEmpty,
+            "new entries on the promoted replica")
         #expect(await load(paths("after"), on: [b]) == 30)
         #expect(paths("after").allSatisfy { origin.requestCount($0) == 1 }, "\(b.tier.stats)")
         #expect(b.tier.client.slotMap?.masters.contains(RedisNode(host: "127.0.0.1", port: promoted[0].port)) == true)
@@ -179,8 +208,9 @@ struct ClusterTests {
     @Test func aDeadMasterWithNoReplicaStopsOnlyItsOwnSlotsCalls() async throws {
         let cluster = try await RedisCluster(masters: 3, replicas: 0)
         defer { cluster.stopNow() }
-        let client = RedisClient(address: try #require(RedisAddress(cluster.url)), timeout: .seconds(2),
-                                 breaker: CircuitBreaker(threshold: 2, cooldown: .seconds(600)))
+        let client = RedisClient(
+            address: try #require(RedisAddress(cluster.url)), timeout: .seconds(2),
+            breaker: CircuitBreaker(threshold: 2, cooldown: .seconds(600)))
         _ = try await client.command("PING")
         let map = try #require(client.slotMap)
         let dead = map.masters[2]
@@ -195,7 +225,10 @@ struct ClusterTests {
         for _ in 0..<2 { _ = try? await client.command("GET", deadKey) }
         let refused = await #expect(throws: RedisClient.Failure.self) { try await client.command("GET", deadKey) }
         #expect(refused?.breakerOpen == true, "its breaker is open: nothing was sent")
-        for key in liveKeys { #expect(try await client.command("SET", key, "v") == .status("OK"), "the other masters' breakers stay closed") }
+        for key in liveKeys {
+            #expect(
+                try await client.command("SET", key, "v") == .status("OK"), "the other masters' breakers stay closed")
+        }
         #expect(client.breakerOpenings == 1)
     }
 
@@ -206,17 +239,26 @@ struct ClusterTests {
         let directory = try TemporaryDirectory()
         let profile = try directory.write("shared.lua", Array(SharedTierTests.profile.utf8))
         for index in 1...2 {
-            let run = try CLIProcess.start(["run", profile, "--output-dir", directory.file("out\(index)"), "--cache-dir", directory.file("cache\(index)"),
-                                            "--shared-cache", cluster.url, "--no-progress", "--shared-timeout", "2000"]
-                                           + (1...4).map { origin.url("/cluster-run-\($0).jpg") },
-                                           environment: ["PIPELINEHOST_REDIS_PASSWORD": "cluster-pw-7"])
+            let run = try CLIProcess.start(
+                [
+                    "run", profile, "--output-dir", directory.file("out\(index)"), "--cache-dir",
+                    directory.file("cache\(index)"),
+                    "--shared-cache", cluster.url, "--no-progress", "--shared-timeout", "2000",
+                ]
+                    + (1...4).map { origin.url("/cluster-run-\($0).jpg") },
+                environment: ["PIPELINEHOST_REDIS_PASSWORD": "cluster-pw-7"])
             let outcome = try await run.finished()
             #expect(outcome.status == 0, "\(outcome.stderr)")
             #expect(!outcome.output.contains("cluster-pw-7"))
         }
-        #expect((1...4).map { origin.requestCount("/cluster-run-\($0).jpg") } == [1, 1, 1, 1], "the second run was served from the cluster")
-        let wrong = try await CLIProcess.run(["run", profile, "--shared-cache", cluster.url, origin.url("/cluster-run-1.jpg")],
-                                             environment: ["PIPELINEHOST_REDIS_PASSWORD": "not-it"])
-        #expect(wrong.status == 2 && wrong.stderr.contains("refused the credentials") && !wrong.output.contains("not-it"), "\(wrong.output)")
+        #expect(
+            (1...4).map { origin.requestCount("/cluster-run-\($0).jpg") } == [1, 1, 1, 1],
+            "the second run was served from the cluster")
+        let wrong = try await CLIProcess.run(
+            ["run", profile, "--shared-cache", cluster.url, origin.url("/cluster-run-1.jpg")],
+            environment: ["PIPELINEHOST_REDIS_PASSWORD": "not-it"])
+        #expect(
+            wrong.status == 2 && wrong.stderr.contains("refused the credentials") && !wrong.output.contains("not-it"),
+            "\(wrong.output)")
     }
 }

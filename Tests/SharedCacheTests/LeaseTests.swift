@@ -1,8 +1,9 @@
 import Foundation
 import PipelineHost
-@testable import PipelineHostRedis
-import Testing
 import TestSupport
+import Testing
+
+@testable import PipelineHostRedis
 
 /// One flight across nodes: three pipelines (three nodes' worth) on one redis-server.
 @Suite(.serialized, .tags(.pixels, .network, .redis, .process), .notInFastRun, .loopbackOrigin) struct LeaseTests {
@@ -13,7 +14,9 @@ import TestSupport
         redis = try await RedisServer()
     }
 
-    func nodes(_ count: Int, leases: LeaseSettings = LeaseSettings()) throws -> [(pipeline: Pipeline, tier: RedisTier, directory: TemporaryDirectory)] {
+    func nodes(_ count: Int, leases: LeaseSettings = LeaseSettings()) throws -> [(
+        pipeline: Pipeline, tier: RedisTier, directory: TemporaryDirectory
+    )] {
         try (0..<count).map { _ in
             // A generous timeout: these tests are about leases, and the machine runs other tests
             // at the same time; a call that times out would (rightly) make a node compute alone.
@@ -21,8 +24,9 @@ import TestSupport
             let tier = RedisTier(client: client, leases: leases)
             let directory = try TemporaryDirectory()
             let settings = CacheSettings(directory: directory.path, additionalTiers: [tier])
-            let pipeline = Pipeline(profiles: try TestPipeline.load(SharedTierTests.profile),
-                                    configuration: PipelineConfiguration(cache: settings))
+            let pipeline = Pipeline(
+                profiles: try TestPipeline.load(SharedTierTests.profile),
+                configuration: PipelineConfiguration(cache: settings))
             return (pipeline, tier, directory)
         }
     }
@@ -35,7 +39,8 @@ import TestSupport
         let outcomes = await withTaskGroup(of: Bool.self) { group in
             for index in 0..<60 {
                 let pipeline = cluster[index % 3].pipeline
-                let request = ImageRequest(source: origin.url("/popular.jpg?u=ann&t=t\(index)&s=s\(index)"), profile: "thumb")
+                let request = ImageRequest(
+                    source: origin.url("/popular.jpg?u=ann&t=t\(index)&s=s\(index)"), profile: "thumb")
                 group.addTask { (try? await pipeline.image(for: request)) != nil }
             }
             return await group.reduce(into: [Bool]()) { $0.append($1) }
@@ -55,17 +60,27 @@ import TestSupport
     @Test func sixtyCurlRequestsOverThreeServeNodesMakeOneTransferAndOneDecode() async throws {
         origin.route("/served.jpg", .delayed(seconds: 0.5, .ok(Fixtures.quadrants(width: 640, height: 400))))
         let directory = try TemporaryDirectory()
-        let profile = try directory.write("shared.lua", Array(SharedTierTests.profile.replacingOccurrences(
-            of: "fetch      { retries = 0 }", with: "fetch      { retries = 0, block_private = false }").utf8))
+        let profile = try directory.write(
+            "shared.lua",
+            Array(
+                SharedTierTests.profile.replacingOccurrences(
+                    of: "fetch      { retries = 0 }", with: "fetch      { retries = 0, block_private = false }"
+                ).utf8))
         let nodes = try await [1, 2, 3].asyncMap { index in
-            try await ServeProcess(profileFile: profile, ["--allow-unsigned", "--shared-cache", redis.url, "--no-access-log",
-                                                          "--shared-lease", "60", "--shared-wait", "90", "--shared-timeout", "2000",
-                                                          "--cache-dir", directory.file("node\(index)")])
+            try await ServeProcess(
+                profileFile: profile,
+                [
+                    "--allow-unsigned", "--shared-cache", redis.url, "--no-access-log",
+                    "--shared-lease", "60", "--shared-wait", "90", "--shared-timeout", "2000",
+                    "--cache-dir", directory.file("node\(index)"),
+                ])
         }
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<60 {
                 // A fresh auth salt on each request, as a Subsonic client sends.
-                let url = nodes[index % 3].baseURL + "/unsafe/thumb/" + base64url(origin.url("/served.jpg?u=ann&t=t\(index)&s=s\(index)"))
+                let url =
+                    nodes[index % 3].baseURL + "/unsafe/thumb/"
+                    + base64url(origin.url("/served.jpg?u=ann&t=t\(index)&s=s\(index)"))
                 group.addTask { try await Curl.get(url).status }
             }
             return try await group.reduce(into: [Int]()) { $0.append($1) }
@@ -73,7 +88,10 @@ import TestSupport
         #expect(statuses == Array(repeating: 200, count: 60))
         #expect(origin.requestCount("/served.jpg") == 1)
         var decodes: [Bool] = []
-        for node in nodes { decodes.append(try await Curl.get(node.baseURL + "/metrics").text.contains("pipelinehost_decodes_total 1\n")) }
+        for node in nodes {
+            decodes.append(
+                try await Curl.get(node.baseURL + "/metrics").text.contains("pipelinehost_decodes_total 1\n"))
+        }
         #expect(decodes.filter { $0 }.count == 1, "exactly one node decoded, once")
         for node in nodes { _ = try await node.stop() }
     }
@@ -124,14 +142,19 @@ import TestSupport
         // A transfer that drips for longer than the test: only a cancellation ends it.
         origin.route("/alone.jpg", .drip(Fixtures.quadrants(width: 640, height: 400), chunk: 64, pause: 0.05))
         let cluster = try nodes(2)
-        let leader = Task { try await cluster[0].pipeline.image(for: ImageRequest(source: origin.url("/alone.jpg"), profile: "thumb")) }
+        let leader = Task {
+            try await cluster[0].pipeline.image(for: ImageRequest(source: origin.url("/alone.jpg"), profile: "thumb"))
+        }
         #expect(await eventually { origin.requestCount("/alone.jpg") == 1 })
         leader.cancel()
         _ = await leader.result
         // The transfer was cut off: the cancelled work stores nothing and lets its lease go.
         #expect(await eventually { origin.abortedCount("/alone.jpg") == 1 })
         await cluster[0].pipeline.flushCache()
-        let keys = { try await redis.cli(["--scan", "--pattern", "pipelinehost:v1:*"]).trimmingCharacters(in: .whitespacesAndNewlines) }
+        let keys = {
+            try await redis.cli(["--scan", "--pattern", "pipelinehost:v1:*"]).trimmingCharacters(
+                in: .whitespacesAndNewlines)
+        }
         #expect(await eventually { (try? await keys())?.isEmpty == true })
         #expect(try await keys().isEmpty, "a key is left")
         #expect(await cluster[0].pipeline.stats().decodes == 0)
@@ -165,7 +188,8 @@ import TestSupport
     /// no-store), which is released at once instead of after its grace.
     @Test func flushingTheCacheLeavesNoLeaseBehind() async throws {
         origin.route("/missing.jpg", .status(404))
-        origin.route("/private.jpg", .headers(["Cache-Control": "no-store"], .ok(Fixtures.quadrants(width: 64, height: 64))))
+        origin.route(
+            "/private.jpg", .headers(["Cache-Control": "no-store"], .ok(Fixtures.quadrants(width: 64, height: 64))))
         // A grace (the lease's length) far longer than the test: only the drain can release it.
         let node = try nodes(1, leases: LeaseSettings(lease: .seconds(600), wait: .seconds(600)))[0]
         await #expect(throws: PipelineError.self) {
@@ -174,13 +198,16 @@ import TestSupport
         _ = try await node.pipeline.image(for: ImageRequest(source: origin.url("/private.jpg"), profile: "thumb"))
         await node.pipeline.flushCache()
         #expect(try await redis.cli(["--scan", "--pattern", "pipelinehost:v1:lock:*"]).isEmpty, "every lease released")
-        #expect(try await !redis.cli(["--scan", "--pattern", "pipelinehost:v1:neg:*"]).isEmpty, "the 404 is remembered")
+        #expect(
+            try await !redis.cli(["--scan", "--pattern", "pipelinehost:v1:neg:*"]).isEmpty, "the 404 is remembered")
         #expect(node.tier.background.count == 0)
     }
 
     /// The key leaves out credentials and dropped parameters, so a failure that may depend on
     /// them (a wrong password's 401) is not told to other nodes under that key.
-    @Test(arguments: ["http://x:wrong@127.0.0.1:PORT/private.jpg", "http://127.0.0.1:PORT/private.jpg?u=ann&t=wrong&s=1"])
+    @Test(arguments: [
+        "http://x:wrong@127.0.0.1:PORT/private.jpg", "http://127.0.0.1:PORT/private.jpg?u=ann&t=wrong&s=1",
+    ])
     func aFailureThatCanDependOnHiddenPartsIsNotRemembered(_ template: String) async throws {
         origin.route("/private.jpg", .status(401))
         let cluster = try nodes(2)
@@ -190,7 +217,10 @@ import TestSupport
         }
         #expect(first?.details?.jsonFields["http_status"] == ErrorField.integer(401))
         // The lease is released after the negative entry would have been written.
-        #expect(await eventually { (try? await redis.cli(["--scan", "--pattern", "pipelinehost:v1:lock:*"]))?.isEmpty == true })
+        #expect(
+            await eventually {
+                (try? await redis.cli(["--scan", "--pattern", "pipelinehost:v1:lock:*"]))?.isEmpty == true
+            })
         let second = await #expect(throws: PipelineError.self) {
             try await cluster[1].pipeline.image(for: ImageRequest(source: origin.url("/private.jpg"), profile: "thumb"))
         }
@@ -207,7 +237,10 @@ import TestSupport
         _ = await #expect(throws: PipelineError.self) {
             try await cluster[0].pipeline.image(for: ImageRequest(source: origin.url("/locked.jpg"), profile: "thumb"))
         }
-        #expect(await eventually { (try? await redis.cli(["--scan", "--pattern", "pipelinehost:v1:lock:*"]))?.isEmpty == true })
+        #expect(
+            await eventually {
+                (try? await redis.cli(["--scan", "--pattern", "pipelinehost:v1:lock:*"]))?.isEmpty == true
+            })
         let withPassword = "http://me:secret@127.0.0.1:\(origin.port)/locked.jpg"
         let error = await #expect(throws: PipelineError.self) {
             try await cluster[1].pipeline.image(for: ImageRequest(source: withPassword, profile: "thumb"))
@@ -217,15 +250,20 @@ import TestSupport
     }
 
     @Test func twoRunProcessesOverOneListShareTheWork() async throws {
-        for id in 1...6 { origin.route("/cover-\(id).jpg", .delayed(seconds: 0.3, .ok(Fixtures.quadrants(width: 320, height: 200)))) }
+        for id in 1...6 {
+            origin.route("/cover-\(id).jpg", .delayed(seconds: 0.3, .ok(Fixtures.quadrants(width: 320, height: 200))))
+        }
         let directory = try TemporaryDirectory()
         let profile = try directory.write("shared.lua", Array(SharedTierTests.profile.utf8))
-        let list = try directory.write("urls.txt", Array((1...6).map { origin.url("/cover-\($0).jpg") }.joined(separator: "\n").utf8))
+        let list = try directory.write(
+            "urls.txt", Array((1...6).map { origin.url("/cover-\($0).jpg") }.joined(separator: "\n").utf8))
         let runs = try (1...2).map { index in
-            try CLIProcess.start(["run", profile, "--input-list", list, "--output-dir", directory.file("out\(index)"),
-                                  "--cache-dir", directory.file("cache\(index)"), "--shared-cache", redis.url, "--no-progress",
-                                  // Generous: other tests load the machine; a timed-out call would make a run compute alone.
-                                  "--shared-timeout", "2000"])
+            try CLIProcess.start([
+                "run", profile, "--input-list", list, "--output-dir", directory.file("out\(index)"),
+                "--cache-dir", directory.file("cache\(index)"), "--shared-cache", redis.url, "--no-progress",
+                // Generous: other tests load the machine; a timed-out call would make a run compute alone.
+                "--shared-timeout", "2000",
+            ])
         }
         for run in runs {
             let outcome = try await run.finished()
@@ -238,10 +276,16 @@ import TestSupport
         // The leader's transfer never ends; the next request for the same path is answered.
         origin.route("/stuck.jpg", .sequence([.held(gate: "never", .ok(Fixtures.sample)), .ok(Fixtures.sample)]))
         let directory = try TemporaryDirectory()
-        let profile = try directory.write("shared.lua", Array(SharedTierTests.profile.replacingOccurrences(
-            of: "fetch      { retries = 0 }", with: "fetch      { retries = 0, block_private = false }").utf8))
-        let arguments = ["--allow-unsigned", "--shared-cache", redis.url, "--shared-lease", "1", "--no-access-log",
-                         "--shared-timeout", "2000"]
+        let profile = try directory.write(
+            "shared.lua",
+            Array(
+                SharedTierTests.profile.replacingOccurrences(
+                    of: "fetch      { retries = 0 }", with: "fetch      { retries = 0, block_private = false }"
+                ).utf8))
+        let arguments = [
+            "--allow-unsigned", "--shared-cache", redis.url, "--shared-lease", "1", "--no-access-log",
+            "--shared-timeout", "2000",
+        ]
         let leader = try await ServeProcess(profileFile: profile, arguments + ["--cache-dir", directory.file("a")])
         let waiter = try await ServeProcess(profileFile: profile, arguments + ["--cache-dir", directory.file("b")])
         let path = "/unsafe/thumb/" + base64url(origin.url("/stuck.jpg"))
@@ -270,17 +314,28 @@ import TestSupport
         for id in 0..<80 { origin.route("/c\(id).jpg", .ok(Fixtures.quadrants(width: 320, height: 200))) }
         let redis = try await RedisServer()
         let directory = try TemporaryDirectory()
-        let profile = try directory.write("shared.lua", Array(SharedTierTests.profile.replacingOccurrences(
-            of: "fetch      { retries = 0 }", with: "fetch      { retries = 0, block_private = false }").utf8))
+        let profile = try directory.write(
+            "shared.lua",
+            Array(
+                SharedTierTests.profile.replacingOccurrences(
+                    of: "fetch      { retries = 0 }", with: "fetch      { retries = 0, block_private = false }"
+                ).utf8))
         let nodes = try await [1, 2].asyncMap { index in
-            try await ServeProcess(profileFile: profile, ["--allow-unsigned", "--shared-cache", redis.url, "--no-access-log",
-                                                          "--cache-dir", directory.file("node\(index)")])
+            try await ServeProcess(
+                profileFile: profile,
+                [
+                    "--allow-unsigned", "--shared-cache", redis.url, "--no-access-log",
+                    "--cache-dir", directory.file("node\(index)"),
+                ])
         }
         func load(_ ids: Range<Int>) async throws -> [Int] {
             try await withThrowingTaskGroup(of: Int.self) { group in
                 for id in ids {
                     let node = nodes[id % 2]
-                    group.addTask { try await Curl.get(node.baseURL + "/unsafe/thumb/" + base64url(origin.url("/c\(id).jpg"))).status }
+                    group.addTask {
+                        try await Curl.get(node.baseURL + "/unsafe/thumb/" + base64url(origin.url("/c\(id).jpg")))
+                            .status
+                    }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
@@ -297,11 +352,15 @@ import TestSupport
         // Each look sends a new request, so a breaker that opened again (a 50 ms call that
         // timed out on a loaded machine) gets its next probe.
         var next = 40
-        #expect(await eventually(within: 20) {
-            next += 1
-            _ = try? await load((next % 40 + 40)..<(next % 40 + 41))
-            return ((try? await redis.cli(["DBSIZE"])).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0) > 0
-        })
+        #expect(
+            await eventually(within: 20) {
+                next += 1
+                _ = try? await load((next % 40 + 40)..<(next % 40 + 41))
+                return
+                    ((try? await redis.cli(["DBSIZE"])).flatMap {
+                        Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+                    } ?? 0) > 0
+            })
         for node in nodes { _ = try await node.stop() }
     }
 }

@@ -1,13 +1,14 @@
 import Foundation
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 /// Redis and two serve nodes on hosts of their own: network namespaces, joined by veth links.
 /// Each node has two links, one to the host (where the test's client and the origin are) and one
 /// to a switch that Redis is on, so a node can be cut off from Redis alone.
-@Suite(.serialized, .tags(.pixels, .network, .redis, .process), .notInFastRun, .timeLimit(.minutes(5)),
-       .enabled(if: NetworkLab.unavailable == nil, Comment(rawValue: NetworkLab.unavailable ?? "")))
+@Suite(
+    .serialized, .tags(.pixels, .network, .redis, .process), .notInFastRun, .timeLimit(.minutes(5)),
+    .enabled(if: NetworkLab.unavailable == nil, Comment(rawValue: NetworkLab.unavailable ?? "")))
 struct NamespaceTests {
     @Test func nodesOnTheirOwnHostsShareOneTransferAndANodeCutOffFromRedisKeepsAnswering() async throws {
         let lab = NetworkLab()
@@ -33,22 +34,42 @@ struct NamespaceTests {
         for id in 0..<40 { origin.route("/p\(id).jpg", .ok(Fixtures.quadrants(width: 160, height: 100))) }
 
         // Redis as on a host of its own: its address, no loopback.
-        try await onOwnThread { try lab.start(in: redisHost, "/usr/bin/redis-server", ["--bind", redisAddress, "--port", "6379", "--protected-mode", "no",
-                                                               "--save", "", "--appendonly", "no"]) }
-        #expect(await eventually(within: 30) {
-            if (try? await lab.run(in: hostA, "/usr/bin/redis-cli", ["-h", redisAddress, "PING"]))?.contains("PONG") == true { return true }
-            try? await Task.sleep(for: .milliseconds(100))  // two processes per look: not every 5 ms
-            return false
-        })
+        try await onOwnThread {
+            try lab.start(
+                in: redisHost, "/usr/bin/redis-server",
+                [
+                    "--bind", redisAddress, "--port", "6379", "--protected-mode", "no",
+                    "--save", "", "--appendonly", "no",
+                ])
+        }
+        #expect(
+            await eventually(within: 30) {
+                if (try? await lab.run(in: hostA, "/usr/bin/redis-cli", ["-h", redisAddress, "PING"]))?.contains("PONG")
+                    == true
+                {
+                    return true
+                }
+                try? await Task.sleep(for: .milliseconds(100))  // two processes per look: not every 5 ms
+                return false
+            })
         let directory = try TemporaryDirectory()
-        let profile = try directory.write("shared.lua", Array(SharedTierTests.profile.replacingOccurrences(
-            of: "fetch      { retries = 0 }", with: "fetch      { retries = 0, block_private = false }").utf8))
+        let profile = try directory.write(
+            "shared.lua",
+            Array(
+                SharedTierTests.profile.replacingOccurrences(
+                    of: "fetch      { retries = 0 }", with: "fetch      { retries = 0, block_private = false }"
+                ).utf8))
         var nodes: [ServeProcess] = []
         for (index, (host, address)) in [(hostA, lab.address(1, 2)), (hostB, lab.address(2, 2))].enumerated() {
-            nodes.append(try await ServeProcess(profileFile: profile, [
-                "--host", address, "--allow-unsigned", "--no-access-log", "--shared-cache", "redis://\(redisAddress):6379",
-                "--shared-lease", "60", "--shared-wait", "90", "--shared-timeout", "500", "--cache-dir", directory.file("node\(index)"),
-            ], namespace: host))
+            nodes.append(
+                try await ServeProcess(
+                    profileFile: profile,
+                    [
+                        "--host", address, "--allow-unsigned", "--no-access-log", "--shared-cache",
+                        "redis://\(redisAddress):6379",
+                        "--shared-lease", "60", "--shared-wait", "90", "--shared-timeout", "500", "--cache-dir",
+                        directory.file("node\(index)"),
+                    ], namespace: host))
         }
         func get(_ node: ServeProcess, _ path: String) async throws -> Int {
             try await Curl.get(node.baseURL + "/unsafe/thumb/" + base64url(origin.url(path))).status
@@ -73,20 +94,25 @@ struct NamespaceTests {
         #expect(answered == Array(repeating: 200, count: 11))
         #expect(origin.requestCount("/far.jpg") == 1, "its own memory answered")
         let metrics = try await Curl.get(nodes[0].baseURL + "/metrics").text
-        let errors = metrics.split(separator: "\n").first { $0.hasPrefix("pipelinehost_redis_errors_total ") }.flatMap { Int($0.split(separator: " ")[1]) }
+        let errors = metrics.split(separator: "\n").first { $0.hasPrefix("pipelinehost_redis_errors_total ") }.flatMap {
+            Int($0.split(separator: " ")[1])
+        }
         #expect((errors ?? 0) > 0, "node A could not reach Redis: \(String(describing: errors))")
 
         // 3. The cable back: once node A's breaker lets a call through, what A makes B is served
         // from Redis with no transfer.
         try await onOwnThread { try lab.setLink(hostA, cable, up: true) }
         var next = 10
-        #expect(await eventually(within: 60) {
-            guard next < 40 else { return false }
-            let path = "/p\(next).jpg"
-            next += 1
-            guard (try? await get(nodes[0], path)) == 200, (try? await get(nodes[1], path)) == 200 else { return false }
-            return origin.requestCount(path) == 1
-        }, "sharing resumed")
+        #expect(
+            await eventually(within: 60) {
+                guard next < 40 else { return false }
+                let path = "/p\(next).jpg"
+                next += 1
+                guard (try? await get(nodes[0], path)) == 200, (try? await get(nodes[1], path)) == 200 else {
+                    return false
+                }
+                return origin.requestCount(path) == 1
+            }, "sharing resumed")
         for node in nodes { _ = try await node.stop() }
     }
 }

@@ -1,11 +1,13 @@
 import Foundation
 import PipelineHost
-@testable import PipelineHostRedis
-import Testing
 import TestSupport
+import Testing
+
+@testable import PipelineHostRedis
 
 /// AUTH on every connection the tier opens, the done channel's subscriber included.
-@Suite(.serialized, .tags(.pixels, .network, .redis), .notInFastRun, .loopbackOrigin, .timeLimit(.minutes(5))) struct RedisAuthTests {
+@Suite(.serialized, .tags(.pixels, .network, .redis), .notInFastRun, .loopbackOrigin, .timeLimit(.minutes(5)))
+struct RedisAuthTests {
     let origin = LoopbackServer.fixture
 
     @Test func aWaiterOnAPasswordProtectedRedisWakesByTheDoneChannel() async throws {
@@ -17,11 +19,14 @@ import TestSupport
         // Polling every 10 minutes: only the done channel, subscribed with the same AUTH, wakes the
         // waiter within the suite's time limit.
         let nodes = try (0..<2).map { _ in
-            let tier = RedisTier(client: RedisClient(address: address, timeout: .seconds(2)),
-                                 leases: LeaseSettings(wait: .seconds(3600), poll: .seconds(600)))
+            let tier = RedisTier(
+                client: RedisClient(address: address, timeout: .seconds(2)),
+                leases: LeaseSettings(wait: .seconds(3600), poll: .seconds(600)))
             let directory = try TemporaryDirectory()
-            let pipeline = Pipeline(profiles: try TestPipeline.load(SharedTierTests.profile),
-                                    configuration: PipelineConfiguration(cache: CacheSettings(directory: directory.path, additionalTiers: [tier])))
+            let pipeline = Pipeline(
+                profiles: try TestPipeline.load(SharedTierTests.profile),
+                configuration: PipelineConfiguration(
+                    cache: CacheSettings(directory: directory.path, additionalTiers: [tier])))
             return (pipeline, tier, directory)
         }
         let request = ImageRequest(source: origin.url("/auth-held.jpg"), profile: "thumb")
@@ -36,16 +41,21 @@ import TestSupport
         #expect(origin.requestCount("/auth-held.jpg") == 1)
         #expect(await RedisClient(address: address, timeout: .seconds(2)).credentialProblem() == nil)
         let wrong = try #require(RedisAddress("redis://node@127.0.0.1:\(redis.port)")).withPassword("nope")
-        #expect(await RedisClient(address: wrong, timeout: .seconds(2)).credentialProblem()?.contains("refused the credentials") == true)
+        #expect(
+            await RedisClient(address: wrong, timeout: .seconds(2)).credentialProblem()?.contains(
+                "refused the credentials") == true)
     }
 
     /// A node of the fleet: sealed with `secret`, or not (a writer that does not know it).
     func node(_ redis: RedisServer, secret: String?) throws -> (Pipeline, TemporaryDirectory) {
-        let tier = RedisTier(client: RedisClient(address: try #require(RedisAddress(redis.url)), timeout: .seconds(2)),
-                             seal: secret.flatMap { EntrySeal(secret: Array($0.utf8)) })
+        let tier = RedisTier(
+            client: RedisClient(address: try #require(RedisAddress(redis.url)), timeout: .seconds(2)),
+            seal: secret.flatMap { EntrySeal(secret: Array($0.utf8)) })
         let directory = try TemporaryDirectory()
-        let pipeline = Pipeline(profiles: try TestPipeline.load(SharedTierTests.profile),
-                                configuration: PipelineConfiguration(cache: CacheSettings(directory: directory.path, additionalTiers: [tier])))
+        let pipeline = Pipeline(
+            profiles: try TestPipeline.load(SharedTierTests.profile),
+            configuration: PipelineConfiguration(
+                cache: CacheSettings(directory: directory.path, additionalTiers: [tier])))
         return (pipeline, directory)
     }
 
@@ -56,7 +66,9 @@ import TestSupport
         let red = Fixtures.painted(width: 64, height: 64) { _, _ in [220, 20, 20] }
         let blue = Fixtures.painted(width: 64, height: 64) { _, _ in [20, 20, 220] }
         let request = ImageRequest(source: origin.url("/forge.png"), profile: "thumb")
-        func colour(_ result: PipelineResult) -> [UInt8]? { Fixtures.decoded(result.bytes.array).map { Array($0[24, 24].prefix(3)) } }
+        func colour(_ result: PipelineResult) -> [UInt8]? {
+            Fixtures.decoded(result.bytes.array).map { Array($0[24, 24].prefix(3)) }
+        }
         func isRed(_ result: PipelineResult) -> Bool { (colour(result)?.first ?? 0) > 150 }
 
         origin.route("/forge.png", .ok(red))
@@ -115,7 +127,8 @@ import TestSupport
         #expect(address.description == "redis://ann@cache.internal:6380/2")
         #expect(address.withPassword("other").password == "s@cret")
         let plain = try #require(RedisAddress("redis://cache.internal")).withPassword("env-pw")
-        #expect(plain.password == "env-pw" && !plain.passwordInURL && plain.description == "redis://cache.internal:6379/0")
+        #expect(
+            plain.password == "env-pw" && !plain.passwordInURL && plain.description == "redis://cache.internal:6379/0")
         #expect(RedisAddress("redis://ann:@host") == nil && RedisAddress("redis://ann:%zz@host") == nil)
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
 import PipelineHost
 import PipelineHostRedis
-import Testing
 import TestSupport
+import Testing
 
 /// The shared tier on a real redis-server (started on loopback for each test): two pipelines,
 /// standing for two nodes, each with its own memory and disk, share what either made.
@@ -28,12 +28,15 @@ import TestSupport
     }
 
     /// A node: its own pipeline, memory and disk directory, and a tier on `address`.
-    func node(_ address: String, breaker: CircuitBreaker = CircuitBreaker()) throws -> (Pipeline, RedisTier, TemporaryDirectory) {
+    func node(_ address: String, breaker: CircuitBreaker = CircuitBreaker()) throws -> (
+        Pipeline, RedisTier, TemporaryDirectory
+    ) {
         let client = RedisClient(address: try #require(RedisAddress(address)), timeout: .seconds(2), breaker: breaker)
         let tier = RedisTier(client: client)
         let directory = try TemporaryDirectory()
         let settings = CacheSettings(directory: directory.path, additionalTiers: [tier])
-        let pipeline = Pipeline(profiles: try TestPipeline.load(Self.profile), configuration: PipelineConfiguration(cache: settings))
+        let pipeline = Pipeline(
+            profiles: try TestPipeline.load(Self.profile), configuration: PipelineConfiguration(cache: settings))
         return (pipeline, tier, directory)
     }
 
@@ -58,13 +61,16 @@ import TestSupport
 
     @Test func redisHoldsNoCredential() async throws {
         let (pipeline, _, directory) = try node(redis.url)
-        let source = origin.url("/cover.jpg?id=7&u=ann&t=tok-secret-1&s=salt-secret-2&p=enc:pass-secret-3&token=bearer-secret-4")
+        let source = origin.url(
+            "/cover.jpg?id=7&u=ann&t=tok-secret-1&s=salt-secret-2&p=enc:pass-secret-3&token=bearer-secret-4")
         _ = try await pipeline.image(for: ImageRequest(source: source, profile: "thumb"))
         await pipeline.flushCache()
         let stored = try await redis.dump()
         #expect(stored.count == 2, "the original and the variant: \(stored.map(\.key))")
         for (key, value) in stored {
-            #expect(key.hasPrefix("pipelinehost:v1:{") && key.hasSuffix("}") && key.count == "pipelinehost:v1:{}".count + 64)
+            #expect(
+                key.hasPrefix("pipelinehost:v1:{") && key.hasSuffix("}") && key.count == "pipelinehost:v1:{}".count + 64
+            )
             for secret in ["secret", "u=ann", "ann&"] {
                 #expect(!key.contains(secret) && !value.contains(secret), "\(secret) in \(key)")
             }
@@ -77,7 +83,8 @@ import TestSupport
         let breaker = CircuitBreaker(threshold: 3, cooldown: .seconds(60))
         let (pipeline, tier, directory) = try node(redis.url, breaker: breaker)
         for id in 1...6 {
-            let result = try await pipeline.image(for: ImageRequest(source: origin.url("/cover.jpg?id=\(id)"), profile: "thumb"))
+            let result = try await pipeline.image(
+                for: ImageRequest(source: origin.url("/cover.jpg?id=\(id)"), profile: "thumb"))
             #expect(result.size == PixelSize(width: 48, height: 48))
         }
         await pipeline.flushCache()
@@ -104,7 +111,9 @@ import TestSupport
         _ = try await first.image(for: ImageRequest(source: origin.url("/cover.jpg?id=3"), profile: "thumb"))
         await first.flushCache()
         #expect(!breaker.isOpen)
-        #expect(try await redis.cli(["DBSIZE"]).trimmingCharacters(in: .whitespacesAndNewlines) == "2", "id=3's original and variant")
+        #expect(
+            try await redis.cli(["DBSIZE"]).trimmingCharacters(in: .whitespacesAndNewlines) == "2",
+            "id=3's original and variant")
         withExtendedLifetime(firstDirectory) {}
     }
 

@@ -20,7 +20,8 @@ struct Soak: AsyncParsableCommand {
     @Option(help: "Share of bad requests, 0...1.")
     var bad = 0.2
 
-    @Option(help: "Requests run first to warm up (caches fill, threads start); resident memory is compared from their end.")
+    @Option(
+        help: "Requests run first to warm up (caches fill, threads start); resident memory is compared from their end.")
     var warmup = 1000
 
     @Option(help: "Requests in progress at once.")
@@ -37,11 +38,13 @@ struct Soak: AsyncParsableCommand {
         let sizes = (0..<24).map { (width: 320 + $0 * 60, height: 240 + $0 * 40) }
         for (index, size) in sizes.enumerated() {
             let format: Fixtures.Format = index % 3 == 0 ? .png : .jpeg
-            server.route("/photo-\(index)", .ok(Fixtures.quadrants(width: size.width, height: size.height, format: format)))
+            server.route(
+                "/photo-\(index)", .ok(Fixtures.quadrants(width: size.width, height: size.height, format: format)))
         }
         let cache = try TemporaryDirectory()
         let profiles = try TestPipeline.load(Self.profiles)
-        let settings = CacheSettings(directory: cache.path, diskLimit: 16 << 20, memory: .init(cost: 4 << 20, count: 500))
+        let settings = CacheSettings(
+            directory: cache.path, diskLimit: 16 << 20, memory: .init(cost: 4 << 20, count: 500))
         let pipeline = Pipeline(profiles: profiles, configuration: PipelineConfiguration(cache: settings))
 
         var generator = SeededGenerator(seed: 42)
@@ -80,7 +83,8 @@ struct Soak: AsyncParsableCommand {
         let growth = 100 * Double(end - baseline) / Double(baseline)
         let vips = VipsPlugin.usage()
 
-        print("""
+        print(
+            """
             soak: \(plan.count) requests (\(warmup) warm-up, then \(requests)), \(tally.bad) of them bad, through one Pipeline, \(concurrency) at a time, in \(Int(elapsed.components.seconds)) s
               succeeded \(tally.succeeded), failed \(tally.failed); by kind: \(tally.kinds.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
               fetches \(stats.fetches), decodes \(stats.decodes), coalesced \(stats.coalesced), memory hits \(stats.memoryHits), disk hits \(stats.diskHits)
@@ -89,11 +93,15 @@ struct Soak: AsyncParsableCommand {
               libvips at the end: \(vips)
             """)
         var problems: [String] = []
-        if growth >= maxGrowth { problems.append("RSS grew \(String(format: "%.1f", growth))% after warm-up (limit \(maxGrowth)%)") }
+        if growth >= maxGrowth {
+            problems.append("RSS grew \(String(format: "%.1f", growth))% after warm-up (limit \(maxGrowth)%)")
+        }
         if stats.inFlight != 0 { problems.append("\(stats.inFlight) entries left in flight") }
         if vips.objects != 0 || vips.openFiles != 0 { problems.append("libvips still holds \(vips)") }
         if tally.failed != tally.bad { problems.append("\(tally.failed) failures for \(tally.bad) bad requests") }
-        if tally.kinds["stage_failed"] != nil || tally.kinds["cancelled"] != nil { problems.append("unexpected error kinds") }
+        if tally.kinds["stage_failed"] != nil || tally.kinds["cancelled"] != nil {
+            problems.append("unexpected error kinds")
+        }
         guard problems.isEmpty else {
             print("soak FAILED: " + problems.joined(separator: "; "))
             throw ExitCode.failure

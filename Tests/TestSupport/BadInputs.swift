@@ -18,7 +18,8 @@ public enum BadInputs {
     /// Fetch limits small enough that every case fails fast: 1 MB bodies, a transfer slower
     /// than 100 B/s for a second times out, one retry, private addresses blocked (but the
     /// loopback server allowed).
-    public static let fetch = "timeout = 10, max_bytes = 1000000, low_speed_limit = 100, low_speed_time = 1, "
+    public static let fetch =
+        "timeout = 10, max_bytes = 1000000, low_speed_limit = 100, low_speed_time = 1, "
         + "retries = 1, retry_delay = 0.01, max_redirects = 3, block_private = true, allow_loopback = true"
 
     /// A profile with a disk cache for originals and a memory cache for variants, so a test can
@@ -38,48 +39,65 @@ public enum BadInputs {
     public static let cases: [BadInput] = {
         let whole = Fixtures.quadrants(width: 400, height: 300)
         let html = "<!DOCTYPE html><html><head><title>Sign in</title></head><body>Please log in</body></html>"
-        let subsonic = #"<?xml version="1.0" encoding="UTF-8"?><subsonic-response status="failed" version="1.16.1">"#
+        let subsonic =
+            #"<?xml version="1.0" encoding="UTF-8"?><subsonic-response status="failed" version="1.16.1">"#
             + #"<error code="40" message="Wrong username or password"/></subsonic-response>"#
         return [
-            BadInput(name: "zero-byte body", path: "/bad/empty.jpg", response: .ok([], contentType: "image/jpeg"),
-                     kind: .notAnImage, reason: "not an image (empty body)", requests: 1),
-            BadInput(name: "truncated JPEG", path: "/bad/truncated.jpg",
-                     response: .ok(Array(whole.prefix(whole.count / 2)), contentType: "image/jpeg"),
-                     kind: .decodeFailed, reason: "downsample failed", requests: 1),
-            BadInput(name: "random bytes", path: "/bad/noise.jpg", response: .ok(noise(4096), contentType: "image/jpeg"),
-                     kind: .unsupportedFormat, reason: "unsupported image format", requests: 1),
-            BadInput(name: "HTML with status 200", path: "/bad/login.jpg", response: .ok(Array(html.utf8), contentType: "image/jpeg"),
-                     kind: .notAnImage, reason: "not an image (text/html)", requests: 1),
-            BadInput(name: "Subsonic XML error with status 200", path: "/bad/subsonic.jpg",
-                     response: .ok(Array(subsonic.utf8), contentType: "text/xml"),
-                     kind: .notAnImage, reason: "not an image (text/xml)", requests: 1),
-            BadInput(name: "PNG declaring 30000x30000", path: "/bad/bomb.png",
-                     response: .ok(Fixtures.bombPNG(width: 30000, height: 30000), contentType: "image/png"),
-                     kind: .pixelLimit, reason: "image is 30000x30000 (900 megapixels)", requests: 1),
-            BadInput(name: "GIF with 3000 frames", path: "/bad/frames.gif",
-                     response: .ok(Fixtures.animatedGIF(frames: 3000), contentType: "image/gif"),
-                     kind: .pixelLimit, reason: "image has 3000 frames, over max_frames (1000)", requests: 1),
-            BadInput(name: "body beyond max_bytes", path: "/bad/huge.jpg",
-                     response: .ok([UInt8](repeating: 0xFF, count: 2_000_000), contentType: "image/jpeg"),
-                     kind: .tooLarge, reason: "body larger than max_bytes (1000000 bytes)", requests: 1),
-            BadInput(name: "slow drip", path: "/bad/drip.jpg",
-                     response: .drip(Array(whole.prefix(400)), chunk: 1, pause: 0.2),
-                     kind: .timeout, reason: "timed out (Operation too slow", requests: 1),
-            BadInput(name: "connection closed mid-body", path: "/bad/cut.jpg",
-                     response: .truncated(Array(whole.prefix(500)), missing: 5000),
-                     kind: .transport, reason: "transfer closed with 5000 bytes remaining", requests: 2),
-            BadInput(name: "redirect loop", path: "/bad/loop.jpg", response: .redirect(to: "/bad/loop.jpg"),
-                     kind: .transport, reason: "too many redirects (more than 3)", requests: 4),
-            BadInput(name: "redirect to the cloud metadata address", path: "/bad/metadata.jpg",
-                     response: .redirect(to: "http://169.254.169.254/latest/meta-data/"),
-                     kind: .blocked, reason: "refused to connect to 169.254.169.254 (link-local)", requests: 1),
-            BadInput(name: "404", path: "/bad/missing.jpg", response: .status(404),
-                     kind: .httpStatus, reason: "HTTP 404", requests: 1),
-            BadInput(name: "500", path: "/bad/error.jpg", response: .status(500),
-                     kind: .httpStatus, reason: "HTTP 500 (after 2 attempts)", requests: 2),
-            BadInput(name: "503 with Retry-After", path: "/bad/busy.jpg",
-                     response: .headers(["Retry-After": "1"], .status(503)),
-                     kind: .httpStatus, reason: "HTTP 503 (after 2 attempts)", requests: 2),
+            BadInput(
+                name: "zero-byte body", path: "/bad/empty.jpg", response: .ok([], contentType: "image/jpeg"),
+                kind: .notAnImage, reason: "not an image (empty body)", requests: 1),
+            BadInput(
+                name: "truncated JPEG", path: "/bad/truncated.jpg",
+                response: .ok(Array(whole.prefix(whole.count / 2)), contentType: "image/jpeg"),
+                kind: .decodeFailed, reason: "downsample failed", requests: 1),
+            BadInput(
+                name: "random bytes", path: "/bad/noise.jpg", response: .ok(noise(4096), contentType: "image/jpeg"),
+                kind: .unsupportedFormat, reason: "unsupported image format", requests: 1),
+            BadInput(
+                name: "HTML with status 200", path: "/bad/login.jpg",
+                response: .ok(Array(html.utf8), contentType: "image/jpeg"),
+                kind: .notAnImage, reason: "not an image (text/html)", requests: 1),
+            BadInput(
+                name: "Subsonic XML error with status 200", path: "/bad/subsonic.jpg",
+                response: .ok(Array(subsonic.utf8), contentType: "text/xml"),
+                kind: .notAnImage, reason: "not an image (text/xml)", requests: 1),
+            BadInput(
+                name: "PNG declaring 30000x30000", path: "/bad/bomb.png",
+                response: .ok(Fixtures.bombPNG(width: 30000, height: 30000), contentType: "image/png"),
+                kind: .pixelLimit, reason: "image is 30000x30000 (900 megapixels)", requests: 1),
+            BadInput(
+                name: "GIF with 3000 frames", path: "/bad/frames.gif",
+                response: .ok(Fixtures.animatedGIF(frames: 3000), contentType: "image/gif"),
+                kind: .pixelLimit, reason: "image has 3000 frames, over max_frames (1000)", requests: 1),
+            BadInput(
+                name: "body beyond max_bytes", path: "/bad/huge.jpg",
+                response: .ok([UInt8](repeating: 0xFF, count: 2_000_000), contentType: "image/jpeg"),
+                kind: .tooLarge, reason: "body larger than max_bytes (1000000 bytes)", requests: 1),
+            BadInput(
+                name: "slow drip", path: "/bad/drip.jpg",
+                response: .drip(Array(whole.prefix(400)), chunk: 1, pause: 0.2),
+                kind: .timeout, reason: "timed out (Operation too slow", requests: 1),
+            BadInput(
+                name: "connection closed mid-body", path: "/bad/cut.jpg",
+                response: .truncated(Array(whole.prefix(500)), missing: 5000),
+                kind: .transport, reason: "transfer closed with 5000 bytes remaining", requests: 2),
+            BadInput(
+                name: "redirect loop", path: "/bad/loop.jpg", response: .redirect(to: "/bad/loop.jpg"),
+                kind: .transport, reason: "too many redirects (more than 3)", requests: 4),
+            BadInput(
+                name: "redirect to the cloud metadata address", path: "/bad/metadata.jpg",
+                response: .redirect(to: "http://169.254.169.254/latest/meta-data/"),
+                kind: .blocked, reason: "refused to connect to 169.254.169.254 (link-local)", requests: 1),
+            BadInput(
+                name: "404", path: "/bad/missing.jpg", response: .status(404),
+                kind: .httpStatus, reason: "HTTP 404", requests: 1),
+            BadInput(
+                name: "500", path: "/bad/error.jpg", response: .status(500),
+                kind: .httpStatus, reason: "HTTP 500 (after 2 attempts)", requests: 2),
+            BadInput(
+                name: "503 with Retry-After", path: "/bad/busy.jpg",
+                response: .headers(["Retry-After": "1"], .status(503)),
+                kind: .httpStatus, reason: "HTTP 503 (after 2 attempts)", requests: 2),
         ]
     }()
 

@@ -15,8 +15,10 @@ public enum CLIProcess {
         ProcessInfo.processInfo.environment["PIPELINEHOST_BIN"] ?? Fixtures.path(".build/debug/pipelinehost")
     }
 
-    public static func run(_ arguments: [String], in directory: String? = nil, input: String? = nil,
-                           environment: [String: String] = [:], timeout: Double = 120) async throws -> Outcome {
+    public static func run(
+        _ arguments: [String], in directory: String? = nil, input: String? = nil,
+        environment: [String: String] = [:], timeout: Double = 120
+    ) async throws -> Outcome {
         try await start(arguments, in: directory, input: input, environment: environment).finished(timeout: timeout)
     }
 
@@ -30,9 +32,11 @@ public enum CLIProcess {
 
     /// Starts the executable and returns at once, for tests that signal it mid-run.
     /// `environment` is added to this process's environment for the child only.
-    public static func start(_ arguments: [String], in directory: String? = nil, input: String? = nil,
-                             environment: [String: String] = [:],
-                             executable: String = CLIProcess.executable) throws -> Running {
+    public static func start(
+        _ arguments: [String], in directory: String? = nil, input: String? = nil,
+        environment: [String: String] = [:],
+        executable: String = CLIProcess.executable
+    ) throws -> Running {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw ServerError("no pipelinehost executable at \(executable); run `swift build` first")
         }
@@ -49,8 +53,9 @@ public enum CLIProcess {
         stdin.fileHandleForWriting.write(Data((input ?? "").utf8))
         try stdin.fileHandleForWriting.close()
         // Read both pipes while the process runs, so a full pipe never blocks it.
-        return Running(process: process, arguments: arguments,
-                       stdout: Collector(out.fileHandleForReading), stderr: Collector(err.fileHandleForReading))
+        return Running(
+            process: process, arguments: arguments,
+            stdout: Collector(out.fileHandleForReading), stderr: Collector(err.fileHandleForReading))
     }
 
     /// Every run gets an empty default cache directory of its own, so one test's (or one

@@ -31,12 +31,13 @@ public enum Fixtures {
         var pixels = [UInt8](repeating: 0, count: width * height * 3)
         for y in 0..<height {
             for x in 0..<width {
-                let colour: (UInt8, UInt8, UInt8) = switch (x < width / 2, y < height / 2) {
-                case (true, true): (255, 0, 0)
-                case (false, true): (0, 255, 0)
-                case (true, false): (0, 0, 255)
-                case (false, false): (255, 255, 255)
-                }
+                let colour: (UInt8, UInt8, UInt8) =
+                    switch (x < width / 2, y < height / 2) {
+                    case (true, true): (255, 0, 0)
+                    case (false, true): (0, 255, 0)
+                    case (true, false): (0, 0, 255)
+                    case (false, false): (255, 255, 255)
+                    }
                 let i = (y * width + x) * 3
                 (pixels[i], pixels[i + 1], pixels[i + 2]) = colour
             }
@@ -48,18 +49,25 @@ public enum Fixtures {
 
     /// A `width` x `height` image whose pixel at (x, y) is `colour(x, y)`; PNG keeps the
     /// colours exact, `alpha` adds a fourth band from the colour's alpha.
-    public static func painted(width: Int, height: Int, format: Format = .png, alpha: Bool = false,
-                               _ colour: (Int, Int) -> [UInt8]) -> [UInt8] {
+    public static func painted(
+        width: Int, height: Int, format: Format = .png, alpha: Bool = false,
+        _ colour: (Int, Int) -> [UInt8]
+    ) -> [UInt8] {
         start()
         let bands = alpha ? 4 : 3
         var pixels = [UInt8](repeating: 0, count: width * height * bands)
         for y in 0..<height {
             for x in 0..<width {
                 let value = colour(x, y)
-                for band in 0..<bands { pixels[(y * width + x) * bands + band] = band < value.count ? value[band] : 255 }
+                for band in 0..<bands {
+                    pixels[(y * width + x) * bands + band] = band < value.count ? value[band] : 255
+                }
             }
         }
-        return encode(rgb: pixels, width: width, height: height, bands: bands, as: format == .jpeg ? PH_FORMAT_JPEG : PH_FORMAT_PNG) { _ in }
+        return encode(
+            rgb: pixels, width: width, height: height, bands: bands,
+            as: format == .jpeg ? PH_FORMAT_JPEG : PH_FORMAT_PNG
+        ) { _ in }
     }
 
     /// An image's decoded pixels: size, bands and 8-bit samples, row by row.
@@ -112,7 +120,8 @@ public enum Fixtures {
             // width, height, bits per sample, no compression, black is zero, strip offset,
             // samples per pixel, rows per strip, strip byte count
             let tags: [(tag: Int, type: Int, value: Int)] = [
-                (256, 3, 1), (257, 3, 1), (258, 3, 8), (259, 3, 1), (262, 3, 1), (273, 4, pixelAt), (277, 3, 1), (278, 3, 1), (279, 4, 1),
+                (256, 3, 1), (257, 3, 1), (258, 3, 8), (259, 3, 1), (262, 3, 1), (273, 4, pixelAt), (277, 3, 1),
+                (278, 3, 1), (279, 4, 1),
             ]
             bytes += u16(entries)
             for tag in tags { bytes += u16(tag.tag) + u16(tag.type) + u32(1) + u32(tag.value) }
@@ -123,7 +132,8 @@ public enum Fixtures {
 
     /// A minimal PDF with a binary comment line, as PDF writers make them, so it is not sniffed
     /// as text and reaches libvips' loader lookup.
-    public static let binaryPDF: [UInt8] = Array("%PDF-1.4\n%".utf8) + [0xE2, 0xE3, 0xCF, 0xD3, 0x0A]
+    public static let binaryPDF: [UInt8] =
+        Array("%PDF-1.4\n%".utf8) + [0xE2, 0xE3, 0xCF, 0xD3, 0x0A]
         + Array("1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n".utf8)
 
     /// A PNG of a few dozen bytes whose header declares `width` x `height`: what a decompression
@@ -169,18 +179,22 @@ public enum Fixtures {
         start()
         return bytes.withUnsafeBytes { raw -> Info? in
             guard let loader = ph_vips_find_loader(raw.baseAddress, raw.count),
-                  let image = ph_vips_open(raw.baseAddress, raw.count, 1) else { return nil }
+                let image = ph_vips_open(raw.baseAddress, raw.count, 1)
+            else { return nil }
             defer { ph_vips_unref(image) }
             let name = String(cString: loader)
             // GType nicknames: "VipsForeignLoadJpegBuffer" -> "jpeg".
-            let nickname = name.replacingOccurrences(of: "VipsForeignLoad", with: "").replacingOccurrences(of: "Buffer", with: "").lowercased()
+            let nickname = name.replacingOccurrences(of: "VipsForeignLoad", with: "").replacingOccurrences(
+                of: "Buffer", with: ""
+            ).lowercased()
             let format = nickname == "nsgif" ? "gif" : nickname  // libvips' GIF loader is libnsgif
-            return Info(format: format,
-                        width: Int(ph_vips_width(image)), height: Int(ph_vips_height(image)),
-                        bands: Int(ph_vips_bands(image)),
-                        hasEXIF: vips_image_get_typeof(image, "exif-data") != 0,
-                        hasICC: vips_image_get_typeof(image, "icc-profile-data") != 0,
-                        pages: Int(ph_vips_page_count(image)))
+            return Info(
+                format: format,
+                width: Int(ph_vips_width(image)), height: Int(ph_vips_height(image)),
+                bands: Int(ph_vips_bands(image)),
+                hasEXIF: vips_image_get_typeof(image, "exif-data") != 0,
+                hasICC: vips_image_get_typeof(image, "icc-profile-data") != 0,
+                pages: Int(ph_vips_page_count(image)))
         }
     }
 
@@ -233,14 +247,16 @@ public enum Fixtures {
     /// rounding, at most).
     public static func difference(_ a: [UInt8], _ b: [UInt8]) -> (meanPerBand: [Double], max: Int)? {
         guard let first = pixels(a), let second = pixels(b), first.bands == second.bands,
-              abs(first.width - second.width) <= 1, abs(first.height - second.height) <= 1 else { return nil }
+            abs(first.width - second.width) <= 1, abs(first.height - second.height) <= 1
+        else { return nil }
         let (width, height, bands) = (min(first.width, second.width), min(first.height, second.height), first.bands)
         var sums = [Int](repeating: 0, count: bands), largest = 0
         for y in 0..<height {
             for x in 0..<width {
                 for band in 0..<bands {
-                    let difference = abs(Int(first.samples[(y * first.width + x) * bands + band])
-                                         - Int(second.samples[(y * second.width + x) * bands + band]))
+                    let difference = abs(
+                        Int(first.samples[(y * first.width + x) * bands + band])
+                            - Int(second.samples[(y * second.width + x) * bands + band]))
                     sums[band] += difference
                     largest = max(largest, difference)
                 }
@@ -257,16 +273,21 @@ public enum Fixtures {
             var length = 0
             guard let memory = vips_image_write_to_memory(image, &length) else { return nil }
             defer { ph_vips_free(memory) }
-            return (Int(ph_vips_width(image)), Int(ph_vips_height(image)), Int(ph_vips_bands(image)),
-                    [UInt8](UnsafeRawBufferPointer(start: memory, count: length)))
+            return (
+                Int(ph_vips_width(image)), Int(ph_vips_height(image)), Int(ph_vips_bands(image)),
+                [UInt8](UnsafeRawBufferPointer(start: memory, count: length))
+            )
         }
     }
 
     /// Encodes tightly packed 8-bit sRGB pixels; `tag` sets metadata on the image first.
-    private static func encode(rgb pixels: [UInt8], width: Int, height: Int, bands: Int = 3, as format: ph_format,
-                               tag: (UnsafeMutablePointer<VipsImage>) -> Void) -> [UInt8] {
+    private static func encode(
+        rgb pixels: [UInt8], width: Int, height: Int, bands: Int = 3, as format: ph_format,
+        tag: (UnsafeMutablePointer<VipsImage>) -> Void
+    ) -> [UInt8] {
         let image = pixels.withUnsafeBytes {
-            vips_image_new_from_memory_copy($0.baseAddress, $0.count, Int32(width), Int32(height), Int32(bands), VIPS_FORMAT_UCHAR)!
+            vips_image_new_from_memory_copy(
+                $0.baseAddress, $0.count, Int32(width), Int32(height), Int32(bands), VIPS_FORMAT_UCHAR)!
         }
         defer { ph_vips_unref(image) }
         image.pointee.Type = VIPS_INTERPRETATION_sRGB
@@ -278,7 +299,8 @@ public enum Fixtures {
         var buffer: UnsafeMutableRawPointer?
         var length = 0
         var failure = PH_SAVE_OK
-        var options = ph_save_options(quality: 90, strip: 0, keep_icc: 0, effort: -1, lossless: 0, progressive: 0, subsample: PH_SUBSAMPLE_AUTO)
+        var options = ph_save_options(
+            quality: 90, strip: 0, keep_icc: 0, effort: -1, lossless: 0, progressive: 0, subsample: PH_SUBSAMPLE_AUTO)
         guard ph_vips_save(image, format, &options, &buffer, &length, &failure) == 0, let buffer else {
             fatalError("fixture encode failed")
         }

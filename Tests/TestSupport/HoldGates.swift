@@ -30,11 +30,12 @@ public final class HoldGates: Sendable {
 
     /// Registers the `hold` stage, waiting at these gates, the way a plugin registers its stages.
     public func register(in registry: inout StageRegistry) throws {
-        try registry.register(StageDefinition(
-            name: "hold", summary: "Wait for a test gate, then pass the image on.",
-            input: .image, output: .image,
-            parameters: [Self.gate.spec],
-            make: { [self] in HoldStage(gates: self, gate: $0[Self.gate]) }))
+        try registry.register(
+            StageDefinition(
+                name: "hold", summary: "Wait for a test gate, then pass the image on.",
+                input: .image, output: .image,
+                parameters: [Self.gate.spec],
+                make: { [self] in HoldStage(gates: self, gate: $0[Self.gate]) }))
     }
 
     /// Opens `gate`: stages waiting there go on at once, and later ones do not wait.

@@ -6,11 +6,15 @@ import Foundation
 public enum ImageFiles {
     /// `input` (a file) converted by `vips` to `name` in `directory`, such as "x.heic" or
     /// "x.heif[compression=av1]"; nil when this libvips cannot write it.
-    public static func converted(_ input: String, to name: String, in directory: TemporaryDirectory,
-                                 operation: [String] = ["copy"]) async throws -> [UInt8]? {
+    public static func converted(
+        _ input: String, to name: String, in directory: TemporaryDirectory,
+        operation: [String] = ["copy"]
+    ) async throws -> [UInt8]? {
         let target = directory.file(name)
         let file = String(target.prefix { $0 != "[" })
-        _ = try await onOwnThread { try output(of: "/usr/bin/vips", operation.prefix(1) + [input, target] + operation.dropFirst()) }
+        _ = try await onOwnThread {
+            try output(of: "/usr/bin/vips", operation.prefix(1) + [input, target] + operation.dropFirst())
+        }
         return FileManager.default.fileExists(atPath: file) ? try Fixtures.read(file) : nil
     }
 
@@ -22,7 +26,9 @@ public enum ImageFiles {
         let padded = row + [UInt8](repeating: 0, count: (4 - row.count % 4) % 4)
         let pixels = (0..<height).flatMap { _ in padded }
         let header = Array("BM".utf8) + u32(54 + pixels.count) + u32(0) + u32(54)
-        let info = u32(40) + u32(width) + u32(height) + u16(1) + u16(24) + u32(0) + u32(pixels.count) + u32(2835) + u32(2835) + u32(0) + u32(0)
+        let info =
+            u32(40) + u32(width) + u32(height) + u16(1) + u16(24) + u32(0) + u32(pixels.count) + u32(2835) + u32(2835)
+            + u32(0) + u32(0)
         return header + info + pixels
     }
 

@@ -6,8 +6,10 @@ import Testing
 public struct LoopbackOriginTrait: SuiteTrait, TestTrait, TestScoping {
     public var isRecursive: Bool { true }
 
-    public func provideScope(for test: Test, testCase: Test.Case?,
-                             performing function: @Sendable () async throws -> Void) async throws {
+    public func provideScope(
+        for test: Test, testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
         // The suite as a whole, or a function's set of cases: each case gets its own server.
         guard testCase != nil else { return try await function() }
         let server = try LoopbackServer()
@@ -26,7 +28,9 @@ extension LoopbackServer {
 
     /// The origin `.loopbackOrigin` started for the running test case.
     public static var fixture: LoopbackServer {
-        guard let current else { preconditionFailure("LoopbackServer.fixture outside a suite or test with .loopbackOrigin") }
+        guard let current else {
+            preconditionFailure("LoopbackServer.fixture outside a suite or test with .loopbackOrigin")
+        }
         return current
     }
 }

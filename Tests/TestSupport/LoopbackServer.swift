@@ -74,7 +74,9 @@ public final class LoopbackServer: Sendable {
         address.sin_addr.s_addr = inet_addr(host)
         address.sin_port = 0
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 128) == 0 else {
             close(fd)
@@ -121,7 +123,9 @@ public final class LoopbackServer: Sendable {
     public func notModifiedCount(_ path: String) -> Int { state.withLock { $0.notModified[path, default: 0] } }
 
     /// The headers of each request to `path`, names lowercased, in order.
-    public func requestHeaders(_ path: String) -> [[String: String]] { state.withLock { $0.requestHeaders[path, default: []] } }
+    public func requestHeaders(_ path: String) -> [[String: String]] {
+        state.withLock { $0.requestHeaders[path, default: []] }
+    }
 
     /// How many TCP connections clients opened.
     public var connectionCount: Int { state.withLock { $0.connections } }
@@ -193,10 +197,12 @@ public final class LoopbackServer: Sendable {
                 var headers: [String: String] = [:]
                 for line in lines.dropFirst() {
                     guard let colon = line.firstIndex(of: ":") else { continue }
-                    headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                    headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                        in: .whitespaces)
                 }
-                return Request(path: pieces.first ?? "/", query: pieces.count > 1 ? pieces[1] : "",
-                               close: headers["connection"]?.lowercased() == "close", headers: headers)
+                return Request(
+                    path: pieces.first ?? "/", query: pieces.count > 1 ? pieces[1] : "",
+                    close: headers["connection"]?.lowercased() == "close", headers: headers)
             }
             let n = recv(fd, &chunk, chunk.count, 0)
             if n <= 0 { return nil }
@@ -234,7 +240,8 @@ public final class LoopbackServer: Sendable {
             if SubsonicAuthCheck.valid(query: query, user: user, password: password) {
                 return respond(inner, on: fd, request: request, extra: extra)
             }
-            let error = #"<subsonic-response status="failed" version="1.16.1"><error code="40" message="Wrong username or password"/></subsonic-response>"#
+            let error =
+                #"<subsonic-response status="failed" version="1.16.1"><error code="40" message="Wrong username or password"/></subsonic-response>"#
             return send(fd, status: 200, headers: ["Content-Type": "text/xml"], body: Array(error.utf8))
         case .held(let gate, let inner):
             while !state.withLock({ $0.openGates.contains(gate) || !$0.running }) {
@@ -246,11 +253,14 @@ public final class LoopbackServer: Sendable {
         case .hangUp:
             return false
         case .truncated(let body, let missing):
-            _ = send(fd, status: 200, headers: ["Content-Type": "image/jpeg"], body: body,
-                     declaredLength: body.count + missing)
+            _ = send(
+                fd, status: 200, headers: ["Content-Type": "image/jpeg"], body: body,
+                declaredLength: body.count + missing)
             return false
         case .drip(let body, let size, let pause):
-            guard writeAll(fd, Array(header(200, ["Content-Type": "image/jpeg"], length: body.count).utf8)) else { return false }
+            guard writeAll(fd, Array(header(200, ["Content-Type": "image/jpeg"], length: body.count).utf8)) else {
+                return false
+            }
             var offset = 0
             while offset < body.count {
                 let end = min(offset + size, body.count)
@@ -271,8 +281,10 @@ public final class LoopbackServer: Sendable {
         return text + "Content-Length: \(length)\r\n\r\n"
     }
 
-    private func send(_ fd: Int32, status: Int, headers: [String: String], body: [UInt8],
-                      declaredLength: Int? = nil) -> Bool {
+    private func send(
+        _ fd: Int32, status: Int, headers: [String: String], body: [UInt8],
+        declaredLength: Int? = nil
+    ) -> Bool {
         writeAll(fd, Array(header(status, headers, length: declaredLength ?? body.count).utf8) + body)
     }
 

@@ -18,15 +18,19 @@ public enum MeasuredProcess {
 
     /// The helper, next to the test runner (the same build directory).
     static var helper: String {
-        let runner = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(fileURLWithPath: runner).deletingLastPathComponent().appendingPathComponent("pipelinehost-peak-memory").path
+        let runner =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: runner).deletingLastPathComponent().appendingPathComponent(
+            "pipelinehost-peak-memory"
+        ).path
     }
 
     /// `directory` holds the figure while it runs; pass absolute paths in `arguments`.
     public static func run(_ arguments: [String], in directory: String, timeout: Double = 60) throws -> Outcome {
         let peak = directory + "/measured-\(UUID().uuidString).peak"
         defer { try? FileManager.default.removeItem(atPath: peak) }
-        let run = try CLIProcess.start([peak, CLIProcess.executable] + arguments, executable: helper).wait(timeout: timeout)
+        let run = try CLIProcess.start([peak, CLIProcess.executable] + arguments, executable: helper).wait(
+            timeout: timeout)
         let kilobytes = (try? String(contentsOfFile: peak, encoding: .utf8)).flatMap { Int($0) } ?? Int.max
         return Outcome(status: run.status, output: run.output, peakKilobytes: kilobytes)
     }

@@ -14,7 +14,8 @@ public final class NetworkLab: Sendable {
         let added = try? command(["netns", "add", probe])
         guard let added, added.status == 0 else {
             let reason = added?.output.trimmingCharacters(in: .whitespacesAndNewlines) ?? "no /usr/sbin/ip"
-            return "network namespaces are not allowed here (ip netns add: \(reason)), so the test across hosts did not run"
+            return
+                "network namespaces are not allowed here (ip netns add: \(reason)), so the test across hosts did not run"
         }
         _ = try? command(["netns", "del", probe])
         return nil
@@ -56,7 +57,9 @@ public final class NetworkLab: Sendable {
     /// A veth link from `namespace` (its end named `name`, with `address`/24) to the host: the
     /// host's end joins `bridge`, or gets `hostAddress`/24. Returns the namespace end's name.
     @discardableResult
-    public func link(_ namespace: String, _ name: String, address: String, bridge: String? = nil, hostAddress: String? = nil) throws -> String {
+    public func link(
+        _ namespace: String, _ name: String, address: String, bridge: String? = nil, hostAddress: String? = nil
+    ) throws -> String {
         let inside = "ph\(id)\(name)", outside = "ph\(id)\(name)h"
         try ip(["link", "add", inside, "type", "veth", "peer", "name", outside])
         made.withLock { $0.links.append(outside) }

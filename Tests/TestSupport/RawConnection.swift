@@ -7,7 +7,9 @@ public final class RawConnection: Sendable {
     private let fd: Int32
 
     public init(port: Int) throws {
-        guard let connected = connectLoopback(port: port) else { throw ServerError("cannot connect to 127.0.0.1:\(port)") }
+        guard let connected = connectLoopback(port: port) else {
+            throw ServerError("cannot connect to 127.0.0.1:\(port)")
+        }
         fd = connected
     }
 
@@ -66,7 +68,9 @@ func connectLoopback(port: Int, timeout: Double? = nil, receiveBuffer: Int32? = 
     address.sin_port = UInt16(port).bigEndian
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
     }
     guard connected == 0 else {
         close(fd)

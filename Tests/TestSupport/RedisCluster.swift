@@ -20,27 +20,37 @@ public final class RedisCluster: Sendable {
             let port = try RedisServer.freePort()
             var bus = try RedisServer.freePort()
             while bus == port { bus = try RedisServer.freePort() }
-            nodes.append(try await RedisServer(port: port, password: password, options: [
-                "--cluster-enabled", "yes", "--cluster-config-file", directory.file("nodes-\(index).conf"),
-                "--cluster-port", String(bus), "--cluster-node-timeout", "3000",
-                "--cluster-require-full-coverage", "no", "--dir", directory.path,
-                // A replica's first sync starts at once, not after Redis 7's 5 s wait for more replicas.
-                "--repl-diskless-sync-delay", "0",
-            ]))
+            nodes.append(
+                try await RedisServer(
+                    port: port, password: password,
+                    options: [
+                        "--cluster-enabled", "yes", "--cluster-config-file", directory.file("nodes-\(index).conf"),
+                        "--cluster-port", String(bus), "--cluster-node-timeout", "3000",
+                        "--cluster-require-full-coverage", "no", "--dir", directory.path,
+                        // A replica's first sync starts at once, not after Redis 7's 5 s wait for more replicas.
+                        "--repl-diskless-sync-delay", "0",
+                    ]))
         }
         self.nodes = nodes
         // A node that failed to start, or a create that failed, leaves no server behind.
         var started = false
-        defer { if !started { nodes.forEach { $0.stopNow() } } }
-        let created = try await nodes[0].cli(["--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" }
-                                             + ["--cluster-replicas", String(replicas), "--cluster-yes"])
-        guard created.contains("All 16384 slots covered") else { throw ServerError("redis-cli --cluster create failed: \(created)") }
-        guard try await waitUntilServing(replicas: masters * replicas) else { throw ServerError("the cluster did not come up") }
+        defer { if !started { for node in nodes { node.stopNow() } } }
+        let created = try await nodes[0].cli(
+            ["--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" }
+                + ["--cluster-replicas", String(replicas), "--cluster-yes"])
+        guard created.contains("All 16384 slots covered") else {
+            throw ServerError("redis-cli --cluster create failed: \(created)")
+        }
+        guard try await waitUntilServing(replicas: masters * replicas) else {
+            throw ServerError("the cluster did not come up")
+        }
         started = true
     }
 
     /// `redis+cluster://` with two of the nodes as seeds.
-    public var url: String { "redis+cluster://" + nodes.prefix(2).map { "127.0.0.1:\($0.port)" }.joined(separator: ",") }
+    public var url: String {
+        "redis+cluster://" + nodes.prefix(2).map { "127.0.0.1:\($0.port)" }.joined(separator: ",")
+    }
 
     /// The nodes that are masters now (a failover changes them).
     public func masters() async throws -> [RedisServer] {
@@ -66,11 +76,14 @@ public final class RedisCluster: Sendable {
     private func isServing(replicas: Int) async -> Bool {
         var linked = 0
         for node in nodes where node.isRunning {
-            guard let info = try? await node.command("CLUSTER", "INFO"), info.text.contains("cluster_state:ok") else { return false }
+            guard let info = try? await node.command("CLUSTER", "INFO"), info.text.contains("cluster_state:ok") else {
+                return false
+            }
             let replication = (try? await node.command("INFO", "replication"))?.text ?? ""
             if replication.contains("role:slave"), replication.contains("master_link_status:up") { linked += 1 }
         }
-        guard let asked = nodes.first(where: \.isRunning), let slots = try? await asked.command("CLUSTER", "SLOTS") else { return false }
+        guard let asked = nodes.first(where: \.isRunning), let slots = try? await asked.command("CLUSTER", "SLOTS")
+        else { return false }
         // [[start, end, [host, port, id], replicas...], ...]: every range's master must run.
         let running = Set(nodes.filter(\.isRunning).map(\.port))
         let servedBy = slots.elements.compactMap { range -> Int? in

@@ -14,7 +14,9 @@ public final class RedisServer: Sendable {
     private let options: [String]
 
     /// Starts redis-server (Debian's package; scripts/setup installs it) on `port`, or a free one.
-    public init(port: Int? = nil, maxMemory: String = "64mb", password: String? = nil, options: [String] = []) async throws {
+    public init(port: Int? = nil, maxMemory: String = "64mb", password: String? = nil, options: [String] = [])
+        async throws
+    {
         self.port = try port ?? Self.freePort()
         self.password = password
         self.options = options
@@ -37,8 +39,11 @@ public final class RedisServer: Sendable {
     public func start(maxMemory: String = "64mb") async throws {
         let server = Process()
         server.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
-        server.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                            "--maxmemory", maxMemory, "--maxmemory-policy", "allkeys-lru", "--daemonize", "no"]
+        server.arguments =
+            [
+                "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                "--maxmemory", maxMemory, "--maxmemory-policy", "allkeys-lru", "--daemonize", "no",
+            ]
             + (password.map { ["--requirepass", $0, "--masterauth", $0] } ?? []) + options
         server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice
@@ -50,7 +55,9 @@ public final class RedisServer: Sendable {
             for _ in 0..<500 {
                 // It exited (its port taken meanwhile, say): PING would only reach whoever has the port.
                 guard server.isRunning else { return false }
-                if RedisCommand.send(["PING"], port: port, password: password, timeout: 1) == .text("PONG") { return true }
+                if RedisCommand.send(["PING"], port: port, password: password, timeout: 1) == .text("PONG") {
+                    return true
+                }
                 Thread.sleep(forTimeInterval: 0.02)
             }
             return false
@@ -60,10 +67,12 @@ public final class RedisServer: Sendable {
 
     /// Kills the server (SIGKILL, as a crash would) and waits until it is gone.
     public func stop() async {
-        guard let server = process.withLock({ state -> Process? in
-            defer { state = nil }
-            return state
-        }) else { return }
+        guard
+            let server = process.withLock({ state -> Process? in
+                defer { state = nil }
+                return state
+            })
+        else { return }
         kill(server.processIdentifier, SIGKILL)
         _ = try? await onOwnThread { server.waitUntilExit() }
     }
@@ -74,7 +83,9 @@ public final class RedisServer: Sendable {
         if let server = process.withLock({ state -> Process? in
             defer { state = nil }
             return state
-        }) { kill(server.processIdentifier, SIGKILL) }
+        }) {
+            kill(server.processIdentifier, SIGKILL)
+        }
     }
 
     deinit {

@@ -11,11 +11,17 @@ public final class ServeProcess: Sendable {
 
     /// Starts serve on `profileFile` with `arguments` added (`--port 0` is added) and waits for
     /// its start-up line. With `namespace`, it runs in that network namespace (`ip netns exec`).
-    public init(profileFile: String, _ arguments: [String] = [], environment: [String: String] = [:],
-                namespace: String? = nil) async throws {
+    public init(
+        profileFile: String, _ arguments: [String] = [], environment: [String: String] = [:],
+        namespace: String? = nil
+    ) async throws {
         let serve = ["serve", profileFile, "--port", "0"] + arguments
-        running = try namespace.map { try CLIProcess.start(["netns", "exec", $0, CLIProcess.executable] + serve,
-                                                           environment: environment, executable: "/usr/sbin/ip") }
+        running =
+            try namespace.map {
+                try CLIProcess.start(
+                    ["netns", "exec", $0, CLIProcess.executable] + serve,
+                    environment: environment, executable: "/usr/sbin/ip")
+            }
             ?? CLIProcess.start(serve, environment: environment)
         let started = running
         var found: (host: String, port: Int)?
@@ -57,12 +63,16 @@ public struct HTTPAnswer: Sendable {
 /// curl, run off the cooperative pool.
 public enum Curl {
     /// One request; headers are "Name: value". A status of 0 means no answer (timeout, refused).
-    public static func get(_ url: String, method: String = "GET", headers: [String] = [], body: String? = nil,
-                           maxTime: Double = 60, extra: [String] = []) async throws -> HTTPAnswer {
+    public static func get(
+        _ url: String, method: String = "GET", headers: [String] = [], body: String? = nil,
+        maxTime: Double = 60, extra: [String] = []
+    ) async throws -> HTTPAnswer {
         let directory = NSTemporaryDirectory() + "curl-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var arguments = ["-s", "-o", directory + "/body", "-D", directory + "/head", "-X", method, "-m", String(maxTime)]
+        var arguments = [
+            "-s", "-o", directory + "/body", "-D", directory + "/head", "-X", method, "-m", String(maxTime),
+        ]
         if method == "HEAD" { arguments = ["-s", "-I", "-o", directory + "/head", "-m", String(maxTime)] }
         for header in headers { arguments += ["-H", header] }
         if let body { arguments += ["--data-binary", body] }
@@ -73,7 +83,8 @@ public enum Curl {
             if line.hasPrefix("HTTP/") {
                 status = Int(line.split(separator: " ")[1]) ?? 0
             } else if let colon = line.firstIndex(of: ":") {
-                fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                    in: .whitespaces)
             }
         }
         let bytes = FileManager.default.contents(atPath: directory + "/body").map { [UInt8]($0) } ?? []
@@ -82,7 +93,8 @@ public enum Curl {
 
     /// `count` requests for `url` at once (curl --parallel); returns each status.
     public static func parallel(_ url: String, count: Int, maxTime: Double = 60) async throws -> [Int] {
-        let arguments = ["-s", "--parallel", "--parallel-immediate", "--parallel-max", String(count), "-m", String(maxTime)]
+        let arguments =
+            ["-s", "--parallel", "--parallel-immediate", "--parallel-max", String(count), "-m", String(maxTime)]
             + Array(repeating: ["-o", "/dev/null", "-w", "%{http_code}\\n", url], count: count).flatMap { $0 }
         return try await run(arguments).split(separator: "\n").compactMap { Int($0) }
     }
@@ -126,5 +138,6 @@ public func output(of executable: String, _ arguments: [String]) throws -> Strin
 /// base64url without padding, as serve's paths carry sources.
 public func base64url(_ text: String) -> String {
     Data(text.utf8).base64EncodedString()
-        .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
+            of: "=", with: "")
 }

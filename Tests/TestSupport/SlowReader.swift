@@ -40,8 +40,9 @@ public enum ProcFacts {
     /// The resident set of process `pid`, in bytes.
     public static func residentBytes(_ pid: Int32) -> Int? {
         guard let status = read("/proc/\(pid)/status"),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) else { return nil }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
+        else { return nil }
         return kilobytes * 1024
     }
 

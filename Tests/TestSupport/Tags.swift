@@ -20,7 +20,8 @@ extension Trait where Self == ConditionTrait {
     /// needs libvips, the network, redis-server or another process. (This toolchain's
     /// `swift test --skip` takes test names, not tags, so the condition does the skipping.)
     public static var notInFastRun: Self {
-        .disabled(if: ProcessInfo.processInfo.environment["PIPELINEHOST_FAST_TESTS"] == "1",
-                  "scripts/test --fast runs only what needs no libvips, network, redis-server or subprocess")
+        .disabled(
+            if: ProcessInfo.processInfo.environment["PIPELINEHOST_FAST_TESTS"] == "1",
+            "scripts/test --fast runs only what needs no libvips, network, redis-server or subprocess")
     }
 }

@@ -11,7 +11,10 @@ import VipsPlugin
 /// Profiles and pipelines built the way the CLI builds them, from Lua text.
 public enum TestPipeline {
     public static var plugins: [any PipelinePlugin.Type] {
-        [CachePlugin.self, FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self, SubsonicAuthPlugin.self, CirclePlugin.self]
+        [
+            CachePlugin.self, FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self, SubsonicAuthPlugin.self,
+            CirclePlugin.self,
+        ]
     }
 
     public static func registry(extra: [any PipelinePlugin.Type] = []) throws -> StageRegistry {
@@ -19,8 +22,10 @@ public enum TestPipeline {
     }
 
     /// Loads profile text as if it were the file `name`.
-    public static func load(_ lua: String, name: String = "test.lua", limits: ProfileLimits = ProfileLimits(),
-                            extra: [any PipelinePlugin.Type] = [], gates: HoldGates? = nil) throws -> ProfileSet {
+    public static func load(
+        _ lua: String, name: String = "test.lua", limits: ProfileLimits = ProfileLimits(),
+        extra: [any PipelinePlugin.Type] = [], gates: HoldGates? = nil
+    ) throws -> ProfileSet {
         var registry = try registry(extra: extra)
         try gates?.register(in: &registry)
         return try ProfileLoader(registry: registry, limits: limits).load(code: Array(lua.utf8), name: name)
@@ -32,8 +37,10 @@ public enum TestPipeline {
     }
 
     /// A configuration whose disk cache lives in `directory`, for profiles with cache stages.
-    public static func configuration(cacheIn directory: TemporaryDirectory, mode: CacheSettings.Mode = .normal,
-                                     diskLimit: Int = 1 << 30) -> PipelineConfiguration {
+    public static func configuration(
+        cacheIn directory: TemporaryDirectory, mode: CacheSettings.Mode = .normal,
+        diskLimit: Int = 1 << 30
+    ) -> PipelineConfiguration {
         PipelineConfiguration(cache: CacheSettings(mode: mode, directory: directory.path, diskLimit: diskLimit))
     }
 
@@ -46,10 +53,15 @@ public enum TestPipeline {
 
     /// The pixels of `input` (written into `directory`) after fetch, decode, `stages` and a PNG
     /// encode, which keeps every pixel as the stages left it.
-    public static func pixels(after stages: String, input: [UInt8], in directory: TemporaryDirectory) async throws -> Fixtures.Pixels {
+    public static func pixels(after stages: String, input: [UInt8], in directory: TemporaryDirectory) async throws
+        -> Fixtures.Pixels
+    {
         let path = try directory.write("input.png", input)
-        let result = try await run(#"profile "p" { fetch {}, decode {}, \#(stages), encode { format = "png" } }"#, source: path)
-        guard let pixels = Fixtures.decoded(result.bytes.array) else { throw ServerError("the PNG result does not decode") }
+        let result = try await run(
+            #"profile "p" { fetch {}, decode {}, \#(stages), encode { format = "png" } }"#, source: path)
+        guard let pixels = Fixtures.decoded(result.bytes.array) else {
+            throw ServerError("the PNG result does not decode")
+        }
         return pixels
     }
 
@@ -65,8 +77,10 @@ public enum TestPipeline {
 
     /// Runs `requests` through `pipeline`, at most `window` at a time, and gives each one's
     /// outcome in request order.
-    public static func outcomes(_ requests: [ImageRequest], in pipeline: Pipeline,
-                                window: Int) async -> [Result<PipelineResult, PipelineError>] {
+    public static func outcomes(
+        _ requests: [ImageRequest], in pipeline: Pipeline,
+        window: Int
+    ) async -> [Result<PipelineResult, PipelineError>] {
         await withTaskGroup(of: (Int, Result<PipelineResult, PipelineError>).self) { group in
             var results = [Result<PipelineResult, PipelineError>?](repeating: nil, count: requests.count)
             var next = 0
@@ -87,7 +101,9 @@ public enum TestPipeline {
         }
     }
 
-    private static func outcome(_ request: ImageRequest, in pipeline: Pipeline) async -> Result<PipelineResult, PipelineError> {
+    private static func outcome(_ request: ImageRequest, in pipeline: Pipeline) async -> Result<
+        PipelineResult, PipelineError
+    > {
         do {
             return .success(try await pipeline.image(for: request))
         } catch {
@@ -98,7 +114,9 @@ public enum TestPipeline {
     /// A profile with every stage default except those given, ending in a JPEG.
     /// `fetchTimeout`: a suite that holds a transfer on purpose, and opens it itself, gives a long
     /// one, so a busy machine's slow set-up cannot run into it.
-    public static func thumbnail(size: Int = 300, fit: String = "cover", extra: String = "", fetchTimeout: Int = 5) -> String {
+    public static func thumbnail(size: Int = 300, fit: String = "cover", extra: String = "", fetchTimeout: Int = 5)
+        -> String
+    {
         """
         profile "thumbnail" {
           normalize  { drop_query = { "u", "t", "s", "p" } },

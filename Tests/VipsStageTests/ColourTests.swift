@@ -1,6 +1,6 @@
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 /// Colour comes out right whatever profile or depth the source has: pixels are converted from
 /// an embedded ICC profile to sRGB, so stripping the profile afterwards changes nothing.
@@ -16,23 +16,32 @@ struct ColourTests {
         plain = try directory.write("plain.png", Fixtures.painted(width: 64, height: 64) { _, _ in Self.colour })
     }
 
-    func centre(of bytes: [UInt8], name: String, stages: String = "downsample { size = 32 }", encode: String = #"format = "png""#)
-        async throws -> (pixel: [UInt8], result: PipelineResult) {
+    func centre(
+        of bytes: [UInt8], name: String, stages: String = "downsample { size = 32 }",
+        encode: String = #"format = "png""#
+    )
+        async throws -> (pixel: [UInt8], result: PipelineResult)
+    {
         let path = try directory.write(name, bytes)
-        let result = try await TestPipeline.run(#"profile "p" { fetch {}, decode {}, \#(stages), encode { \#(encode) } }"#, source: path)
+        let result = try await TestPipeline.run(
+            #"profile "p" { fetch {}, decode {}, \#(stages), encode { \#(encode) } }"#, source: path)
         let pixels = try #require(Fixtures.decoded(result.bytes.array))
         return (pixels[pixels.width / 2, pixels.height / 2], result)
     }
 
-    @Test("a Display-P3 PNG and a 16-bit PNG land within ΔE 3 of the sRGB colour", arguments: [
-        ("p3.png", ["icc_export", "--output-profile", "p3"]),
-        ("deep.png", ["colourspace", "rgb16"]),
-    ])
+    @Test(
+        "a Display-P3 PNG and a 16-bit PNG land within ΔE 3 of the sRGB colour",
+        arguments: [
+            ("p3.png", ["icc_export", "--output-profile", "p3"]),
+            ("deep.png", ["colourspace", "rgb16"]),
+        ])
     func converted(_ name: String, _ operation: [String]) async throws {
         let bytes = try #require(try await ImageFiles.converted(plain, to: name, in: directory, operation: operation))
         for stages in ["downsample { size = 32 }", "blur { sigma = 1 }"] {
             let (pixel, _) = try await centre(of: bytes, name: "in-" + name, stages: stages)
-            #expect(Fixtures.deltaE(pixel, Self.colour) <= 3, "\(name) after \(stages): \(pixel), ΔE \(Fixtures.deltaE(pixel, Self.colour))")
+            #expect(
+                Fixtures.deltaE(pixel, Self.colour) <= 3,
+                "\(name) after \(stages): \(pixel), ΔE \(Fixtures.deltaE(pixel, Self.colour))")
         }
     }
 
@@ -40,10 +49,14 @@ struct ColourTests {
     func cmyk() async throws {
         // The colour in CMYK loses a little to the printing gamut: its sRGB value is what its own
         // profile says, as libvips' icc_transform computes it, not the colour before the round trip.
-        let bytes = try #require(try await ImageFiles.converted(plain, to: "cmyk.jpg", in: directory, operation: ["icc_export", "--output-profile", "cmyk"]))
+        let bytes = try #require(
+            try await ImageFiles.converted(
+                plain, to: "cmyk.jpg", in: directory, operation: ["icc_export", "--output-profile", "cmyk"]))
         let cmykFile = try directory.write("cmyk-source.jpg", bytes)
-        let reference = try #require(try await ImageFiles.converted(cmykFile, to: "reference.png", in: directory,
-                                                                    operation: ["icc_transform", "srgb", "--embedded"]))
+        let reference = try #require(
+            try await ImageFiles.converted(
+                cmykFile, to: "reference.png", in: directory,
+                operation: ["icc_transform", "srgb", "--embedded"]))
         let expected = try #require(Fixtures.decoded(reference))[10, 10]
         #expect(Fixtures.info(bytes)?.bands == 4, "the fixture is CMYK")
         for stages in ["downsample { size = 32 }", "blur { sigma = 1 }"] {
@@ -54,14 +67,18 @@ struct ColourTests {
 
     @Test("the P3 fixture's own pixel values are far from the colour: the conversion is what brings them back")
     func fixtureIsReallyP3() async throws {
-        let bytes = try #require(try await ImageFiles.converted(plain, to: "raw-p3.png", in: directory, operation: ["icc_export", "--output-profile", "p3"]))
+        let bytes = try #require(
+            try await ImageFiles.converted(
+                plain, to: "raw-p3.png", in: directory, operation: ["icc_export", "--output-profile", "p3"]))
         let raw = try #require(Fixtures.decoded(bytes))
         #expect(Fixtures.deltaE(raw[10, 10], Self.colour) > 6, "\(raw[10, 10])")
     }
 
     @Test("keep = { \"icc\" } keeps the colour profile and drops EXIF; strip drops both")
     func keepICC() async throws {
-        let bytes = try #require(try await ImageFiles.converted(plain, to: "tagged.jpg", in: directory, operation: ["icc_export", "--output-profile", "p3"]))
+        let bytes = try #require(
+            try await ImageFiles.converted(
+                plain, to: "tagged.jpg", in: directory, operation: ["icc_export", "--output-profile", "p3"]))
         let kept = try await centre(of: bytes, name: "k.jpg", encode: #"format = "jpeg", keep = { "icc" }"#).result
         let stripped = try await centre(of: bytes, name: "s.jpg", encode: #"format = "jpeg""#).result
         #expect(Fixtures.info(kept.bytes.array)?.hasICC == true)

@@ -1,6 +1,6 @@
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 /// Where downsample's cover crop lands (gravity, focus, libvips' smartcrop), contain's padding
 /// and dpr, each checked by pixels.
@@ -30,18 +30,22 @@ struct CropTests {
     @Test("an attention crop keeps a bright object that a centre crop cuts off")
     func attention() async throws {
         let centre = try await run(##"downsample { size = 200, fit = "cover" }"##, input: Self.objectAtTheRight)
-        let attention = try await run(##"downsample { size = 200, fit = "cover", gravity = "attention" }"##, input: Self.objectAtTheRight)
+        let attention = try await run(
+            ##"downsample { size = 200, fit = "cover", gravity = "attention" }"##, input: Self.objectAtTheRight)
         #expect((centre.width, centre.height) == (200, 200) && (attention.width, attention.height) == (200, 200))
         #expect(Self.orange(centre) == 0, "the centre crop (x 100-300 of the 400-wide scaled image) misses it")
         #expect(Self.orange(attention) > 3000, "the whole 60x60 object is kept: \(Self.orange(attention))")
     }
 
-    @Test("gravity and focus place the crop", arguments: [
-        (##"gravity = "east""##, true), (##"gravity = "west""##, false), (##"gravity = "centre""##, false),
-        ("focus = { 0.9, 0.5 }", true), ("focus = { 0.1, 0.5 }", false),
-    ])
+    @Test(
+        "gravity and focus place the crop",
+        arguments: [
+            (##"gravity = "east""##, true), (##"gravity = "west""##, false), (##"gravity = "centre""##, false),
+            ("focus = { 0.9, 0.5 }", true), ("focus = { 0.1, 0.5 }", false),
+        ])
     func placed(_ parameter: String, keepsObject: Bool) async throws {
-        let pixels = try await run(##"downsample { size = 200, fit = "cover", \##(parameter) }"##, input: Self.objectAtTheRight)
+        let pixels = try await run(
+            ##"downsample { size = 200, fit = "cover", \##(parameter) }"##, input: Self.objectAtTheRight)
         #expect((pixels.width, pixels.height) == (200, 200))
         #expect((Self.orange(pixels) > 3000) == keepsObject, "\(parameter): \(Self.orange(pixels)) orange pixels")
     }
@@ -60,12 +64,18 @@ struct CropTests {
     @Test("contain keeps the whole image and pads the box with background, placed by gravity")
     func contain() async throws {
         let wide = Fixtures.quadrants(width: 400, height: 200, format: .png)
-        let centred = try await run(##"downsample { size = 100, fit = "contain", background = "#ff00ff" }"##, input: wide)
+        let centred = try await run(
+            ##"downsample { size = 100, fit = "contain", background = "#ff00ff" }"##, input: wide)
         #expect((centred.width, centred.height) == (100, 100))
         #expect(centred[50, 2] == [255, 0, 255] && centred[50, 97] == [255, 0, 255], "magenta above and below")
-        #expect(centred[10, 30][0] > 240 && centred[10, 30][1] < 15, "the red quadrant, unscaled in shape: \(centred[10, 30])")
-        let top = try await run(##"downsample { size = 100, fit = "contain", gravity = "north", background = "#ff00ff" }"##, input: wide)
-        #expect(top[10, 5][0] > 240 && top[10, 5][1] < 15 && top[50, 90] == [255, 0, 255], "image at the top, padding below")
+        #expect(
+            centred[10, 30][0] > 240 && centred[10, 30][1] < 15,
+            "the red quadrant, unscaled in shape: \(centred[10, 30])")
+        let top = try await run(
+            ##"downsample { size = 100, fit = "contain", gravity = "north", background = "#ff00ff" }"##, input: wide)
+        #expect(
+            top[10, 5][0] > 240 && top[10, 5][1] < 15 && top[50, 90] == [255, 0, 255], "image at the top, padding below"
+        )
     }
 
     @Test("dpr scales the box")
@@ -74,15 +84,20 @@ struct CropTests {
         #expect((pixels.width, pixels.height) == (200, 133))
     }
 
-    @Test("a gravity or focus that cannot apply is an error at load, with file:line", arguments: [
-        (##"downsample { size = 100, gravity = "north" }"##, "gravity needs fit = \"cover\""),
-        (##"downsample { size = 100, fit = "cover", gravity = "north", focus = { 0.5, 0.5 } }"##, "gravity or focus, not both"),
-        (##"downsample { size = 100, fit = "contain", gravity = "attention" }"##, "keeps the whole image"),
-        (##"downsample { size = 100, background = "#ffffff" }"##, "background needs fit = \"contain\""),
-        (##"downsample { size = 100, fit = "cover", focus = { 1.5, 0.5 } }"##, "between 0 and 1, got 1.5"),
-        (##"downsample { size = 100, fit = "cover", focus = { 0.5 } }"##, "a list of 2 numbers"),
-        (##"downsample { size = 100, fit = "contain", background = "pink" }"##, "a colour like"),
-    ])
+    @Test(
+        "a gravity or focus that cannot apply is an error at load, with file:line",
+        arguments: [
+            (##"downsample { size = 100, gravity = "north" }"##, "gravity needs fit = \"cover\""),
+            (
+                ##"downsample { size = 100, fit = "cover", gravity = "north", focus = { 0.5, 0.5 } }"##,
+                "gravity or focus, not both"
+            ),
+            (##"downsample { size = 100, fit = "contain", gravity = "attention" }"##, "keeps the whole image"),
+            (##"downsample { size = 100, background = "#ffffff" }"##, "background needs fit = \"contain\""),
+            (##"downsample { size = 100, fit = "cover", focus = { 1.5, 0.5 } }"##, "between 0 and 1, got 1.5"),
+            (##"downsample { size = 100, fit = "cover", focus = { 0.5 } }"##, "a list of 2 numbers"),
+            (##"downsample { size = 100, fit = "contain", background = "pink" }"##, "a colour like"),
+        ])
     func refused(_ stage: String, _ message: String) throws {
         let lua = "profile \"p\" {\n  fetch {}, decode {},\n  \(stage),\n  encode {} }"
         let error = #expect(throws: ProfileError.self) { try TestPipeline.load(lua, name: "crop.lua") }

@@ -1,6 +1,6 @@
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 import VipsPlugin
 
 /// A suite that writes bytes to a file of its own and runs them through a decode profile.
@@ -21,12 +21,17 @@ struct DecodeTests: DecodesFiles {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }
 
-    @Test("text served as an image is 'not an image', named by its sniffed type", arguments: [
-        ("<!DOCTYPE html><html><head><title>Login</title></head></html>", "text/html"),
-        (#"<?xml version="1.0" encoding="UTF-8"?><subsonic-response status="failed"><error code="70"/></subsonic-response>"#, "text/xml"),
-        (#"{"error": "not found"}"#, "application/json"),
-        ("\u{FEFF}  <svg xmlns='http://www.w3.org/2000/svg'/>", "image/svg+xml"),
-    ])
+    @Test(
+        "text served as an image is 'not an image', named by its sniffed type",
+        arguments: [
+            ("<!DOCTYPE html><html><head><title>Login</title></head></html>", "text/html"),
+            (
+                #"<?xml version="1.0" encoding="UTF-8"?><subsonic-response status="failed"><error code="70"/></subsonic-response>"#,
+                "text/xml"
+            ),
+            (#"{"error": "not found"}"#, "application/json"),
+            ("\u{FEFF}  <svg xmlns='http://www.w3.org/2000/svg'/>", "image/svg+xml"),
+        ])
     func text(_ body: String, _ type: String) async throws {
         let error = try await failure(Array(body.utf8))
         #expect(error?.kind == .notAnImage)
@@ -79,7 +84,8 @@ struct DecodeTests: DecodesFiles {
     @Test("animated input gives its first frame by default")
     func firstFrame() async throws {
         let path = try directory.write("anim.gif", Fixtures.animatedGIF(frames: 40))
-        let result = try await TestPipeline.run(#"profile "d" { fetch {}, decode {}, encode { format = "webp" } }"#, source: path)
+        let result = try await TestPipeline.run(
+            #"profile "d" { fetch {}, decode {}, encode { format = "webp" } }"#, source: path)
         let info = try #require(Fixtures.info(result.bytes.array))
         #expect((info.format, info.width, info.height, info.pages) == ("webp", 16, 16, 1))
     }
@@ -87,7 +93,8 @@ struct DecodeTests: DecodesFiles {
     @Test("frames = N keeps an animation, resized frame by frame")
     func keepFrames() async throws {
         let path = try directory.write("anim.gif", Fixtures.animatedGIF(frames: 40, side: 64))
-        let lua = #"profile "d" { fetch {}, decode { frames = 5 }, downsample { size = 32 }, encode { format = "webp" } }"#
+        let lua =
+            #"profile "d" { fetch {}, decode { frames = 5 }, downsample { size = 32 }, encode { format = "webp" } }"#
         let result = try await TestPipeline.run(lua, source: path)
         let info = try #require(Fixtures.info(result.bytes.array))
         #expect((info.width, info.height, info.pages) == (32, 32, 5))
@@ -109,7 +116,9 @@ struct DecodeHardeningTests: DecodesFiles {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }
 
-    @Test("a TIFF over max_frames is refused from its directory chain, at any page count", arguments: [1001, 10_000, 50_000])
+    @Test(
+        "a TIFF over max_frames is refused from its directory chain, at any page count",
+        arguments: [1001, 10_000, 50_000])
     func manyPages(_ pages: Int) async throws {
         let error = try await failure(Fixtures.multiPageTIFF(pages: pages))
         #expect(error?.kind == .pixelLimit)
@@ -119,18 +128,22 @@ struct DecodeHardeningTests: DecodesFiles {
     @Test("a TIFF within max_frames decodes its first page")
     func fewPages() async throws {
         let path = try directory.write("three.tif", Fixtures.multiPageTIFF(pages: 3))
-        let result = try await TestPipeline.run(#"profile "d" { fetch {}, decode { max_frames = 3 }, encode { format = "png" } }"#, source: path)
+        let result = try await TestPipeline.run(
+            #"profile "d" { fetch {}, decode { max_frames = 3 }, encode { format = "png" } }"#, source: path)
         #expect(result.size == PixelSize(width: 1, height: 1))
     }
 
     // The arguments name the format, not the bytes: a test's log line prints its arguments, and
     // 10,001 frames printed as numbers are megabytes of log.
-    @Test("10,000 frames are counted as 10,000, not as libvips' 1", arguments: [
-        ("tiff", "image has more than 10000 frames, over max_frames (10000)"),
-        ("webp", "image has 10001 frames, over max_frames (10000)"),
-    ])
+    @Test(
+        "10,000 frames are counted as 10,000, not as libvips' 1",
+        arguments: [
+            ("tiff", "image has more than 10000 frames, over max_frames (10000)"),
+            ("webp", "image has 10001 frames, over max_frames (10000)"),
+        ])
     func tenThousandFrames(_ format: String, _ reason: String) async throws {
-        let bytes = format == "tiff" ? Fixtures.multiPageTIFF(pages: 10_001) : Fixtures.animatedWebP(frames: 10_001, side: 2)
+        let bytes =
+            format == "tiff" ? Fixtures.multiPageTIFF(pages: 10_001) : Fixtures.animatedWebP(frames: 10_001, side: 2)
         let error = try await failure(bytes, "decode { max_frames = 10000 }")
         #expect(error?.kind == .pixelLimit)
         #expect(error?.reason == reason)
@@ -140,13 +153,16 @@ struct DecodeHardeningTests: DecodesFiles {
     func uncountableGIF() async throws {
         let error = try await failure(Fixtures.animatedGIF(frames: 5000, side: 2), "decode { max_frames = 9999 }")
         #expect(error?.kind == .pixelLimit)
-        #expect(error?.reason == "image has more than 4096 frames, more than libvips' gif loader counts (max_frames 9999)")
+        #expect(
+            error?.reason == "image has more than 4096 frames, more than libvips' gif loader counts (max_frames 9999)")
     }
 
-    @Test("formats outside the allowlist are unsupported_format, named", arguments: [
-        (Fixtures.binaryPDF, "pdf"),
-        (Fixtures.multiPageTIFF(pages: 1), "tiff"),
-    ])
+    @Test(
+        "formats outside the allowlist are unsupported_format, named",
+        arguments: [
+            (Fixtures.binaryPDF, "pdf"),
+            (Fixtures.multiPageTIFF(pages: 1), "tiff"),
+        ])
     func notAccepted(_ bytes: [UInt8], _ format: String) async throws {
         let error = try await failure(bytes, #"decode { formats = { "jpeg", "png" } }"#)
         #expect(error?.kind == .unsupportedFormat)
@@ -168,6 +184,8 @@ struct DecodeHardeningTests: DecodesFiles {
         let error = #expect(throws: ProfileError.self) {
             try TestPipeline.load(#"profile "d" { fetch {}, decode { formats = { "jpeg", "bmp" } }, encode {} }"#)
         }
-        #expect(error?.message.hasPrefix("decode: formats: 'bmp' is not a libvips loader") == true, "\(error?.message ?? "")")
+        #expect(
+            error?.message.hasPrefix("decode: formats: 'bmp' is not a libvips loader") == true,
+            "\(error?.message ?? "")")
     }
 }

@@ -1,16 +1,20 @@
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 /// encode's options, each shown by what it changes in the bytes or the pixels.
-@Suite("encode: effort, lossless, progressive, chroma subsampling, quality per format, jxl", .tags(.pixels), .notInFastRun)
+@Suite(
+    "encode: effort, lossless, progressive, chroma subsampling, quality per format, jxl", .tags(.pixels), .notInFastRun)
 struct EncodeOptionTests {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }
 
-    func encode(_ parameters: String, input: [UInt8] = Fixtures.sample, stages: String = "downsample { size = 256 }") async throws -> PipelineResult {
+    func encode(_ parameters: String, input: [UInt8] = Fixtures.sample, stages: String = "downsample { size = 256 }")
+        async throws -> PipelineResult
+    {
         let path = try directory.write("input", input)
-        return try await TestPipeline.run(#"profile "p" { fetch {}, decode {}, \#(stages), encode { \#(parameters) } }"#, source: path)
+        return try await TestPipeline.run(
+            #"profile "p" { fetch {}, decode {}, \#(stages), encode { \#(parameters) } }"#, source: path)
     }
 
     @Test("lossless webp keeps every pixel; lossy does not")
@@ -26,7 +30,9 @@ struct EncodeOptionTests {
     func progressive() async throws {
         let progressive = try await encode("progressive = true").bytes.array
         let baseline = try await encode("").bytes.array
-        func has(_ marker: UInt8, _ bytes: [UInt8]) -> Bool { zip(bytes, bytes.dropFirst()).contains { $0 == 0xFF && $1 == marker } }
+        func has(_ marker: UInt8, _ bytes: [UInt8]) -> Bool {
+            zip(bytes, bytes.dropFirst()).contains { $0 == 0xFF && $1 == marker }
+        }
         #expect(has(0xC2, progressive) && !has(0xC0, progressive))
         #expect(has(0xC0, baseline) && !has(0xC2, baseline))
     }
@@ -35,7 +41,9 @@ struct EncodeOptionTests {
     func chroma() async throws {
         // JPEG's SOF0 gives each component's sampling factors: 0x22 for subsampled luma, 0x11 without.
         func lumaSampling(_ bytes: [UInt8]) -> UInt8? {
-            guard let sof = zip(bytes.indices, bytes.dropFirst()).first(where: { bytes[$0.0] == 0xFF && $0.1 == 0xC0 })?.0 else { return nil }
+            guard
+                let sof = zip(bytes.indices, bytes.dropFirst()).first(where: { bytes[$0.0] == 0xFF && $0.1 == 0xC0 })?.0
+            else { return nil }
             return bytes[sof + 11]
         }
         #expect(lumaSampling(try await encode(#"chroma_subsampling = "off""#).bytes.array) == 0x11)
@@ -70,7 +78,9 @@ struct EncodeOptionTests {
     func keepChecked() throws {
         let lua = "profile \"p\" {\n  fetch {}, decode {},\n  encode { keep = { \"exif\" } } }"
         let error = #expect(throws: ProfileError.self) { try TestPipeline.load(lua, name: "keep.lua") }
-        #expect(error?.description.hasPrefix("keep.lua:3:") == true && error?.description.contains("takes { \"icc\" }") == true,
-                "\(String(describing: error))")
+        #expect(
+            error?.description.hasPrefix("keep.lua:3:") == true
+                && error?.description.contains("takes { \"icc\" }") == true,
+            "\(String(describing: error))")
     }
 }

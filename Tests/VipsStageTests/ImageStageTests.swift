@@ -1,6 +1,6 @@
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 @Suite("downsample, blur and encode", .tags(.pixels), .notInFastRun)
 struct ImageStageTests {
@@ -12,13 +12,15 @@ struct ImageStageTests {
         return try await TestPipeline.run(#"profile "p" { fetch {}, decode {}, \#(stages) }"#, source: path)
     }
 
-    @Test("cover crops to the exact box; inside keeps the aspect ratio", arguments: [
-        ("size = 300, fit = \"cover\"", 300, 300),
-        ("size = 300", 300, 200),
-        ("width = 120", 120, 80),
-        ("height = 50", 75, 50),
-        ("width = 100, height = 100, fit = \"cover\"", 100, 100),
-    ])
+    @Test(
+        "cover crops to the exact box; inside keeps the aspect ratio",
+        arguments: [
+            ("size = 300, fit = \"cover\"", 300, 300),
+            ("size = 300", 300, 200),
+            ("width = 120", 120, 80),
+            ("height = 50", 75, 50),
+            ("width = 100, height = 100, fit = \"cover\"", 100, 100),
+        ])
     func sizes(_ parameters: String, _ width: Int, _ height: Int) async throws {
         let result = try await run("downsample { \(parameters) }, encode {}", input: Fixtures.sample)
         let info = try #require(Fixtures.info(result.bytes.array))
@@ -30,8 +32,12 @@ struct ImageStageTests {
     @Test("small images are not enlarged unless asked")
     func enlarge() async throws {
         let small = Fixtures.quadrants(width: 60, height: 40)
-        #expect(try await run("downsample { size = 300 }, encode {}", input: small).size == PixelSize(width: 60, height: 40))
-        #expect(try await run("downsample { size = 300, enlarge = true }, encode {}", input: small).size == PixelSize(width: 300, height: 200))
+        #expect(
+            try await run("downsample { size = 300 }, encode {}", input: small).size == PixelSize(width: 60, height: 40)
+        )
+        #expect(
+            try await run("downsample { size = 300, enlarge = true }, encode {}", input: small).size
+                == PixelSize(width: 300, height: 200))
     }
 
     @Test("EXIF orientation is honoured, with or without downsample", arguments: [true, false])
@@ -40,7 +46,8 @@ struct ImageStageTests {
         // and the red top-left quadrant ends up top-right.
         let rotated = Fixtures.quadrants(width: 400, height: 200, orientation: 6)
         #expect(Fixtures.info(rotated)?.hasEXIF == true)
-        let stages = downsample ? "downsample { size = 100 }, encode { format = \"png\" }" : "encode { format = \"png\" }"
+        let stages =
+            downsample ? "downsample { size = 100 }, encode { format = \"png\" }" : "encode { format = \"png\" }"
         let result = try await run(stages, input: rotated)
         let info = try #require(Fixtures.info(result.bytes.array))
         #expect(info.width * 2 == info.height)
@@ -49,20 +56,25 @@ struct ImageStageTests {
         #expect(topRight[0] > 200 && topRight[1] < 60 && topRight[2] < 60, "top-right should be red, is \(topRight)")
     }
 
-    @Test("shrink_on_load = \"speed\" (the default) gives the same picture as libvips' choice (\"quality\"), orientation included",
-          arguments: [("cover", 1), ("inside", 1), ("cover", 6)])
+    @Test(
+        "shrink_on_load = \"speed\" (the default) gives the same picture as libvips' choice (\"quality\"), orientation included",
+        arguments: [("cover", 1), ("inside", 1), ("cover", 6)])
     func draftShrink(fit: String, orientation: Int) async throws {
-        let photo = orientation == 1 ? Fixtures.sample : Fixtures.quadrants(width: 1600, height: 900, orientation: orientation)
-        let quality = try await run("downsample { size = 120, fit = \"\(fit)\", shrink_on_load = \"quality\" }, encode { format = \"png\" }",
-                                    input: photo)
-        let speed = try await run("downsample { size = 120, fit = \"\(fit)\", shrink_on_load = \"speed\" }, encode { format = \"png\" }",
-                                  input: photo)
+        let photo =
+            orientation == 1 ? Fixtures.sample : Fixtures.quadrants(width: 1600, height: 900, orientation: orientation)
+        let quality = try await run(
+            "downsample { size = 120, fit = \"\(fit)\", shrink_on_load = \"quality\" }, encode { format = \"png\" }",
+            input: photo)
+        let speed = try await run(
+            "downsample { size = 120, fit = \"\(fit)\", shrink_on_load = \"speed\" }, encode { format = \"png\" }",
+            input: photo)
         #expect(speed.size == quality.size)
         let difference = try #require(Fixtures.difference(quality.bytes.array, speed.bytes.array))
         #expect(difference.meanPerBand.allSatisfy { $0 < 2 }, "\(difference)")
         // A PNG has no JPEG scales: the same path as libvips' own.
         let png = Fixtures.quadrants(width: 800, height: 600, format: .png)
-        let fromPNG = try await run("downsample { size = 100, shrink_on_load = \"speed\" }, encode { format = \"png\" }", input: png)
+        let fromPNG = try await run(
+            "downsample { size = 100, shrink_on_load = \"speed\" }, encode { format = \"png\" }", input: png)
         #expect(fromPNG.size == PixelSize(width: 100, height: 75))
     }
 
@@ -70,8 +82,10 @@ struct ImageStageTests {
     func defaultShrink() async throws {
         let png = "encode { format = \"png\" }"
         let byDefault = try await run("downsample { size = 300 }, \(png)", input: Fixtures.sample)
-        let speed = try await run("downsample { size = 300, shrink_on_load = \"speed\" }, \(png)", input: Fixtures.sample)
-        let quality = try await run("downsample { size = 300, shrink_on_load = \"quality\" }, \(png)", input: Fixtures.sample)
+        let speed = try await run(
+            "downsample { size = 300, shrink_on_load = \"speed\" }, \(png)", input: Fixtures.sample)
+        let quality = try await run(
+            "downsample { size = 300, shrink_on_load = \"quality\" }, \(png)", input: Fixtures.sample)
         #expect(byDefault.bytes.array == speed.bytes.array)
         #expect(byDefault.bytes.array != quality.bytes.array)
     }
@@ -79,8 +93,11 @@ struct ImageStageTests {
     @Test("blur softens the image and dim darkens it")
     func blurAndDim() async throws {
         let plain = try await run("downsample { size = 256 }, encode { format = \"png\" }", input: Fixtures.sample)
-        let blurred = try await run("downsample { size = 256 }, blur { sigma = 8 }, encode { format = \"png\" }", input: Fixtures.sample)
-        let dimmed = try await run("downsample { size = 256 }, blur { sigma = 8, dim = 0.5 }, encode { format = \"png\" }", input: Fixtures.sample)
+        let blurred = try await run(
+            "downsample { size = 256 }, blur { sigma = 8 }, encode { format = \"png\" }", input: Fixtures.sample)
+        let dimmed = try await run(
+            "downsample { size = 256 }, blur { sigma = 8, dim = 0.5 }, encode { format = \"png\" }",
+            input: Fixtures.sample)
         let p = try #require(Fixtures.stats(plain.bytes.array))
         let b = try #require(Fixtures.stats(blurred.bytes.array))
         let d = try #require(Fixtures.stats(dimmed.bytes.array))
@@ -97,7 +114,8 @@ struct ImageStageTests {
 
     @Test("each format encodes to what it says", arguments: ["jpeg", "png", "webp", "gif"])
     func formats(_ format: String) async throws {
-        let result = try await run("downsample { size = 64 }, encode { format = \"\(format)\" }", input: Fixtures.sample)
+        let result = try await run(
+            "downsample { size = 64 }, encode { format = \"\(format)\" }", input: Fixtures.sample)
         #expect(result.format == format)
         #expect(Fixtures.info(result.bytes.array)?.format == format)
     }
@@ -122,37 +140,54 @@ struct ImageStageTests {
     func encodeFailureByPlace() async throws {
         // WebP cannot hold a side over 16383 pixels: libvips' saver refuses, the input is fine.
         let wide = try directory.write("wide.png", Fixtures.quadrants(width: 20000, height: 2, format: .png))
-        let saver = try await TestPipeline.failure(#"profile "p" { fetch {}, decode {}, encode { format = "webp" } }"#, source: wide)
+        let saver = try await TestPipeline.failure(
+            #"profile "p" { fetch {}, decode {}, encode { format = "webp" } }"#, source: wide)
         #expect(saver?.kind == .encodeFailed)
         #expect(saver?.reason.hasPrefix("encode failed:") == true)
         // Decoding is lazy: a truncated JPEG fails only when encode asks for its pixels.
         let whole = Fixtures.quadrants(width: 400, height: 300)
         let cut = try directory.write("cut.jpg", Array(whole.prefix(whole.count / 2)))
-        let source = try await TestPipeline.failure(#"profile "p" { fetch {}, decode {}, encode { format = "webp" } }"#, source: cut)
+        let source = try await TestPipeline.failure(
+            #"profile "p" { fetch {}, decode {}, encode { format = "webp" } }"#, source: cut)
         #expect(source?.kind == .decodeFailed)
         #expect(source?.reason.hasPrefix("decode failed:") == true)
     }
 
-    @Test("the blur looks like an exact full-resolution Gaussian: within 2/255 per band on average", arguments: [4.0, 12.0, 30.0])
+    @Test(
+        "the blur looks like an exact full-resolution Gaussian: within 2/255 per band on average",
+        arguments: [4.0, 12.0, 30.0])
     func blurLook(sigma: Double) async throws {
-        let downsampled = try await run(#"downsample { size = 512 }, encode { format = "png" }"#, input: Fixtures.sample)
-        let blurred = try await run(#"downsample { size = 512 }, blur { sigma = \#(sigma) }, encode { format = "png" }"#, input: Fixtures.sample)
+        let downsampled = try await run(
+            #"downsample { size = 512 }, encode { format = "png" }"#, input: Fixtures.sample)
+        let blurred = try await run(
+            #"downsample { size = 512 }, blur { sigma = \#(sigma) }, encode { format = "png" }"#, input: Fixtures.sample
+        )
         let exact = try #require(Fixtures.exactBlur(downsampled.bytes.array, sigma: sigma))
         let difference = try #require(Fixtures.difference(blurred.bytes.array, exact))
-        print("blur sigma \(sigma): mean absolute difference per band \(difference.meanPerBand.map { ($0 * 100).rounded() / 100 }), max \(difference.max)")
-        #expect(difference.meanPerBand.allSatisfy { $0 <= 2 }, "mean per band \(difference.meanPerBand), max \(difference.max)")
+        print(
+            "blur sigma \(sigma): mean absolute difference per band \(difference.meanPerBand.map { ($0 * 100).rounded() / 100 }), max \(difference.max)"
+        )
+        #expect(
+            difference.meanPerBand.allSatisfy { $0 <= 2 },
+            "mean per band \(difference.meanPerBand), max \(difference.max)")
         #expect(difference.max <= 16, "no visible seam or shift")
     }
 
     @Test("blurring a quarter-size image and scaling it up (blur's size) looks like the full-size blur")
     func blurSmallThenScale() async throws {
-        let downsampled = try await run(#"downsample { size = 512 }, encode { format = "png" }"#, input: Fixtures.sample)
-        let small = try await run(#"downsample { size = 128 }, blur { sigma = 12, size = 512 }, encode { format = "png" }"#,
-                                  input: Fixtures.sample)
+        let downsampled = try await run(
+            #"downsample { size = 512 }, encode { format = "png" }"#, input: Fixtures.sample)
+        let small = try await run(
+            #"downsample { size = 128 }, blur { sigma = 12, size = 512 }, encode { format = "png" }"#,
+            input: Fixtures.sample)
         #expect(small.size?.width == 512)
         let exact = try #require(Fixtures.exactBlur(downsampled.bytes.array, sigma: 12))
         let difference = try #require(Fixtures.difference(small.bytes.array, exact))
-        print("blur at 128 px scaled to 512: mean absolute difference per band \(difference.meanPerBand.map { ($0 * 100).rounded() / 100 }), max \(difference.max)")
-        #expect(difference.meanPerBand.allSatisfy { $0 <= 2 }, "mean per band \(difference.meanPerBand), max \(difference.max)")
+        print(
+            "blur at 128 px scaled to 512: mean absolute difference per band \(difference.meanPerBand.map { ($0 * 100).rounded() / 100 }), max \(difference.max)"
+        )
+        #expect(
+            difference.meanPerBand.allSatisfy { $0 <= 2 },
+            "mean per band \(difference.meanPerBand), max \(difference.max)")
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 /// HEIC, AVIF, TIFF and JPEG XL load where this libvips reads them; BMP and ICO, which it reads
 /// only through ImageMagick (blocked), are a clear unsupported_format naming the format.
@@ -18,20 +18,23 @@ struct InputFormatTests {
     func thumbnail(_ bytes: [UInt8], name: String, formats: String = "") async throws -> Fixtures.Pixels {
         let path = try directory.write(name, bytes)
         let decode = formats.isEmpty ? "decode {}" : "decode { formats = \(formats) }"
-        let result = try await TestPipeline.run(#"profile "p" { fetch {}, \#(decode), downsample { size = 50 }, encode { format = "png" } }"#,
-                                                source: path)
+        let result = try await TestPipeline.run(
+            #"profile "p" { fetch {}, \#(decode), downsample { size = 50 }, encode { format = "png" } }"#,
+            source: path)
         return try #require(Fixtures.decoded(result.bytes.array))
     }
 
     /// The four quadrants survived: red top left, white bottom right (lossy formats within 40).
     static func isQuadrants(_ pixels: Fixtures.Pixels) -> Bool {
         let red = pixels[5, 5], white = pixels[pixels.width - 5, pixels.height - 5]
-        return (pixels.width, pixels.height) == (50, 25) && red[0] > 215 && red[1] < 40 && red[2] < 40 && white.allSatisfy { $0 > 215 }
+        return (pixels.width, pixels.height) == (50, 25) && red[0] > 215 && red[1] < 40 && red[2] < 40
+            && white.allSatisfy { $0 > 215 }
     }
 
     @Test("HEIC, AVIF and TIFF load", arguments: ["q.heic", "q.heif[compression=av1]", "q.tif"])
     func loads(_ name: String) async throws {
-        let bytes = try #require(try await ImageFiles.converted(quadrants, to: name, in: directory), "this libvips cannot write \(name)")
+        let bytes = try #require(
+            try await ImageFiles.converted(quadrants, to: name, in: directory), "this libvips cannot write \(name)")
         let pixels = try await thumbnail(bytes, name: "input-" + String(name.prefix { $0 != "[" }))
         #expect(Self.isQuadrants(pixels), "\(name): \(pixels[5, 5]) \(pixels[45, 20])")
     }
@@ -43,17 +46,21 @@ struct InputFormatTests {
         #expect(Self.isQuadrants(listed))
         let path = try directory.write("plain.jxl", bytes)
         let refused = try await TestPipeline.failure(#"profile "p" { fetch {}, decode {}, encode {} }"#, source: path)
-        #expect(refused?.kind == .unsupportedFormat && refused?.reason.contains("'jxl'") == true, "\(String(describing: refused))")
+        #expect(
+            refused?.kind == .unsupportedFormat && refused?.reason.contains("'jxl'") == true,
+            "\(String(describing: refused))")
     }
 
     @Test("BMP and ICO are unsupported_format, named", arguments: ["bmp", "ico"])
     func imageMagickOnly(_ format: String) async throws {
-        let bytes = format == "bmp"
+        let bytes =
+            format == "bmp"
             ? ImageFiles.bmp(width: 8, height: 4, rgb: [255, 0, 0])
             : ImageFiles.ico(png: Fixtures.quadrants(width: 16, height: 16, format: .png), side: 16)
         let path = try directory.write("file.\(format)", bytes)
         let error = try await TestPipeline.failure(#"profile "p" { fetch {}, decode {}, encode {} }"#, source: path)
         #expect(error?.kind == .unsupportedFormat)
-        #expect(error?.reason.contains("image format '\(format)' cannot be loaded") == true, "\(String(describing: error))")
+        #expect(
+            error?.reason.contains("image format '\(format)' cannot be loaded") == true, "\(String(describing: error))")
     }
 }

@@ -1,6 +1,6 @@
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 /// sharpen, rotate, flip, pad, trim, flatten and round_corners, each checked by pixels.
 @Suite("sharpen, rotate, flip, pad, trim, flatten, round_corners", .tags(.pixels), .notInFastRun)
@@ -13,12 +13,15 @@ struct ShapeStageTests {
     }
 
     static let quadrants = Fixtures.quadrants(width: 400, height: 200, format: .png)
-    static let red: [UInt8] = [255, 0, 0], green: [UInt8] = [0, 255, 0], blue: [UInt8] = [0, 0, 255], white: [UInt8] = [255, 255, 255]
+    static let red: [UInt8] = [255, 0, 0], green: [UInt8] = [0, 255, 0], blue: [UInt8] = [0, 0, 255],
+        white: [UInt8] = [255, 255, 255]
 
     @Test("sharpening raises the edge contrast a downscale softened, and keeps the tone")
     func sharpen() async throws {
         // 16 px squares, dark and light, downscaled to 300: soft edges.
-        let checkerboard = Fixtures.painted(width: 800, height: 800) { x, y in (x / 16 + y / 16) % 2 == 0 ? [30, 30, 30] : [230, 230, 230] }
+        let checkerboard = Fixtures.painted(width: 800, height: 800) { x, y in
+            (x / 16 + y / 16) % 2 == 0 ? [30, 30, 30] : [230, 230, 230]
+        }
         let plain = try await run("downsample { size = 300 }", input: checkerboard)
         let sharpened = try await run("downsample { size = 300 }, sharpen {}", input: checkerboard)
         let before = Self.edgeContrast(plain), after = Self.edgeContrast(sharpened)
@@ -38,19 +41,24 @@ struct ShapeStageTests {
         Double(pixels.samples.reduce(0) { $0 + Int($1) }) / Double(pixels.samples.count)
     }
 
-    @Test("rotate turns clockwise; flip mirrors", arguments: [
-        // (stages, size, top-left, top-right, bottom-left)
-        ("rotate { angle = 90 }", 200, 400, blue, red, white),
-        ("rotate { angle = 180 }", 400, 200, white, blue, green),
-        ("rotate { angle = 270 }", 200, 400, green, white, red),
-        ("flip {}", 400, 200, green, red, white),
-        (##"flip { direction = "vertical" }"##, 400, 200, blue, white, red),
-    ])
-    func orientation(_ stages: String, width: Int, height: Int, topLeft: [UInt8], topRight: [UInt8], bottomLeft: [UInt8]) async throws {
+    @Test(
+        "rotate turns clockwise; flip mirrors",
+        arguments: [
+            // (stages, size, top-left, top-right, bottom-left)
+            ("rotate { angle = 90 }", 200, 400, blue, red, white),
+            ("rotate { angle = 180 }", 400, 200, white, blue, green),
+            ("rotate { angle = 270 }", 200, 400, green, white, red),
+            ("flip {}", 400, 200, green, red, white),
+            (##"flip { direction = "vertical" }"##, 400, 200, blue, white, red),
+        ])
+    func orientation(
+        _ stages: String, width: Int, height: Int, topLeft: [UInt8], topRight: [UInt8], bottomLeft: [UInt8]
+    ) async throws {
         let pixels = try await run(stages, input: Self.quadrants)
         #expect((pixels.width, pixels.height) == (width, height))
-        #expect(pixels[5, 5] == topLeft && pixels[width - 5, 5] == topRight && pixels[5, height - 5] == bottomLeft,
-                "\(pixels[5, 5]) \(pixels[width - 5, 5]) \(pixels[5, height - 5])")
+        #expect(
+            pixels[5, 5] == topLeft && pixels[width - 5, 5] == topRight && pixels[5, height - 5] == bottomLeft,
+            "\(pixels[5, 5]) \(pixels[width - 5, 5]) \(pixels[5, height - 5])")
     }
 
     @Test("pad places the image on an exact canvas of the background colour")
@@ -80,7 +88,9 @@ struct ShapeStageTests {
 
     @Test("flatten composes alpha onto the background and drops it")
     func flatten() async throws {
-        let half = Fixtures.painted(width: 40, height: 20, alpha: true) { x, _ in x < 20 ? [255, 0, 0, 0] : [255, 0, 0, 255] }
+        let half = Fixtures.painted(width: 40, height: 20, alpha: true) { x, _ in
+            x < 20 ? [255, 0, 0, 0] : [255, 0, 0, 255]
+        }
         let pixels = try await run(##"flatten { background = "#0000ff" }"##, input: half)
         #expect(pixels.bands == 3)
         #expect(pixels[5, 10] == Self.blue && pixels[35, 10] == Self.red)
@@ -98,12 +108,14 @@ struct ShapeStageTests {
         #expect(filled.bands == 3 && filled[0, 0] == Self.green && filled[50, 50] == Self.red)
     }
 
-    @Test("wrong parameters are errors at load, with file:line", arguments: [
-        ("rotate { angle = 100 }", "must be 90, 180 or 270"),
-        ("pad { width = 100 }", "pad needs width and height"),
-        (##"flatten { background = "#12345" }"##, "a colour like"),
-        (##"flip { direction = "diagonal" }"##, "must be one of"),
-    ])
+    @Test(
+        "wrong parameters are errors at load, with file:line",
+        arguments: [
+            ("rotate { angle = 100 }", "must be 90, 180 or 270"),
+            ("pad { width = 100 }", "pad needs width and height"),
+            (##"flatten { background = "#12345" }"##, "a colour like"),
+            (##"flip { direction = "diagonal" }"##, "must be one of"),
+        ])
     func refused(_ stage: String, _ message: String) throws {
         let lua = "profile \"p\" {\n  fetch {}, decode {},\n  \(stage),\n  encode {} }"
         let error = #expect(throws: ProfileError.self) { try TestPipeline.load(lua, name: "shape.lua") }

@@ -1,7 +1,7 @@
 import CVips
 import PipelineHost
-import Testing
 import TestSupport
+import Testing
 
 /// libvips' run-time SIMD code (liborc) is on, and only behind the lock in ph_orc_guard.c:
 /// liborc 0.4.33 races in its code allocator (scripts/orc-race).

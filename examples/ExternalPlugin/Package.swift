@@ -8,24 +8,28 @@ import PackageDescription
 let package = Package(
     name: "ExternalPlugin",
     products: [
-        .executable(name: "pipelinehost-grayscale", targets: ["GrayscaleHost"]),
+        .executable(name: "pipelinehost-grayscale", targets: ["GrayscaleHost"])
     ],
     dependencies: [
-        .package(name: "pipelinehost", path: "../.."),
+        .package(name: "pipelinehost", path: "../..")
     ],
     targets: [
         // A C target of our own for the variadic libvips calls Swift cannot make. CVips gives it
         // the libvips headers (and the host's own wrappers, should it want them).
         .target(name: "CGrayscale", dependencies: [.product(name: "CVips", package: "pipelinehost")]),
-        .target(name: "GrayscalePlugin", dependencies: [
-            "CGrayscale",
-            .product(name: "PipelineHost", package: "pipelinehost"),
-            .product(name: "BuiltinStages", package: "pipelinehost"),
-        ]),
-        .executableTarget(name: "GrayscaleHost", dependencies: [
-            "GrayscalePlugin",
-            .product(name: "PipelineHostCommandLine", package: "pipelinehost"),
-            .product(name: "BuiltinPlugins", package: "pipelinehost"),
-        ]),
+        .target(
+            name: "GrayscalePlugin",
+            dependencies: [
+                "CGrayscale",
+                .product(name: "PipelineHost", package: "pipelinehost"),
+                .product(name: "BuiltinStages", package: "pipelinehost"),
+            ]),
+        .executableTarget(
+            name: "GrayscaleHost",
+            dependencies: [
+                "GrayscalePlugin",
+                .product(name: "PipelineHostCommandLine", package: "pipelinehost"),
+                .product(name: "BuiltinPlugins", package: "pipelinehost"),
+            ]),
     ]
 )

@@ -9,7 +9,8 @@ import VipsPlugin
 /// What a request costs when the cache answers it, through the public API an app uses:
 /// `Pipeline.image(for:)` on a memory hit, and `DiskCache.read` on a disk hit of a 50 KB entry.
 let benchmarks: @Sendable () -> Void = {
-    Benchmark.defaultConfiguration = .init(metrics: [.wallClock, .mallocCountTotal], maxDuration: .seconds(3), maxIterations: 100_000)
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .mallocCountTotal], maxDuration: .seconds(3), maxIterations: 100_000)
 
     Benchmark("memory hit (Pipeline.image)") { benchmark, fixture in
         for _ in benchmark.scaledIterations {
@@ -40,14 +41,19 @@ struct MemoryHitFixture: Sendable {
         let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../../examples/sample.jpg").standardized
         try FileManager.default.copyItem(atPath: sample.path, toPath: image)
-        let registry = try StageRegistry(plugins: [CachePlugin.self, FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self])
-        let profiles = try ProfileLoader(registry: registry).load(code: Array("""
-            profile "thumbnail" {
-              normalize { drop_query = { "s", "t" } }, fetch {}, decode {},
-              downsample { size = 300, fit = "cover" }, encode { format = "jpeg" }, cache { memory = true },
-            }
-            """.utf8), name: "bench.lua")
-        let pipeline = Pipeline(profiles: profiles, configuration: PipelineConfiguration(cache: CacheSettings(directory: directory)))
+        let registry = try StageRegistry(plugins: [
+            CachePlugin.self, FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self,
+        ])
+        let profiles = try ProfileLoader(registry: registry).load(
+            code: Array(
+                """
+                profile "thumbnail" {
+                  normalize { drop_query = { "s", "t" } }, fetch {}, decode {},
+                  downsample { size = 300, fit = "cover" }, encode { format = "jpeg" }, cache { memory = true },
+                }
+                """.utf8), name: "bench.lua")
+        let pipeline = Pipeline(
+            profiles: profiles, configuration: PipelineConfiguration(cache: CacheSettings(directory: directory)))
         let request = ImageRequest(source: "file://" + image, profile: "thumbnail")
         _ = try await pipeline.image(for: request)
         return MemoryHitFixture(pipeline: pipeline, request: request)
@@ -62,8 +68,9 @@ struct DiskHitFixture: Sendable {
         let directory = NSTemporaryDirectory() + "pipelinehost-bench-" + UUID().uuidString
         let cache = DiskCache(directory: directory)
         let bytes = (0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
-        let entry = CacheEntry(image: EncodedImage(bytes: ImageBytes(copying: bytes), format: "jpeg"),
-                               storedAt: 0, expiresAt: 4_000_000_000)
+        let entry = CacheEntry(
+            image: EncodedImage(bytes: ImageBytes(copying: bytes), format: "jpeg"),
+            storedAt: 0, expiresAt: 4_000_000_000)
         let key = "https://example.com/cover.jpg?id=1 | fetch@1() | decode@1() | encode@1(format=\"jpeg\")"
         try cache.write(entry, key: key, layer: .variant)
         return DiskHitFixture(cache: cache, key: key)

@@ -1,8 +1,8 @@
 import Dispatch
 import FetchPlugin
+import FuzzerDriver
 import KeyNormalizePlugin
 import Logging
-import FuzzerDriver
 import PipelineHost
 import PipelineProfiles
 import VipsPlugin
@@ -22,7 +22,9 @@ private let chains: [[any Stage]] = {
         }
         """
     do {
-        let registry = try StageRegistry(plugins: [CachePlugin.self, FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self])
+        let registry = try StageRegistry(plugins: [
+            CachePlugin.self, FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self,
+        ])
         let set = try ProfileLoader(registry: registry).load(code: Array(lua.utf8), name: "fuzz.lua")
         return set.profiles.map { $0.stages.dropFirst().map(\.stage) }
     } catch {

@@ -1,6 +1,6 @@
 import FetchPlugin
-import KeyNormalizePlugin
 import FuzzerDriver
+import KeyNormalizePlugin
 import PipelineHost
 import PipelineProfiles
 import VipsPlugin
@@ -10,8 +10,11 @@ import VipsPlugin
 // sanitizer report is a finding. The limits are tighter than the defaults so loops end quickly.
 private let loader: ProfileLoader = {
     do {
-        let registry = try StageRegistry(plugins: [CachePlugin.self, FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self])
-        return ProfileLoader(registry: registry, limits: ProfileLimits(memoryBytes: 8 << 20, instructions: 1_000_000, seconds: 0.25))
+        let registry = try StageRegistry(plugins: [
+            CachePlugin.self, FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self,
+        ])
+        return ProfileLoader(
+            registry: registry, limits: ProfileLimits(memoryBytes: 8 << 20, instructions: 1_000_000, seconds: 0.25))
     } catch {
         fatalError("the registry does not build: \(error)")
     }

@@ -34,9 +34,12 @@ enum CoverGrid {
         let cache = work.appendingPathComponent("cache").path
 
         // One pipeline for the whole app: shared work, one memory cache, one disk cache.
-        let registry = try StageRegistry(plugins: [CachePlugin.self, FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self])
+        let registry = try StageRegistry(plugins: [
+            CachePlugin.self, FetchPlugin.self, KeyNormalizePlugin.self, VipsPlugin.self,
+        ])
         let profiles = try ProfileLoader(registry: registry).load(code: Array(profileText.utf8), name: "app.lua")
-        let pipeline = Pipeline(profiles: profiles, configuration: PipelineConfiguration(cache: CacheSettings(directory: cache)))
+        let pipeline = Pipeline(
+            profiles: profiles, configuration: PipelineConfiguration(cache: CacheSettings(directory: cache)))
 
         // 1. The first screen shows cells 0-7. Cells 8-15 are prefetched at low priority: they
         //    will be cache hits when the user scrolls to them.
@@ -57,7 +60,9 @@ enum CoverGrid {
         for cell in cells { cell.cancel() }
         var cancelled = 0
         for cell in cells {
-            do { _ = try await cell.value } catch let error as PipelineError where error.kind == .cancelled { cancelled += 1 }
+            do { _ = try await cell.value } catch let error as PipelineError where error.kind == .cancelled {
+                cancelled += 1
+            }
         }
         print("fling: \(cancelled) of \(cells.count) cells scrolled away before their covers were made")
 
@@ -77,15 +82,18 @@ enum CoverGrid {
 
         await pipeline.flushCache()
         let stats = await pipeline.stats()
-        print("stats: \(stats.requests) requests, \(stats.fetches) fetches, \(stats.decodes) decodes, "
-            + "\(stats.memoryHits) memory hits, \(stats.cancelled) cancelled")
+        print(
+            "stats: \(stats.requests) requests, \(stats.fetches) fetches, \(stats.decodes) decodes, "
+                + "\(stats.memoryHits) memory hits, \(stats.cancelled) cancelled")
     }
 
     /// Loads one screen of covers at once, as a grid's visible cells do.
     static func covers(_ sources: ArraySlice<String>, in pipeline: Pipeline) async throws -> [PipelineResult] {
         try await withThrowingTaskGroup(of: PipelineResult.self) { group in
             for source in sources {
-                group.addTask { try await pipeline.image(for: ImageRequest(source: source, profile: "cover"), priority: .high) }
+                group.addTask {
+                    try await pipeline.image(for: ImageRequest(source: source, profile: "cover"), priority: .high)
+                }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }

@@ -26,12 +26,17 @@ package enum AtomicWrite {
         package var reason: String { String(cString: strerror(code)) }
     }
 
-    package static func write(_ chunks: [UnsafeRawBufferPointer], via temporary: Place, to final: Place,
-                              sync: Bool) throws(Failure) {
-        let fd = openat(temporary.directory, temporary.name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+    package static func write(
+        _ chunks: [UnsafeRawBufferPointer], via temporary: Place, to final: Place,
+        sync: Bool
+    ) throws(Failure) {
+        let fd = openat(
+            temporary.directory, temporary.name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw Failure(step: "create", code: errno) }
         var failure: Failure?
-        for chunk in chunks where failure == nil && !writeAll(fd, chunk) { failure = Failure(step: "write", code: errno) }
+        for chunk in chunks where failure == nil && !writeAll(fd, chunk) {
+            failure = Failure(step: "write", code: errno)
+        }
         if failure == nil, sync, fsync(fd) != 0 { failure = Failure(step: "write", code: errno) }
         close(fd)
         if failure == nil, renameat(temporary.directory, temporary.name, final.directory, final.name) != 0 {

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// How a pipeline caches: the mode, where the disk cache lives, and the limits.
@@ -34,9 +34,11 @@ public struct CacheSettings: Sendable {
     public var clock: WallClock
 
     /// Settings for every cache stage of a pipeline; a profile's `dir` is overridden by `directory`.
-    public init(mode: Mode = .normal, directory: String? = nil, diskLimit: Int = 1 << 30,
-                memory: MemoryCache<StageKey>.Limits = .init(), additionalTiers: [any CacheTier] = [],
-                clock: WallClock = .system) {
+    public init(
+        mode: Mode = .normal, directory: String? = nil, diskLimit: Int = 1 << 30,
+        memory: MemoryCache<StageKey>.Limits = .init(), additionalTiers: [any CacheTier] = [],
+        clock: WallClock = .system
+    ) {
         self.mode = mode
         self.directory = directory
         self.diskLimit = max(0, diskLimit)

@@ -9,16 +9,25 @@ public enum CachePlugin: PipelinePlugin {
     public static let secondsPerDay = 86_400.0
 
     struct Keys: ParameterList {
-        let memory = OptionalParameter<Bool>("memory", .boolean,
+        let memory = OptionalParameter<Bool>(
+            "memory", .boolean,
             doc: "keep entries in the memory cache (default: true at the end, false after fetch)")
-        let disk = OptionalParameter<Bool>("disk", .boolean,
+        let disk = OptionalParameter<Bool>(
+            "disk", .boolean,
             doc: "keep entries in the disk cache (default: true after fetch, false at the end)")
-        let ttl = Parameter<Double>("ttl", .number(0...(3650 * secondsPerDay)), default: 7 * secondsPerDay,
-            doc: "seconds an entry stays fresh when the server does not say (Cache-Control max-age or Expires win for originals)")
-        let onError = Parameter<CachePolicy.OnError>("on_error", default: .fail,
+        let ttl = Parameter<Double>(
+            "ttl", .number(0...(3650 * secondsPerDay)), default: 7 * secondsPerDay,
+            doc:
+                "seconds an entry stays fresh when the server does not say (Cache-Control max-age or Expires win for originals)"
+        )
+        let onError = Parameter<CachePolicy.OnError>(
+            "on_error", default: .fail,
             doc: "\"stale\": when fetching or revalidating fails, serve the last good entry, flagged stale")
-        let directory = OptionalParameter<String>("dir", .string,
-            doc: "disk cache directory, relative to the profile file (default: $XDG_CACHE_HOME/pipelinehost; --cache-dir wins over both)")
+        let directory = OptionalParameter<String>(
+            "dir", .string,
+            doc:
+                "disk cache directory, relative to the profile file (default: $XDG_CACHE_HOME/pipelinehost; --cache-dir wins over both)"
+        )
     }
 
     public static func register(in registry: inout StageRegistry) throws {
@@ -28,13 +37,13 @@ public enum CachePlugin: PipelinePlugin {
 
     /// The `cache` stage's definition.
     static let definition = StageDefinition(
-            name: "cache",
-            summary: "Keep the bytes before it: after fetch, the original (on disk by default); at the "
-                + "end, the display-ready variant (in memory by default). A later request is served "
-                + "from memory, then disk, before anything runs again.",
-            input: .encoded, output: .encoded, role: .cache,
-            parameters: Keys.specs,
-            make: { CacheStage(policy: CachePolicy($0)) })
+        name: "cache",
+        summary: "Keep the bytes before it: after fetch, the original (on disk by default); at the "
+            + "end, the display-ready variant (in memory by default). A later request is served "
+            + "from memory, then disk, before anything runs again.",
+        input: .encoded, output: .encoded, role: .cache,
+        parameters: Keys.specs,
+        make: { CacheStage(policy: CachePolicy($0)) })
 }
 
 /// A cache stage's parameters. `memory` and `disk` are nil when the profile left them out:
@@ -55,8 +64,10 @@ public struct CachePolicy: Sendable, Hashable {
     public var directory: String?
 
     /// A policy as a profile's `cache { ... }` writes it.
-    public init(memory: Bool? = nil, disk: Bool? = nil, ttl: Double = 7 * CachePlugin.secondsPerDay,
-                onError: OnError = .fail, directory: String? = nil) {
+    public init(
+        memory: Bool? = nil, disk: Bool? = nil, ttl: Double = 7 * CachePlugin.secondsPerDay,
+        onError: OnError = .fail, directory: String? = nil
+    ) {
         self.memory = memory
         self.disk = disk
         self.ttl = ttl
@@ -66,8 +77,9 @@ public struct CachePolicy: Sendable, Hashable {
 
     init(_ parameters: StageParameters) {
         typealias Keys = CachePlugin.Keys
-        self.init(memory: parameters[\Keys.memory], disk: parameters[\Keys.disk], ttl: parameters[\Keys.ttl],
-                  onError: parameters[\Keys.onError], directory: parameters[\Keys.directory])
+        self.init(
+            memory: parameters[\Keys.memory], disk: parameters[\Keys.disk], ttl: parameters[\Keys.ttl],
+            onError: parameters[\Keys.onError], directory: parameters[\Keys.directory])
     }
 }
 

@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Glibc
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `pipelinehost cache stats|verify|clear|prune`: whole-directory operations.
 extension DiskCache {
@@ -98,11 +99,13 @@ extension DiskCache {
         defer { close(fd) }
         var head = [UInt8](repeating: 0, count: DiskEntryFormat.headerLength)
         guard Glibc.read(fd, &head, head.count) == head.count, let layout = DiskEntryFormat.layout(head),
-              layout.metadataLength > 0, layout.metadataLength < 1 << 20 else { return nil }
+            layout.metadataLength > 0, layout.metadataLength < 1 << 20
+        else { return nil }
         let length = layout.metadataLength
         var json = [UInt8](repeating: 0, count: length)
         guard pread(fd, &json, length, off_t(layout.metadataOffset)) == length,
-              let metadata = try? JSONDecoder().decode(DiskEntryFormat.Metadata.self, from: Data(json)) else { return nil }
+            let metadata = try? JSONDecoder().decode(DiskEntryFormat.Metadata.self, from: Data(json))
+        else { return nil }
         return metadata.layer
     }
 }

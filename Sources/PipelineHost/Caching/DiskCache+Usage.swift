@@ -79,11 +79,16 @@ extension DiskCache {
         defer { flock(fd, LOCK_UN) }
         var words: (Int64, Int64, Int64) = (0, 0, 0)
         let read = withUnsafeMutableBytes(of: &words) { pread(fd, $0.baseAddress, 24, 0) }
-        let (total, reserved, updates) = (Int64(littleEndian: words.0), Int64(littleEndian: words.1), Int64(littleEndian: words.2))
+        let (total, reserved, updates) = (
+            Int64(littleEndian: words.0), Int64(littleEndian: words.1), Int64(littleEndian: words.2)
+        )
         let sound = read == 24 && total >= 0 && reserved >= 0 && updates >= 0 && updates < Self.rescanEvery
         let known = sound ? Usage(total: Int(total), reserved: Int(reserved)) : nil
         guard let answer = body(known) else { return nil }
-        words = (Int64(answer.total).littleEndian, Int64(answer.reserved).littleEndian, (known == nil ? 0 : updates + 1).littleEndian)
+        words = (
+            Int64(answer.total).littleEndian, Int64(answer.reserved).littleEndian,
+            (known == nil ? 0 : updates + 1).littleEndian
+        )
         _ = withUnsafeBytes(of: &words) { pwrite(fd, $0.baseAddress, 24, 0) }
         return answer
     }

@@ -1,10 +1,11 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Crypto
 import Glibc
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Original bytes and variants on disk, one self-contained file per entry (`DiskEntryFormat`).
 ///
@@ -77,7 +78,8 @@ public struct DiskCache: Sendable {
     }
 
     /// Everything in an entry's file before its bytes.
-    static func header(_ entry: CacheEntry, key: String, name: String, layer: CacheLayer) throws(WriteError) -> [UInt8] {
+    static func header(_ entry: CacheEntry, key: String, name: String, layer: CacheLayer) throws(WriteError) -> [UInt8]
+    {
         do {
             return try DiskEntryFormat.header(entry, key: key, name: name, layer: layer)
         } catch {
@@ -95,12 +97,15 @@ public struct DiskCache: Sendable {
         let bytes = entry.image.bytes
         let written = header.withUnsafeBytes { head in
             Result { () throws(AtomicWrite.Failure) in
-                try AtomicWrite.write([head, bytes.buffer], via: .init(directory: temporaries.fd, temporary),
-                                      to: .init(directory: shard.fd, name), sync: true)
+                try AtomicWrite.write(
+                    [head, bytes.buffer], via: .init(directory: temporaries.fd, temporary),
+                    to: .init(directory: shard.fd, name), sync: true)
             }
         }
         if case .failure(let error) = written {
-            let place = error.step == "rename" ? "rename into \(path(forName: name))" : "\(error.step) \(temporaryDirectory)/\(temporary)"
+            let place =
+                error.step == "rename"
+                ? "rename into \(path(forName: name))" : "\(error.step) \(temporaryDirectory)/\(temporary)"
             throw WriteError(description: "cannot \(place): \(error.reason)")
         }
         return header.count + bytes.count
@@ -116,9 +121,13 @@ public struct DiskCache: Sendable {
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var head = [UInt8](repeating: 0, count: DiskEntryFormat.headerLength)
-        guard pread(fd, &head, head.count, 0) == head.count, DiskEntryFormat.layout(head)?.hasFreshness == true else { return false }
+        guard pread(fd, &head, head.count, 0) == head.count, DiskEntryFormat.layout(head)?.hasFreshness == true else {
+            return false
+        }
         let block = DiskEntryFormat.freshness(storedAt: storedAt, expiresAt: expiresAt)
-        guard pwrite(fd, block, block.count, off_t(DiskEntryFormat.freshnessOffset)) == block.count else { return false }
+        guard pwrite(fd, block, block.count, off_t(DiskEntryFormat.freshnessOffset)) == block.count else {
+            return false
+        }
         futimens(fd, nil)
         return true
     }
@@ -157,8 +166,10 @@ public struct DiskCache: Sendable {
             for name in shard.names() where Self.isEntryName(name) && name.hasPrefix(shardName) {
                 guard let info = shard.regularFile(name) else { continue }
                 let accessed = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
-                files.append(EntryFile(shard: shardName, name: name, bytes: Int(info.st_size), accessed: accessed,
-                                       path: "\(entriesDirectory)/\(shardName)/\(name)"))
+                files.append(
+                    EntryFile(
+                        shard: shardName, name: name, bytes: Int(info.st_size), accessed: accessed,
+                        path: "\(entriesDirectory)/\(shardName)/\(name)"))
             }
         }
         return files
@@ -199,7 +210,9 @@ public struct DiskCache: Sendable {
     // MARK: names
 
     private static func isHex(_ text: Substring.UTF8View) -> Bool {
-        text.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
+        text.allSatisfy {
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
+        }
     }
 
     static func isShardName(_ name: String) -> Bool { name.utf8.count == 2 && isHex(Substring(name).utf8) }
@@ -209,7 +222,9 @@ public struct DiskCache: Sendable {
     static func isTemporaryName(_ name: String) -> Bool {
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 3 && isEntryName(String(parts[0]))
-            && parts.dropFirst().allSatisfy { !$0.isEmpty && $0.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } }
+            && parts.dropFirst().allSatisfy {
+                !$0.isEmpty && $0.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+            }
     }
 
     // MARK: POSIX helpers

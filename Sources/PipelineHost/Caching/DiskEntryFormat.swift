@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Crypto
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The bytes of one disk cache file, self-contained so no shared index can be corrupted:
 ///
@@ -127,8 +128,9 @@ package enum DiskEntryFormat {
         } else {
             return nil
         }
-        return Layout(metadataLength: header.dropFirst(magic.count).prefix(4).reversed().reduce(0) { $0 << 8 | Int($1) },
-                      metadataOffset: offset)
+        return Layout(
+            metadataLength: header.dropFirst(magic.count).prefix(4).reversed().reduce(0) { $0 << 8 | Int($1) },
+            metadataOffset: offset)
     }
 
     /// Parses a whole file, or nil when it is not a sound entry named `name`.
@@ -142,17 +144,28 @@ package enum DiskEntryFormat {
         guard SHA256.hash(data: rest).elementsEqual(stored) else { return nil }
         let json = UnsafeRawBufferPointer(rebasing: rest[..<metadataLength])
         guard let metadata = try? JSONDecoder().decode(Metadata.self, from: Data(json)),
-              metadata.name == name, metadata.byteCount == rest.count - metadataLength else { return nil }
+            metadata.name == name, metadata.byteCount == rest.count - metadataLength
+        else { return nil }
         let bodyStart = headerLength + metadataLength
         // The body stays in the file's buffer: `bytes` keeps `file` alive instead of copying.
-        let body = ImageBytes(adopting: UnsafeMutableRawPointer(mutating: raw.baseAddress! + bodyStart),
-                              count: metadata.byteCount) { _ in withExtendedLifetime(file) {} }
+        let body = ImageBytes(
+            adopting: UnsafeMutableRawPointer(mutating: raw.baseAddress! + bodyStart),
+            count: metadata.byteCount
+        ) { _ in withExtendedLifetime(file) {} }
         let size = metadata.width.flatMap { w in metadata.height.map { PixelSize(width: w, height: $0) } }
-        let sourceSize = metadata.sourceWidth.flatMap { w in metadata.sourceHeight.map { PixelSize(width: w, height: $0) } }
-        let image = EncodedImage(bytes: body, format: metadata.format, declaredContentType: metadata.contentType,
-                                 size: size, sourceSize: sourceSize, cacheHints: metadata.hints)
-        let freshness = layout.hasFreshness ? readFreshness(raw[freshnessOffset..<(freshnessOffset + freshnessLength)]) : nil
-        return (metadata, CacheEntry(image: image, storedAt: freshness?.storedAt ?? metadata.storedAt,
-                                     expiresAt: freshness?.expiresAt ?? metadata.expiresAt, origin: metadata.origin))
+        let sourceSize = metadata.sourceWidth.flatMap { w in
+            metadata.sourceHeight.map { PixelSize(width: w, height: $0) }
+        }
+        let image = EncodedImage(
+            bytes: body, format: metadata.format, declaredContentType: metadata.contentType,
+            size: size, sourceSize: sourceSize, cacheHints: metadata.hints)
+        let freshness =
+            layout.hasFreshness ? readFreshness(raw[freshnessOffset..<(freshnessOffset + freshnessLength)]) : nil
+        return (
+            metadata,
+            CacheEntry(
+                image: image, storedAt: freshness?.storedAt ?? metadata.storedAt,
+                expiresAt: freshness?.expiresAt ?? metadata.expiresAt, origin: metadata.origin)
+        )
     }
 }

@@ -27,7 +27,9 @@ final class DiskTier: CacheTier {
 
     func refresh(_ entry: CacheEntry, for key: StageKey, at point: CachePoint) {
         guard let directory = point.directory else { return }
-        writer.enqueue(.init(place: DiskKey(directory: directory, key: key), entry: entry, layer: point.layer, freshnessOnly: true))
+        writer.enqueue(
+            .init(place: DiskKey(directory: directory, key: key), entry: entry, layer: point.layer, freshnessOnly: true)
+        )
     }
 
     func drain() async { await writer.drain() }

@@ -76,12 +76,17 @@ final class DiskWriter: Sendable {
         while let next = take() {
             let cache = DiskCache(directory: next.place.directory), name = next.place.key.description, limit = limit
             let (refreshed, result) = await blocking.run { () -> (Bool, Result<Int, DiskCache.WriteError>) in
-                if next.freshnessOnly, cache.refresh(key: name, storedAt: next.entry.storedAt, expiresAt: next.entry.expiresAt) {
+                if next.freshnessOnly,
+                    cache.refresh(key: name, storedAt: next.entry.storedAt, expiresAt: next.entry.expiresAt)
+                {
                     return (true, .success(0))
                 }
-                return (false, Result { () throws(DiskCache.WriteError) in
-                    try cache.store(next.entry, key: name, layer: next.layer, limit: limit)
-                })
+                return (
+                    false,
+                    Result { () throws(DiskCache.WriteError) in
+                        try cache.store(next.entry, key: name, layer: next.layer, limit: limit)
+                    }
+                )
             }
             finished(next, result: result, refreshed: refreshed)
         }
@@ -120,7 +125,8 @@ final class DiskWriter: Sendable {
         case .failure(let error):
             // A full disk or a read-only directory costs the cache, never the request.
             counters.add(\.diskWriteErrors)
-            logger.warning("cache: cannot store an entry", metadata: ["directory": "\(job.place.directory)", "error": "\(error)"])
+            logger.warning(
+                "cache: cannot store an entry", metadata: ["directory": "\(job.place.directory)", "error": "\(error)"])
         }
     }
 }

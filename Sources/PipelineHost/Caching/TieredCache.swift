@@ -20,8 +20,9 @@ final class TieredCache: Sendable {
         mode = settings.mode
         wall = settings.clock
         memory = MemoryTier(limits: settings.memory)
-        disk = DiskTier(writer: DiskWriter(limit: settings.diskLimit, blocking: blocking, counters: counters, logger: logger),
-                        blocking: blocking)
+        disk = DiskTier(
+            writer: DiskWriter(limit: settings.diskLimit, blocking: blocking, counters: counters, logger: logger),
+            blocking: blocking)
         lower = [disk] + settings.additionalTiers
         self.counters = counters
         self.logger = logger
@@ -104,15 +105,19 @@ final class TieredCache: Sendable {
         }
         let validators = point.layer == .original ? last?.image.cacheHints?.validators : nil
         let reusable = point.layer == .variant && mode != .refresh && last?.origin != nil ? last : nil
-        return .miss(Miss(last: last, validators: validators?.isEmpty == false ? validators : nil, reusable: reusable,
-                          lookup: clock.now - started))
+        return .miss(
+            Miss(
+                last: last, validators: validators?.isEmpty == false ? validators : nil, reusable: reusable,
+                lookup: clock.now - started))
     }
 
     /// What the work behind a cache point gave, as the point answers it: a 304 becomes the
     /// stored bytes with the new freshness, a success gets a pending store, and a failure
     /// becomes the last good entry where the profile asks for that.
-    func settle(_ outcome: StepOutcome, after miss: Miss, key: StageKey, at point: CachePoint,
-                step: String, source: String) -> StepOutcome {
+    func settle(
+        _ outcome: StepOutcome, after miss: Miss, key: StageKey, at point: CachePoint,
+        step: String, source: String
+    ) -> StepOutcome {
         switch outcome {
         case .success(var value):
             value.timings.append(.init(stage: "cache", duration: miss.lookup))
@@ -120,7 +125,8 @@ final class TieredCache: Sendable {
             let notModified = image.notModified
             if notModified {
                 guard let last = miss.last else {
-                    return .failure(PipelineError(.stageFailed, "\(step) answered \"not modified\" but nothing is stored"))
+                    return .failure(
+                        PipelineError(.stageFailed, "\(step) answered \"not modified\" but nothing is stored"))
                 }
                 counters.add(\.revalidated)
                 image = Self.refreshed(last.image, with: image.cacheHints)
@@ -128,9 +134,12 @@ final class TieredCache: Sendable {
             }
             return .success(pendingStore(value, image: image, key: key, point: point, freshnessOnly: notModified))
         case .failure(let error):
-            guard error.kind != .cancelled, point.onError == .stale, let last = miss.last else { return .failure(error) }
+            guard error.kind != .cancelled, point.onError == .stale, let last = miss.last else {
+                return .failure(error)
+            }
             counters.add(\.staleServed)
-            logger.warning("serving the last good image", metadata: ["source": "\(source)", "error": "\(error.reason)"])
+            logger.warning(
+                "serving the last good image", metadata: ["source": "\(source)", "error": "\(error.reason)"])
             return .success(StepValue(stored: last, lookup: miss.lookup, stale: true))
         }
     }
@@ -138,7 +147,9 @@ final class TieredCache: Sendable {
     /// A stale variant served again: `original` is the value of the original it was made
     /// from, confirmed to be the same version. It gets the original's new freshness (bounded by
     /// its own ttl) and a freshness-only store; nothing is decoded or encoded.
-    func reuse(_ variant: CacheEntry, after original: StepValue, key: StageKey, at point: CachePoint, miss: Miss) -> StepValue {
+    func reuse(_ variant: CacheEntry, after original: StepValue, key: StageKey, at point: CachePoint, miss: Miss)
+        -> StepValue
+    {
         counters.add(\.revalidatedVariants)
         var entry = variant
         let now = wall.now
@@ -151,7 +162,9 @@ final class TieredCache: Sendable {
         value.memoryHit = false
         value.diskHit = false
         value.sharedHit = false
-        if !value.noStore { value.pending.append(CacheWrite(key: key, point: point, entry: entry, freshnessOnly: true)) }
+        if !value.noStore {
+            value.pending.append(CacheWrite(key: key, point: point, entry: entry, freshnessOnly: true))
+        }
         return value
     }
 
@@ -176,8 +189,10 @@ final class TieredCache: Sendable {
 
     /// `value` with a pending store of its bytes, unless the origin forbade storing. A variant
     /// records the version of the original it was made from.
-    private func pendingStore(_ value: StepValue, image: EncodedImage, key: StageKey, point: CachePoint,
-                              freshnessOnly: Bool) -> StepValue {
+    private func pendingStore(
+        _ value: StepValue, image: EncodedImage, key: StageKey, point: CachePoint,
+        freshnessOnly: Bool
+    ) -> StepValue {
         var value = value
         let now = wall.now
         let lifetime = point.layer == .original ? image.cacheHints?.maxAge ?? point.ttl : point.ttl
@@ -187,8 +202,11 @@ final class TieredCache: Sendable {
         var kept = image
         kept.notModified = false
         let origin = point.layer == .variant ? value.originVersion : nil
-        value.pending.append(CacheWrite(key: key, point: point, entry: CacheEntry(image: kept, storedAt: now, expiresAt: expiresAt, origin: origin),
-                                        freshnessOnly: freshnessOnly))
+        value.pending.append(
+            CacheWrite(
+                key: key, point: point,
+                entry: CacheEntry(image: kept, storedAt: now, expiresAt: expiresAt, origin: origin),
+                freshnessOnly: freshnessOnly))
         return value
     }
 

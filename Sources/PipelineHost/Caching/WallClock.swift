@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where the cache reads the time of day, in seconds since 1970: the wall clock, because

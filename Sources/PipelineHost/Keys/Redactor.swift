@@ -33,7 +33,9 @@ public enum Redactor {
         var result = String(parts.resource)
         if let authority = parts.authority {
             let redactedPath = redactPathParameters(parts.resource[authority.endIndex...], hiding: hide)
-            let userInfoMasked = parts.userInfo.map { String(parts.resource[..<$0.startIndex]) + mask + parts.resource[$0.endIndex..<authority.endIndex] }
+            let userInfoMasked = parts.userInfo.map {
+                String(parts.resource[..<$0.startIndex]) + mask + parts.resource[$0.endIndex..<authority.endIndex]
+            }
             result = (userInfoMasked ?? String(parts.resource[..<authority.endIndex])) + redactedPath
         }
         if let query = parts.query { result += "?" + redactParameters(query, hiding: hide) }
@@ -52,7 +54,8 @@ public enum Redactor {
         guard path.contains(";") else { return String(path) }
         return path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
             guard let semicolon = segment.firstIndex(of: ";") else { return String(segment) }
-            return segment[...semicolon] + redactParameters(segment[segment.index(after: semicolon)...], separator: ";", hiding: hide)
+            return segment[...semicolon]
+                + redactParameters(segment[segment.index(after: semicolon)...], separator: ";", hiding: hide)
         }.joined(separator: "/")
     }
 
@@ -60,7 +63,9 @@ public enum Redactor {
     /// to a terminal stays one line and carries no escape sequence. With `keepingLines`, line
     /// feeds and tabs stay: for messages of several lines the program wrote itself.
     public static func escapingControls(_ text: String, keepingLines: Bool = false) -> String {
-        let escaped = { (scalar: Unicode.Scalar) in isControl(scalar) && !(keepingLines && (scalar == "\n" || scalar == "\t")) }
+        let escaped = { (scalar: Unicode.Scalar) in
+            isControl(scalar) && !(keepingLines && (scalar == "\n" || scalar == "\t"))
+        }
         guard text.unicodeScalars.contains(where: escaped) else { return text }
         var result = ""
         for scalar in text.unicodeScalars {
@@ -83,8 +88,10 @@ public enum Redactor {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
-    private static func redactParameters(_ parameters: Substring, separator: Character = "&",
-                                         hiding hide: (Substring) -> Bool) -> String {
+    private static func redactParameters(
+        _ parameters: Substring, separator: Character = "&",
+        hiding hide: (Substring) -> Bool
+    ) -> String {
         parameters.split(separator: separator, omittingEmptySubsequences: false).map { pair -> String in
             guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
             return hide(pair[..<equals]) ? "\(pair[..<equals])=\(mask)" : String(pair)
@@ -103,8 +110,9 @@ extension Substring {
         while index < endIndex {
             let c = self[index]
             if c == "%", let hi = self.index(index, offsetBy: 1, limitedBy: endIndex), hi < endIndex,
-               let lo = self.index(hi, offsetBy: 1, limitedBy: endIndex), lo < endIndex,
-               let value = UInt8(String(self[hi...lo]), radix: 16) {
+                let lo = self.index(hi, offsetBy: 1, limitedBy: endIndex), lo < endIndex,
+                let value = UInt8(String(self[hi...lo]), radix: 16)
+            {
                 bytes.append(value)
                 index = self.index(after: lo)
             } else {

@@ -18,7 +18,9 @@ extension SourceLocation {
         let afterScheme = text.utf8.dropFirst(scheme.utf8.count + 1)
         if scheme == "file" {
             // No host is ever connected to; the path is what both readers take.
-            guard afterScheme.first == UInt8(ascii: "/") else { return "a file URL must be followed by a path (file:///...)" }
+            guard afterScheme.first == UInt8(ascii: "/") else {
+                return "a file URL must be followed by a path (file:///...)"
+            }
             guard afterScheme.starts(with: "//".utf8) else { return nil }
             let fileAuthority = authority ?? ""
             return fileAuthority.isEmpty || fileAuthority.lowercased() == "localhost"
@@ -30,7 +32,8 @@ extension SourceLocation {
         if text.utf8.contains(UInt8(ascii: " ")) { return "a space in a URL (write it as %20)" }
         if authority.contains("\\") { return "a backslash in the URL's host part" }
         if let userInfo, userInfo.contains("@") { return "an @ in the user information (write it as %40)" }
-        return Self.hostProblem(authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority)
+        return Self.hostProblem(
+            authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority)
     }
 
     /// The host without port or user information, lower-cased (an IPv6 literal keeps its
@@ -53,7 +56,8 @@ extension SourceLocation {
         guard !host.isEmpty else { return "the URL has no host" }
         if host.hasPrefix("[") {
             let inside = host.dropFirst().dropLast()
-            guard host.hasSuffix("]"), !inside.isEmpty, inside.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else {
+            guard host.hasSuffix("]"), !inside.isEmpty, inside.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." })
+            else {
                 return "the IPv6 address is not plain hex digits and colons in brackets"
             }
             return nil
@@ -67,10 +71,12 @@ extension SourceLocation {
         // a name whose last label starts with a digit is accepted only as a plain dotted quad.
         let labels = host.split(separator: ".", omittingEmptySubsequences: false)
         if let last = labels.last(where: { !$0.isEmpty }), last.first?.isASCIIDigit == true {
-            let quad = labels.count == 4 && labels.allSatisfy { label in
-                !label.isEmpty && label.count <= 3 && label.allSatisfy(\.isASCIIDigit)
-                    && (label == "0" || !label.hasPrefix("0")) && Int(label)! <= 255
-            }
+            let quad =
+                labels.count == 4
+                && labels.allSatisfy { label in
+                    !label.isEmpty && label.count <= 3 && label.allSatisfy(\.isASCIIDigit)
+                        && (label == "0" || !label.hasPrefix("0")) && Int(label)! <= 255
+                }
             if !quad { return "the host looks like a number but is not a plain IPv4 address (a.b.c.d)" }
         }
         return nil
@@ -78,11 +84,14 @@ extension SourceLocation {
 
     /// "host:port", "[v6]:port" or "host" split at the port's colon; the port may be empty.
     private static func split(_ hostAndPort: Substring) -> (host: Substring, port: Substring?) {
-        let hostEnd = hostAndPort.hasPrefix("[")
+        let hostEnd =
+            hostAndPort.hasPrefix("[")
             ? hostAndPort.firstIndex(of: "]").map(hostAndPort.index(after:)) ?? hostAndPort.endIndex
             : hostAndPort.firstIndex(of: ":") ?? hostAndPort.endIndex
         let rest = hostAndPort[hostEnd...]
-        guard rest.first == ":" else { return (rest.isEmpty ? hostAndPort : hostAndPort[..<hostEnd], rest.isEmpty ? nil : rest) }
+        guard rest.first == ":" else {
+            return (rest.isEmpty ? hostAndPort : hostAndPort[..<hostEnd], rest.isEmpty ? nil : rest)
+        }
         return (hostAndPort[..<hostEnd], rest.dropFirst())
     }
 

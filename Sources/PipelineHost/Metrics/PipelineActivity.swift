@@ -17,15 +17,17 @@ public struct PipelineActivity: Sendable, Equatable {
 
     /// Nothing running, queued or waiting.
     public var isIdle: Bool {
-        work == 0 && waitingRequests == 0 && runningTransfers == 0 && queuedTransfers == 0 && runningCPU == 0 && queuedCPU == 0
+        work == 0 && waitingRequests == 0 && runningTransfers == 0 && queuedTransfers == 0 && runningCPU == 0
+            && queuedCPU == 0
     }
 }
 
 extension PipelineActivity {
     /// The view of `lanes`' slots and queues, with the pipeline's own counts.
     init(work: Int, waitingRequests: Int, lanes: Lanes, keyMemoBytes: Int) {
-        self.init(work: work, waitingRequests: waitingRequests,
-                  runningTransfers: lanes.transfers.running, queuedTransfers: lanes.transfers.queue.count,
-                  runningCPU: lanes.cpu.running, queuedCPU: lanes.cpu.queue.count, keyMemoBytes: keyMemoBytes)
+        self.init(
+            work: work, waitingRequests: waitingRequests,
+            runningTransfers: lanes.transfers.running, queuedTransfers: lanes.transfers.queue.count,
+            runningCPU: lanes.cpu.running, queuedCPU: lanes.cpu.queue.count, keyMemoBytes: keyMemoBytes)
     }
 }

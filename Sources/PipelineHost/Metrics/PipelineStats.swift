@@ -59,16 +59,19 @@ public struct PipelineStats: Sendable, Equatable {
 
     /// The counters, by the snake_case name `--stats` prints and swift-metrics exports
     /// (as `pipelinehost_<name>_total`).
-    public static var counters: [(name: String, field: WritableKeyPath<PipelineStats, Int>)] { [
-        ("requests", \.requests), ("succeeded", \.succeeded), ("failed", \.failed), ("cancelled", \.cancelled),
-        ("coalesced", \.coalesced), ("fetches", \.fetches), ("fetches_succeeded", \.fetchesSucceeded),
-        ("bytes_fetched", \.bytesFetched), ("decodes", \.decodes),
-        ("memory_lookups", \.memoryLookups), ("memory_hits", \.memoryHits),
-        ("disk_lookups", \.diskLookups), ("disk_hits", \.diskHits), ("revalidated", \.revalidated),
-        ("stale_served", \.staleServed), ("stale_results", \.staleResults), ("corrupt_entries", \.corruptEntries),
-        ("disk_writes", \.diskWrites), ("disk_write_errors", \.diskWriteErrors), ("oversized_sources", \.oversizedSources),
-        ("revalidated_variants", \.revalidatedVariants), ("disk_refreshes", \.diskRefreshes),
-    ] }
+    public static var counters: [(name: String, field: WritableKeyPath<PipelineStats, Int>)] {
+        [
+            ("requests", \.requests), ("succeeded", \.succeeded), ("failed", \.failed), ("cancelled", \.cancelled),
+            ("coalesced", \.coalesced), ("fetches", \.fetches), ("fetches_succeeded", \.fetchesSucceeded),
+            ("bytes_fetched", \.bytesFetched), ("decodes", \.decodes),
+            ("memory_lookups", \.memoryLookups), ("memory_hits", \.memoryHits),
+            ("disk_lookups", \.diskLookups), ("disk_hits", \.diskHits), ("revalidated", \.revalidated),
+            ("stale_served", \.staleServed), ("stale_results", \.staleResults), ("corrupt_entries", \.corruptEntries),
+            ("disk_writes", \.diskWrites), ("disk_write_errors", \.diskWriteErrors),
+            ("oversized_sources", \.oversizedSources),
+            ("revalidated_variants", \.revalidatedVariants), ("disk_refreshes", \.diskRefreshes),
+        ]
+    }
 
     /// Decode time per image opened, in milliseconds.
     public var averageDecodeMilliseconds: Double {
@@ -76,7 +79,9 @@ public struct PipelineStats: Sendable, Equatable {
     }
 
     /// Bytes per transfer that returned bytes: the average source size.
-    public var averageSourceBytes: Double { fetchesSucceeded == 0 ? 0 : Double(bytesFetched) / Double(fetchesSucceeded) }
+    public var averageSourceBytes: Double {
+        fetchesSucceeded == 0 ? 0 : Double(bytesFetched) / Double(fetchesSucceeded)
+    }
 
     /// Hits per lookup, 0 when there were none.
     public var memoryHitRate: Double { memoryLookups == 0 ? 0 : Double(memoryHits) / Double(memoryLookups) }

@@ -73,8 +73,10 @@ struct InFlightTable<Key: Hashable, Waiter, Value, Handle, Lease> {
     /// with. `inputOf` is the work that waits (for an earlier step's value), linked so that its
     /// priority changes reach this entry. False when that work is gone (the owner answers the
     /// waiter itself).
-    mutating func wait(_ key: Key, work id: Int, waiter: Int, priority: Priority, _ continuation: Waiter,
-                       inputOf dependent: (key: Key, work: Int)? = nil) -> Bool {
+    mutating func wait(
+        _ key: Key, work id: Int, waiter: Int, priority: Priority, _ continuation: Waiter,
+        inputOf dependent: (key: Key, work: Int)? = nil
+    ) -> Bool {
         guard running[key]?.id == id else { return false }
         running[key]!.waiters[waiter] = Waiting(continuation: continuation, priority: priority)
         if let dependent, running[dependent.key]?.id == dependent.work {

@@ -31,8 +31,10 @@ struct KeyMemo {
 
     /// Remembers the chain of `request` when its final step keeps results in memory.
     mutating func remember(_ request: ImageRequest, chain: Chain) {
-        guard let point = chain.caches.last ?? nil, point.memory, let key = chain.keys.last, entries[request] == nil else { return }
-        let size = request.source.utf8.count + chain.source.location.utf8.count + chain.source.key.utf8.count + key.byteCount
+        guard let point = chain.caches.last ?? nil, point.memory, let key = chain.keys.last, entries[request] == nil
+        else { return }
+        let size =
+            request.source.utf8.count + chain.source.location.utf8.count + chain.source.key.utf8.count + key.byteCount
         guard size <= byteLimit / 16 else { return }
         if entries.count >= limit || bytes + size > byteLimit {
             entries.removeAll(keepingCapacity: true)

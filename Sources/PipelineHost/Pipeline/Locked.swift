@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A value behind a pthread mutex: the state of cache tiers, counters and the disk writer, which

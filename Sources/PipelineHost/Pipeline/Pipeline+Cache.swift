@@ -12,7 +12,8 @@ extension Pipeline {
         case .miss(let found): miss = found
         }
         let settle = { [cache] (outcome: StepOutcome) in
-            cache.settle(outcome, after: miss, key: key, at: point, step: chain.steps[step].name, source: chain.source.redacted)
+            cache.settle(
+                outcome, after: miss, key: key, at: point, step: chain.steps[step].name, source: chain.source.redacted)
         }
         if let variant = miss.reusable, let originalStep = chain.originalStep(before: step) {
             // The original first (revalidated through its own cache point). Its value stays

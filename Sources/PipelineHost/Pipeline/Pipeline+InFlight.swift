@@ -8,8 +8,10 @@ extension Pipeline {
     /// on while anyone else waits for it, and is cancelled when the last waiter leaves.
     /// `inputOf`: the work that waits for this step as its input, linked so its priority
     /// changes reach this step.
-    func join(_ chain: Chain, step: Int, priority: Priority, asRequest: Bool, memoryChecked: Bool = false,
-              inputOf dependent: WorkRef? = nil) async -> StepOutcome {
+    func join(
+        _ chain: Chain, step: Int, priority: Priority, asRequest: Bool, memoryChecked: Bool = false,
+        inputOf dependent: WorkRef? = nil
+    ) async -> StepOutcome {
         // A memory hit answers at once: no work, no task, no disk.
         if !memoryChecked, let point = chain.caches[step], let hit = cache.memoryHit(chain.keys[step], at: point) {
             return .success(hit)
@@ -35,8 +37,11 @@ extension Pipeline {
                 // Runs synchronously on the actor, in the same turn as the claim, so the work is
                 // still there and the waiter is registered before any cancellation handler's
                 // hop back to the actor can look for it.
-                guard inFlight.wait(key, work: id, waiter: waiter, priority: priority, continuation,
-                                    inputOf: dependent.map { ($0.key, $0.id) }) else {
+                guard
+                    inFlight.wait(
+                        key, work: id, waiter: waiter, priority: priority, continuation,
+                        inputOf: dependent.map { ($0.key, $0.id) })
+                else {
                     continuation.resume(returning: .failure(.cancelled()))
                     return
                 }
@@ -98,8 +103,10 @@ extension Pipeline {
             guard await acquire(lane, host: host, for: work) else { return .failure(.cancelled()) }
         }
         defer { if let lane { release(lane, host: host) } }
-        let context = StageContext(source: chain.source, logger: logger, blocking: blocking.pool(for: role), fetcher: chain.fetcher)
-        return await StageRun.step(configured, after: previous, in: context, queuedAt: queued, counters: counters, wall: cache.wall)
+        let context = StageContext(
+            source: chain.source, logger: logger, blocking: blocking.pool(for: role), fetcher: chain.fetcher)
+        return await StageRun.step(
+            configured, after: previous, in: context, queuedAt: queued, counters: counters, wall: cache.wall)
     }
 
     /// Answers every waiter and takes the work out of the table. Work that was cancelled is

@@ -20,7 +20,9 @@ public actor Pipeline {
     let clock = ContinuousClock()
 
     /// Running work by step key, and finished cache steps held until their request ends.
-    var inFlight = InFlightTable<StageKey, CheckedContinuation<StepOutcome, Never>, StepValue, WorkHandle, any WorkLease>()
+    var inFlight = InFlightTable<
+        StageKey, CheckedContinuation<StepOutcome, Never>, StepValue, WorkHandle, any WorkLease
+    >()
     /// Slots for transfers and for CPU stages; every change answers `activityWaiters`.
     var lanes: Lanes { didSet { activityMayHaveChanged() } }
     let counters: PipelineCounters
@@ -37,16 +39,20 @@ public actor Pipeline {
     /// A pipeline for the profiles of one file. It starts no work until a request comes.
     /// Blocking work runs on the process's pools, one per kind (`BlockingExecutor.transfers`,
     /// `.pixels`, `.shared`), unless `blocking` names one pool for all of it.
-    public init(profiles: ProfileSet, configuration: PipelineConfiguration = PipelineConfiguration(),
-                logger: Logger = Logger(label: "pipelinehost"), blocking: BlockingExecutor? = nil) {
+    public init(
+        profiles: ProfileSet, configuration: PipelineConfiguration = PipelineConfiguration(),
+        logger: Logger = Logger(label: "pipelinehost"), blocking: BlockingExecutor? = nil
+    ) {
         self.profiles = profiles
         self.configuration = configuration
         self.logger = logger
         self.blocking = BlockingPools(blocking)
-        lanes = Lanes(transfers: Lane(limit: configuration.transfers, perHostLimit: configuration.transfersPerHost),
-                      cpu: Lane(limit: configuration.cpuStages))
+        lanes = Lanes(
+            transfers: Lane(limit: configuration.transfers, perHostLimit: configuration.transfersPerHost),
+            cpu: Lane(limit: configuration.cpuStages))
         counters = PipelineCounters(factory: configuration.metrics ?? MetricsSystem.factory)
-        cache = TieredCache(settings: configuration.cache, blocking: self.blocking.io, counters: counters, logger: logger)
+        cache = TieredCache(
+            settings: configuration.cache, blocking: self.blocking.io, counters: counters, logger: logger)
     }
 
     /// Runs one request. Cancelling the calling task cancels this request only; shared work
@@ -54,17 +60,21 @@ public actor Pipeline {
     ///
     /// `joinable` is called once the request's work is registered, before it can finish: a
     /// request for the same image made after that call shares it (a batch starts twins so).
-    public func image(for request: ImageRequest, priority: Priority = .normal,
-                      joinable: (@Sendable () -> Void)? = nil) async throws(PipelineError) -> PipelineResult {
+    public func image(
+        for request: ImageRequest, priority: Priority = .normal,
+        joinable: (@Sendable () -> Void)? = nil
+    ) async throws(PipelineError) -> PipelineResult {
         counters.add(\.requests)
         let started = clock.now
         let remembered = keyMemo[request]
         let outcome: Result<PipelineResult, PipelineError>
         if let remembered, let hit = cache.memoryHit(remembered.key, at: remembered.point) {
             joinable?()
-            outcome = .success(PipelineResult(request, origin: remembered.origin, key: remembered.key, keyTimings: [], hit))
+            outcome = .success(
+                PipelineResult(request, origin: remembered.origin, key: remembered.key, keyTimings: [], hit))
         } else {
-            outcome = await self.outcome(of: request, priority: priority, memoryChecked: remembered != nil, joinable: joinable)
+            outcome = await self.outcome(
+                of: request, priority: priority, memoryChecked: remembered != nil, joinable: joinable)
         }
         counters.requestEnded(outcome, in: clock.now - started)
         return try outcome.get()
@@ -83,7 +93,8 @@ public actor Pipeline {
     /// The stable key of a request's source: what its key stages (normalize) make of it. Requests
     /// with equal source keys share their download when they run at the same time.
     public func sourceKey(for request: ImageRequest) async throws(PipelineError) -> String {
-        try await StageRun.keyStages(request, RequestPlan(request, in: profiles), logger: logger, blocking: blocking.io).get().source.key
+        try await StageRun.keyStages(request, RequestPlan(request, in: profiles), logger: logger, blocking: blocking.io)
+            .get().source.key
     }
 
     /// What the pipeline has done so far.
@@ -93,7 +104,8 @@ public actor Pipeline {
 
     /// What is running and queued right now.
     public func activity() -> PipelineActivity {
-        PipelineActivity(work: inFlight.count, waitingRequests: waitingRequests, lanes: lanes, keyMemoBytes: keyMemo.bytes)
+        PipelineActivity(
+            work: inFlight.count, waitingRequests: waitingRequests, lanes: lanes, keyMemoBytes: keyMemo.bytes)
     }
 
     func makeID() -> Int {
@@ -103,13 +115,17 @@ public actor Pipeline {
 
     /// The full path: plan, key stages, chain, then the final step. `memoryChecked`: the memo
     /// path already asked memory for the final step.
-    private func outcome(of request: ImageRequest, priority: Priority, memoryChecked: Bool,
-                         joinable: (@Sendable () -> Void)?) async -> Result<PipelineResult, PipelineError> {
+    private func outcome(
+        of request: ImageRequest, priority: Priority, memoryChecked: Bool,
+        joinable: (@Sendable () -> Void)?
+    ) async -> Result<PipelineResult, PipelineError> {
         // Every way out before the work is registered says so too, so nobody waits forever.
         var announced = false
         defer { if !announced { joinable?() } }
         let chain: Chain, keyTimings: [PipelineResult.StageTiming]
-        switch await StageRun.chain(for: request, in: profiles, settings: configuration.cache, logger: logger, blocking: blocking.io) {
+        switch await StageRun.chain(
+            for: request, in: profiles, settings: configuration.cache, logger: logger, blocking: blocking.io)
+        {
         case .success(let planned): (chain, keyTimings) = planned
         case .failure(let error): return .failure(error)
         }
@@ -119,7 +135,8 @@ public actor Pipeline {
         // a request let in by this call finds the work running.
         announced = true
         joinable?()
-        let joined = await join(chain, step: chain.steps.count - 1, priority: priority, asRequest: true, memoryChecked: memoryChecked)
+        let joined = await join(
+            chain, step: chain.steps.count - 1, priority: priority, asRequest: true, memoryChecked: memoryChecked)
         // Committed, or dropped with the request: either way the values this request held for
         // later arrivals are now on their way to the cache, or must not be reused.
         defer {
@@ -132,10 +149,14 @@ public actor Pipeline {
         case .success(let prefix):
             guard case .encoded = prefix.value else {
                 // The loader's chain check makes this unreachable for loaded profiles.
-                return .failure(PipelineError(.profile, "profile \"\(request.profile)\" did not end in encoded bytes", source: source.redacted))
+                return .failure(
+                    PipelineError(
+                        .profile, "profile \"\(request.profile)\" did not end in encoded bytes", source: source.redacted
+                    ))
             }
             cache.commit(prefix.pending)
-            return .success(PipelineResult(request, origin: source, key: chain.keys.last!, keyTimings: keyTimings, prefix))
+            return .success(
+                PipelineResult(request, origin: source, key: chain.keys.last!, keyTimings: keyTimings, prefix))
         }
     }
 }

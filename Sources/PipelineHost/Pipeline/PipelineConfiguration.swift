@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CoreMetrics
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// How much a pipeline may run at once.
 public struct PipelineConfiguration: Sendable {
@@ -20,8 +21,10 @@ public struct PipelineConfiguration: Sendable {
     public var metrics: (any MetricsFactory)?
 
     /// Slots for transfers (in all and per host) and CPU stages, the cache settings, and where metrics go.
-    public init(transfers: Int = 8, transfersPerHost: Int = 4, cpuStages: Int = PipelineConfiguration.cores,
-                cache: CacheSettings = CacheSettings(), metrics: (any MetricsFactory)? = nil) {
+    public init(
+        transfers: Int = 8, transfersPerHost: Int = 4, cpuStages: Int = PipelineConfiguration.cores,
+        cache: CacheSettings = CacheSettings(), metrics: (any MetricsFactory)? = nil
+    ) {
         self.transfers = max(1, transfers)
         self.transfersPerHost = max(1, transfersPerHost)
         self.cpuStages = max(1, cpuStages)

@@ -13,23 +13,26 @@ public struct Prefetch: Sendable {
 extension Prefetch {
     /// Runs `requests` through `run`, `window` at a time, so fetched bytes do not pile up
     /// waiting for the CPU; counts those that succeeded.
-    static func start(_ requests: [ImageRequest], window: Int, run: @escaping @Sendable (ImageRequest) async -> Bool) -> Prefetch {
-        Prefetch(task: Task(priority: .low) {
-            await withTaskGroup(of: Bool.self) { group in
-                var succeeded = 0, running = 0, next = 0
-                while true {
-                    while running < window, next < requests.count, !Task.isCancelled {
-                        let request = requests[next]
-                        next += 1
-                        running += 1
-                        group.addTask { await run(request) }
+    static func start(_ requests: [ImageRequest], window: Int, run: @escaping @Sendable (ImageRequest) async -> Bool)
+        -> Prefetch
+    {
+        Prefetch(
+            task: Task(priority: .low) {
+                await withTaskGroup(of: Bool.self) { group in
+                    var succeeded = 0, running = 0, next = 0
+                    while true {
+                        while running < window, next < requests.count, !Task.isCancelled {
+                            let request = requests[next]
+                            next += 1
+                            running += 1
+                            group.addTask { await run(request) }
+                        }
+                        guard let ok = await group.next() else { break }
+                        running -= 1
+                        if ok { succeeded += 1 }
                     }
-                    guard let ok = await group.next() else { break }
-                    running -= 1
-                    if ok { succeeded += 1 }
+                    return succeeded
                 }
-                return succeeded
-            }
-        })
+            })
     }
 }

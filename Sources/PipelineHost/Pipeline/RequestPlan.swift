@@ -15,12 +15,14 @@ struct RequestPlan: Sendable {
         var stages = profile.stages
         for (name, changes) in request.overrides {
             guard let index = stages.firstIndex(where: { $0.name == name }) else {
-                throw PipelineError(.profile, "override for \(name), but profile \"\(profile.name)\" has no \(name) stage")
+                throw PipelineError(
+                    .profile, "override for \(name), but profile \"\(profile.name)\" has no \(name) stage")
             }
             do {
                 stages[index] = try stages[index].overriding(changes)
             } catch {
-                throw PipelineError(.profile, "override: \(error.message.hasPrefix(name) ? "" : "\(name): ")\(error.message)")
+                throw PipelineError(
+                    .profile, "override: \(error.message.hasPrefix(name) ? "" : "\(name): ")\(error.message)")
             }
         }
         let split = stages.firstIndex { $0.definition.role != .key } ?? stages.endIndex

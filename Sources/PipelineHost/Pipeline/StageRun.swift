@@ -5,7 +5,8 @@ import Logging
 enum StageRun {
     /// Runs one stage off the actor.
     static func run(_ configured: ConfiguredStage, on input: StageValue, in context: StageContext) async
-        -> Result<StageValue, PipelineError> {
+        -> Result<StageValue, PipelineError>
+    {
         do {
             try context.checkCancellation()
             return .success(try await configured.stage.run(input, in: context))
@@ -16,8 +17,10 @@ enum StageRun {
 
     /// Runs one step of a chain once it has its slot, and counts it: the value it gives carries
     /// the previous step's timings, and its own (time in the queue since `queued`, and run).
-    static func step(_ configured: ConfiguredStage, after previous: StepValue, in context: StageContext,
-                     queuedAt queued: ContinuousClock.Instant, counters: PipelineCounters, wall: WallClock) async -> StepOutcome {
+    static func step(
+        _ configured: ConfiguredStage, after previous: StepValue, in context: StageContext,
+        queuedAt queued: ContinuousClock.Instant, counters: PipelineCounters, wall: WallClock
+    ) async -> StepOutcome {
         let clock = ContinuousClock()
         let started = clock.now
         let role = configured.definition.role
@@ -35,8 +38,10 @@ enum StageRun {
     }
 
     /// A request's chain: its plan, and its key stages run. Errors name the source (redacted).
-    static func chain(for request: ImageRequest, in profiles: ProfileSet, settings: CacheSettings, logger: Logger,
-                      blocking: BlockingExecutor) async -> Result<(chain: Chain, keyTimings: [PipelineResult.StageTiming]), PipelineError> {
+    static func chain(
+        for request: ImageRequest, in profiles: ProfileSet, settings: CacheSettings, logger: Logger,
+        blocking: BlockingExecutor
+    ) async -> Result<(chain: Chain, keyTimings: [PipelineResult.StageTiming]), PipelineError> {
         let plan: RequestPlan
         do {
             plan = try RequestPlan(request, in: profiles)
@@ -50,14 +55,19 @@ enum StageRun {
         }
         let chain = Chain(source: source, plan: plan, settings: settings, profileFile: profiles.file)
         guard !chain.steps.isEmpty else {
-            return .failure(PipelineError(.profile, "profile \"\(request.profile)\" has no stage after its key stages", source: source.redacted))
+            return .failure(
+                PipelineError(
+                    .profile, "profile \"\(request.profile)\" has no stage after its key stages",
+                    source: source.redacted))
         }
         return .success((chain, keyTimings))
     }
 
     /// Runs a request's key stages, which only rewrite the source; they are cheap and run inline.
-    static func keyStages(_ request: ImageRequest, _ plan: RequestPlan, logger: Logger, blocking: BlockingExecutor) async
-        -> Result<(source: Source, timings: [PipelineResult.StageTiming]), PipelineError> {
+    static func keyStages(_ request: ImageRequest, _ plan: RequestPlan, logger: Logger, blocking: BlockingExecutor)
+        async
+        -> Result<(source: Source, timings: [PipelineResult.StageTiming]), PipelineError>
+    {
         let clock = ContinuousClock()
         var source = Source(location: request.source)
         // One reading of a source for every reader: what the key would be made from must be
@@ -72,12 +82,14 @@ enum StageRun {
             if let rewriter = configured.rewriter {
                 outcome = rewrite(source, with: rewriter, name: configured.name)
             } else {
-                outcome = await run(configured, on: .source(source),
-                                    in: StageContext(source: source, logger: logger, blocking: blocking))
+                outcome = await run(
+                    configured, on: .source(source),
+                    in: StageContext(source: source, logger: logger, blocking: blocking))
             }
             switch outcome {
             case .success(.source(let updated)): source = updated
-            case .success: return .failure(PipelineError(.stageFailed, "\(configured.name): a key stage must give a source"))
+            case .success:
+                return .failure(PipelineError(.stageFailed, "\(configured.name): a key stage must give a source"))
             case .failure(let error): return .failure(error.from(source.redacted))
             }
             timings.append(.init(stage: configured.name, duration: clock.now - started))
@@ -86,7 +98,9 @@ enum StageRun {
     }
 
     /// A synchronous key stage, in place.
-    private static func rewrite(_ source: Source, with rewriter: any SourceRewriter, name: String) -> Result<StageValue, PipelineError> {
+    private static func rewrite(_ source: Source, with rewriter: any SourceRewriter, name: String) -> Result<
+        StageValue, PipelineError
+    > {
         do {
             return .success(.source(try rewriter.rewrite(source)))
         } catch {
@@ -97,7 +111,10 @@ enum StageRun {
 
 extension PipelineResult {
     /// A request's result from its final step's value, which holds encoded bytes.
-    init(_ request: ImageRequest, origin: Source, key: StageKey, keyTimings: [PipelineResult.StageTiming], _ value: StepValue) {
+    init(
+        _ request: ImageRequest, origin: Source, key: StageKey, keyTimings: [PipelineResult.StageTiming],
+        _ value: StepValue
+    ) {
         guard case .encoded(let encoded) = value.value else { preconditionFailure("a final step gives encoded bytes") }
         self.init(
             request: request, origin: origin, stageKey: key,

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Threads of its own for one kind of blocking work. Dispatch's global pool is shared by every
@@ -52,11 +52,13 @@ final class ThreadPool: @unchecked Sendable {
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         var thread = pthread_t()
         let context = Unmanaged.passRetained(self).toOpaque()
-        let started = pthread_create(&thread, &attributes, { context in
-            let pool = Unmanaged<ThreadPool>.fromOpaque(context!).takeRetainedValue()
-            pool.work()
-            return nil
-        }, context)
+        let started = pthread_create(
+            &thread, &attributes,
+            { context in
+                let pool = Unmanaged<ThreadPool>.fromOpaque(context!).takeRetainedValue()
+                pool.work()
+                return nil
+            }, context)
         pthread_attr_destroy(&attributes)
         if started != 0 {
             Unmanaged<ThreadPool>.fromOpaque(context).release()

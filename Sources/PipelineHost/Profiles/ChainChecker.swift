@@ -6,7 +6,9 @@ package struct ChainChecker {
     package init(registry: StageRegistry) { self.registry = registry }
 
     /// Returns nil when the chain is sound, else the message and the line it belongs to.
-    package func problem(in stages: [ConfiguredStage], profile: String, profileLine: Int) -> (line: Int, message: String)? {
+    package func problem(in stages: [ConfiguredStage], profile: String, profileLine: Int) -> (
+        line: Int, message: String
+    )? {
         guard !stages.isEmpty else {
             return (profileLine, "profile \"\(profile)\" has no stages")
         }

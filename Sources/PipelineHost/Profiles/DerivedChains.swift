@@ -7,7 +7,9 @@ enum DerivedChains {
     /// stage.
     static func info(of profile: Profile) -> Profile? {
         guard let info = profile.info,
-              let decode = profile.stages.firstIndex(where: { $0.definition.input == .encoded && $0.definition.output == .image })
+            let decode = profile.stages.firstIndex(where: {
+                $0.definition.input == .encoded && $0.definition.output == .image
+            })
         else { return nil }
         let stages = Array(profile.stages[...decode]) + [info] + kept(after: profile)
         return Profile(name: ProfileSet.infoName(profile.name), file: profile.file, line: info.line, stages: stages)
@@ -17,11 +19,14 @@ enum DerivedChains {
     /// not a cache (decode, usually), then a memory cache: nil without a fallback.
     static func fallback(of profile: Profile) -> Profile? {
         guard let fallback = profile.fallback,
-              let first = profile.stages.firstIndex(where: { $0.definition.input == .encoded && $0.definition.role != .cache })
+            let first = profile.stages.firstIndex(where: {
+                $0.definition.input == .encoded && $0.definition.role != .cache
+            })
         else { return nil }
         var stages = [fallback] + profile.stages[first...]
         if stages.last?.definition.role != .cache { stages += kept(after: profile) }
-        return Profile(name: ProfileSet.fallbackName(profile.name), file: profile.file, line: fallback.line, stages: stages)
+        return Profile(
+            name: ProfileSet.fallbackName(profile.name), file: profile.file, line: fallback.line, stages: stages)
     }
 
     /// The profile's last stage when it is a cache (its variants' policy), else a memory cache.
@@ -31,7 +36,10 @@ enum DerivedChains {
         // The cache stage's parameters all have defaults, so an empty table always checks.
         guard var parameters = try? ParameterChecker(definition: definition).check(WrittenTable()) else { return [] }
         parameters.profileFile = profile.file
-        return [ConfiguredStage(definition: definition, parameters: parameters, line: profile.line,
-                                stage: CacheStage(policy: CachePolicy(parameters)))]
+        return [
+            ConfiguredStage(
+                definition: definition, parameters: parameters, line: profile.line,
+                stage: CacheStage(policy: CachePolicy(parameters)))
+        ]
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// `fallback { file = "missing.jpg", status = 404, max_age = 30 }`: the picture a profile
@@ -14,26 +14,35 @@ import Foundation
 /// profile's size and format and is computed once and kept like any variant.
 public struct Fallback: Stage {
     struct Keys: ParameterList {
-        let file = OptionalParameter<String>("file", .string,
+        let file = OptionalParameter<String>(
+            "file", .string,
             doc: "the image, relative to the profile file; read when the profile loads")
-        let status = Parameter<Int>("status", .integer(200...599), default: 404,
+        let status = Parameter<Int>(
+            "status", .integer(200...599), default: 404,
             doc: "serve's HTTP status for a fallback answer")
-        let maxAge = Parameter<Int>("max_age", .integer(0...31_536_000), default: 30,
+        let maxAge = Parameter<Int>(
+            "max_age", .integer(0...31_536_000), default: 30,
             doc: "seconds a CDN or browser may keep a fallback answer (Cache-Control: public, max-age=)")
-        let on = Parameter<[String]>("on", .stringList, default: ["not_found", "not_an_image"],
-            doc: "the failures that fall back: not_found (HTTP 404 or 410) and error kinds (a missing local file is invalid_source) such as not_an_image, http_status, timeout, transport, too_large, decode_failed, unsupported_format, pixel_limit, blocked")
+        let on = Parameter<[String]>(
+            "on", .stringList, default: ["not_found", "not_an_image"],
+            doc:
+                "the failures that fall back: not_found (HTTP 404 or 410) and error kinds (a missing local file is invalid_source) such as not_an_image, http_status, timeout, transport, too_large, decode_failed, unsupported_format, pixel_limit, blocked"
+        )
     }
 
     /// What `on` may list: the kinds a source's failure can have, and not_found.
-    static let failures: Set<String> = ["not_found", "invalid_source", "http_status", "transport", "timeout", "too_large",
-                                        "not_an_image", "unsupported_format", "pixel_limit", "decode_failed", "blocked"]
+    static let failures: Set<String> = [
+        "not_found", "invalid_source", "http_status", "transport", "timeout", "too_large",
+        "not_an_image", "unsupported_format", "pixel_limit", "decode_failed", "blocked",
+    ]
     /// The largest fallback file: it is held in memory for as long as the profile is.
     static let maxBytes = 20 << 20
 
     /// The definition the host registers (with the `cache` stage, in `CachePlugin`).
     public static let definition = StageDefinition(
         name: "fallback",
-        summary: "A profile setting: when a source is not found or not an image (or a failure listed in on), answer with this "
+        summary:
+            "A profile setting: when a source is not found or not an image (or a failure listed in on), answer with this "
             + "file sent through the profile's own stages after fetch, so it has the profile's size and format. Serve answers "
             + "it with status and Cache-Control: public, max-age=max_age, and X-Cache: fallback; run writes it only with "
             + "--fallback. Never stored under the failed source's key.",
@@ -58,7 +67,9 @@ public struct Fallback: Stage {
             throw ParameterError("needs file, like fallback { file = \"missing.jpg\" }")
         }
         for kind in p[\Keys.on] where !Self.failures.contains(kind) {
-            throw ParameterError("on: '\(kind)' is not a failure that can fall back; choose from \(Self.failures.sorted().joined(separator: ", "))")
+            throw ParameterError(
+                "on: '\(kind)' is not a failure that can fall back; choose from \(Self.failures.sorted().joined(separator: ", "))"
+            )
         }
         let path = p.profileFile.map { CachePoint.resolve(file, relativeTo: $0) } ?? file
         let data: [UInt8]

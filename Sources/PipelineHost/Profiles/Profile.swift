@@ -22,7 +22,8 @@ public struct ConfiguredStage: Sendable {
         self.line = line
         self.stage = stage
         let detail = stage.identityDetail.map { ",#" + $0 } ?? ""
-        identity = StageIdentity(name: definition.name, version: definition.version, parameters: parameters.canonical + detail)
+        identity = StageIdentity(
+            name: definition.name, version: definition.version, parameters: parameters.canonical + detail)
         rewriter = stage as? any SourceRewriter
         cachePolicy = (stage as? CacheStage)?.policy
     }
@@ -52,8 +53,10 @@ public struct Profile: Sendable {
     /// What a request may choose (`params { ... }`), by name.
     public let options: [ProfileOption]
 
-    package init(name: String, file: String, line: Int, stages: [ConfiguredStage], info: ConfiguredStage? = nil,
-                 declaresInfo: Bool = false, fallback: ConfiguredStage? = nil, options: [ProfileOption] = []) {
+    package init(
+        name: String, file: String, line: Int, stages: [ConfiguredStage], info: ConfiguredStage? = nil,
+        declaresInfo: Bool = false, fallback: ConfiguredStage? = nil, options: [ProfileOption] = []
+    ) {
         self.name = name
         self.file = file
         self.line = line
@@ -67,8 +70,9 @@ public struct Profile: Sendable {
     /// The same profile with other stages (serve's service defaults written in), everything
     /// else as it was.
     public func with(stages: [ConfiguredStage]) -> Profile {
-        Profile(name: name, file: file, line: line, stages: stages, info: info, declaresInfo: declaresInfo,
-                fallback: fallback, options: options)
+        Profile(
+            name: name, file: file, line: line, stages: stages, info: info, declaresInfo: declaresInfo,
+            fallback: fallback, options: options)
     }
 
     /// The fallback setting, typed.
@@ -111,12 +115,15 @@ public struct ProfileSet: Sendable {
     /// never the failed source, so nothing is stored under the failed source's key.
     public func fallbackRequest(for request: ImageRequest) -> ImageRequest {
         let chain = Self.fallbackName(request.profile)
-        return ImageRequest(source: Fallback.source(of: request.profile), profile: chain,
-                            overrides: applicable(request.overrides, to: chain))
+        return ImageRequest(
+            source: Fallback.source(of: request.profile), profile: chain,
+            overrides: applicable(request.overrides, to: chain))
     }
     /// The part of `overrides` that names stages the chain `name` has: a chain made from a
     /// profile (info, fallback) has only some of its stages, and an option may set another.
-    public func applicable(_ overrides: [String: [String: ParameterValue]], to name: String) -> [String: [String: ParameterValue]] {
+    public func applicable(_ overrides: [String: [String: ParameterValue]], to name: String) -> [String: [String:
+        ParameterValue]]
+    {
         guard !overrides.isEmpty, let stages = self[name]?.stages.map(\.name) else { return overrides }
         return overrides.filter { stages.contains($0.key) }
     }

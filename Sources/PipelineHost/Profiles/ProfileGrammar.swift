@@ -33,7 +33,8 @@ public enum ProfileGrammar {
     /// Why `text` cannot be an option value as a URL writes it, or nil: a string value, or a
     /// number's spelling (`ProfileOption.spelling`: digits, '.', '-', and 'e+' for large ones).
     public static func optionSpellingProblem(_ text: some StringProtocol) -> String? {
-        guard !text.isEmpty, text.utf8.count <= 64, text.utf8.allSatisfy({ isValueByte($0) || $0 == UInt8(ascii: "+") }) else {
+        guard !text.isEmpty, text.utf8.count <= 64, text.utf8.allSatisfy({ isValueByte($0) || $0 == UInt8(ascii: "+") })
+        else {
             return "an option value uses only letters, digits, '.', '_', '-' and '+' (at most 64)"
         }
         return nil

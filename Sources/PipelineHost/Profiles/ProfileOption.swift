@@ -102,18 +102,22 @@ extension Profile {
     /// Every option not chosen takes its hint's value, else its default. Also returns the
     /// headers a hint was read from (for `Vary`).
     public func resolve(_ choices: [(name: Substring, value: Substring)], header: (String) -> String? = { _ in nil })
-        throws(OptionError) -> (overrides: [String: [String: ParameterValue]], hints: [String]) {
+        throws(OptionError) -> (overrides: [String: [String: ParameterValue]], hints: [String])
+    {
         var chosen: [String: ParameterValue] = [:]
         for (name, text) in choices {
             guard let option = options.first(where: { $0.name == name }) else {
-                let known = options.isEmpty ? "profile \"\(self.name)\" takes no options"
+                let known =
+                    options.isEmpty
+                    ? "profile \"\(self.name)\" takes no options"
                     : "profile \"\(self.name)\" takes " + options.map(\.name).joined(separator: ", ")
                 throw OptionError("unknown option \"\(Redactor.escapingControls(String(name)))\"; \(known)")
             }
             guard chosen[option.name] == nil else { throw OptionError("option \(option.name) is given twice") }
             guard let value = option.value(spelled: text) else {
-                throw OptionError("\(option.name):\(Redactor.escapingControls(String(text.prefix(40)))) is not allowed; "
-                                      + "\(option.name) takes \(option.spellings.joined(separator: ", "))")
+                throw OptionError(
+                    "\(option.name):\(Redactor.escapingControls(String(text.prefix(40)))) is not allowed; "
+                        + "\(option.name) takes \(option.spellings.joined(separator: ", "))")
             }
             chosen[option.name] = value
         }

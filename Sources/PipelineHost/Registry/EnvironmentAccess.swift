@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Which environment variables a profile may name. Profiles are semi-trusted: a service runs
@@ -16,7 +16,9 @@ public enum EnvironmentAccess {
     public static let secretPrefix = "PIPELINEHOST_SECRET_"
 
     /// Names, or name prefixes ending in "_", that no profile may ever read.
-    public static let reserved = ["PIPELINEHOST_KEY", "PIPELINEHOST_SALT", "PIPELINEHOST_REDIS", "PIPELINEHOST_SHARED_"]
+    public static let reserved = [
+        "PIPELINEHOST_KEY", "PIPELINEHOST_SALT", "PIPELINEHOST_REDIS", "PIPELINEHOST_SHARED_",
+    ]
 
     private static let allowedNames = Locked(Set<String>())
 
@@ -24,7 +26,9 @@ public enum EnvironmentAccess {
     /// is refused with the reason.
     public static func allow(_ names: some Sequence<String>) throws(ParameterError) {
         for name in names {
-            if isReserved(name) { throw ParameterError("--allow-env \(name): the service's own secrets are never readable by profiles") }
+            if isReserved(name) {
+                throw ParameterError("--allow-env \(name): the service's own secrets are never readable by profiles")
+            }
         }
         allowedNames.withLock { $0.formUnion(names) }
     }
@@ -34,7 +38,8 @@ public enum EnvironmentAccess {
         if name.isEmpty { return "the variable name is empty" }
         if isReserved(name) { return "\(name) is one of the service's own secrets, which profiles never read" }
         if name.hasPrefix(secretPrefix) || allowedNames.withLock({ $0.contains(name) }) { return nil }
-        return "\(name) is not readable by profiles: name it \(secretPrefix)..., or start pipelinehost with --allow-env \(name)"
+        return
+            "\(name) is not readable by profiles: name it \(secretPrefix)..., or start pipelinehost with --allow-env \(name)"
     }
 
     /// The variable's value, if it is set, not empty and readable by profiles.

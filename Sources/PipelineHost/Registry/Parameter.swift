@@ -21,21 +21,27 @@ extension Double: ParameterReadable {
 
 extension Int: ParameterReadable {
     /// A whole number.
-    public static func read(_ written: ParameterValue) -> Int? { if case .integer(let value) = written { value } else { nil } }
+    public static func read(_ written: ParameterValue) -> Int? {
+        if case .integer(let value) = written { value } else { nil }
+    }
     /// `.integer`.
     public var written: ParameterValue { .integer(self) }
 }
 
 extension Bool: ParameterReadable {
     /// A boolean.
-    public static func read(_ written: ParameterValue) -> Bool? { if case .boolean(let value) = written { value } else { nil } }
+    public static func read(_ written: ParameterValue) -> Bool? {
+        if case .boolean(let value) = written { value } else { nil }
+    }
     /// `.boolean`.
     public var written: ParameterValue { .boolean(self) }
 }
 
 extension String: ParameterReadable {
     /// A string (a choice and an environment variable's name are strings too).
-    public static func read(_ written: ParameterValue) -> String? { if case .string(let value) = written { value } else { nil } }
+    public static func read(_ written: ParameterValue) -> String? {
+        if case .string(let value) = written { value } else { nil }
+    }
     /// `.string`.
     public var written: ParameterValue { .string(self) }
 }
@@ -50,14 +56,18 @@ public protocol ParameterListElement: Sendable {
 
 extension String: ParameterListElement {
     /// A list of strings.
-    public static func readList(_ written: ParameterValue) -> [String]? { if case .stringList(let value) = written { value } else { nil } }
+    public static func readList(_ written: ParameterValue) -> [String]? {
+        if case .stringList(let value) = written { value } else { nil }
+    }
     /// `.stringList`.
     public static func writeList(_ list: [String]) -> ParameterValue { .stringList(list) }
 }
 
 extension Double: ParameterListElement {
     /// A list of numbers.
-    public static func readList(_ written: ParameterValue) -> [Double]? { if case .numberList(let value) = written { value } else { nil } }
+    public static func readList(_ written: ParameterValue) -> [Double]? {
+        if case .numberList(let value) = written { value } else { nil }
+    }
     /// `.numberList`.
     public static func writeList(_ list: [Double]) -> ParameterValue { .numberList(list) }
 }

@@ -36,7 +36,8 @@ package struct ParameterChecker {
     private func convert(_ value: WrittenValue, to spec: ParameterSpec) throws(ParameterError) -> ParameterValue {
         let subject = "\(definition.name): '\(spec.name)'"
         func mismatch() -> ParameterError {
-            ParameterError("\(subject) must be \(Self.article(for: spec.type)), got \(value.typeName)\(Self.shown(value))")
+            ParameterError(
+                "\(subject) must be \(Self.article(for: spec.type)), got \(value.typeName)\(Self.shown(value))")
         }
         switch spec.type {
         case .number(let range):
@@ -47,7 +48,9 @@ package struct ParameterChecker {
             default: throw mismatch()
             }
             guard range.contains(number) else {
-                throw ParameterError("\(subject) must be between \(ParameterValue.number(range.lowerBound)) and \(ParameterValue.number(range.upperBound)), got \(ParameterValue.number(number))")
+                throw ParameterError(
+                    "\(subject) must be between \(ParameterValue.number(range.lowerBound)) and \(ParameterValue.number(range.upperBound)), got \(ParameterValue.number(number))"
+                )
             }
             return .number(number)
         case .integer(let range):
@@ -55,11 +58,14 @@ package struct ParameterChecker {
             switch value {
             case .integer(let v): integer = Int(v)
             case .number(let v) where v == v.rounded() && abs(v) < 1e15: integer = Int(v)
-            case .number: throw ParameterError("\(subject) must be a whole number, got \(ParameterValue.number(value.asDouble ?? 0))")
+            case .number:
+                throw ParameterError(
+                    "\(subject) must be a whole number, got \(ParameterValue.number(value.asDouble ?? 0))")
             default: throw mismatch()
             }
             guard range.contains(integer) else {
-                throw ParameterError("\(subject) must be between \(range.lowerBound) and \(range.upperBound), got \(integer)")
+                throw ParameterError(
+                    "\(subject) must be between \(range.lowerBound) and \(range.upperBound), got \(integer)")
             }
             return .integer(integer)
         case .boolean:
@@ -75,7 +81,8 @@ package struct ParameterChecker {
         case .choice(let options):
             guard case .string(let v) = value else { throw mismatch() }
             guard options.contains(v) else {
-                throw ParameterError("\(subject) must be one of \(spec.type), got \"\(v)\"\(Suggestion.hint(for: v, in: options))")
+                throw ParameterError(
+                    "\(subject) must be one of \(spec.type), got \"\(v)\"\(Suggestion.hint(for: v, in: options))")
             }
             return .string(v)
         case .stringList:
@@ -87,14 +94,17 @@ package struct ParameterChecker {
             }
             return .stringList(strings)
         case .numberList(let range, let count):
-            guard case .table(let table) = value, table.fields.isEmpty, table.otherKeys == 0, table.array.count == count else {
+            guard case .table(let table) = value, table.fields.isEmpty, table.otherKeys == 0, table.array.count == count
+            else {
                 throw mismatch()
             }
             var numbers: [Double] = []
             for item in table.array {
                 guard let number = item.asDouble else { throw mismatch() }
                 guard range.contains(number) else {
-                    throw ParameterError("\(subject) takes numbers between \(ParameterValue.number(range.lowerBound)) and \(ParameterValue.number(range.upperBound)), got \(ParameterValue.number(number))")
+                    throw ParameterError(
+                        "\(subject) takes numbers between \(ParameterValue.number(range.lowerBound)) and \(ParameterValue.number(range.upperBound)), got \(ParameterValue.number(number))"
+                    )
                 }
                 numbers.append(number)
             }
@@ -104,7 +114,8 @@ package struct ParameterChecker {
 
     private static func article(for type: ParameterSpec.ValueType) -> String {
         switch type {
-        case .number(let r): "a number from \(ParameterValue.number(r.lowerBound)) to \(ParameterValue.number(r.upperBound))"
+        case .number(let r):
+            "a number from \(ParameterValue.number(r.lowerBound)) to \(ParameterValue.number(r.upperBound))"
         case .integer(let r): "a whole number from \(r.lowerBound) to \(r.upperBound)"
         case .boolean: "true or false"
         case .string, .environmentVariable: "a string"

@@ -23,7 +23,8 @@ public struct ParameterSpec: Sendable {
             case .string: "string"
             case .choice(let options): options.map { "\"\($0)\"" }.joined(separator: "|")
             case .stringList: "list of strings"
-            case .numberList(let r, let count): "\(count) numbers \(Self.format(r.lowerBound))..\(Self.format(r.upperBound))"
+            case .numberList(let r, let count):
+                "\(count) numbers \(Self.format(r.lowerBound))..\(Self.format(r.upperBound))"
             case .environmentVariable: "environment variable name"
             }
         }
@@ -70,7 +71,8 @@ public enum ParameterValue: Sendable, Hashable, CustomStringConvertible {
         case .boolean(let v): return v ? "true" : "false"
         case .string(let v): return "\"\(v)\""
         case .stringList(let v): return "{" + v.map { "\"\($0)\"" }.joined(separator: ",") + "}"
-        case .numberList(let v): return "{" + v.map { ParameterValue.number($0).description }.joined(separator: ",") + "}"
+        case .numberList(let v):
+            return "{" + v.map { ParameterValue.number($0).description }.joined(separator: ",") + "}"
         }
     }
 }

@@ -1,4 +1,5 @@
 import Crypto
+
 /// A step of a profile, made from a definition and its parameters.
 ///
 /// A stage transforms one value; it must not keep per-request state between calls, because the
@@ -56,9 +57,11 @@ public struct StageDefinition: Sendable {
     public let capabilities: StageCapabilities
 
     /// A stage definition; `role` is inferred from the kinds unless given.
-    public init(name: String, version: Int = 1, summary: String, input: ValueKind, output: ValueKind,
-                role: StageRole? = nil, capabilities: StageCapabilities = StageCapabilities(),
-                parameters: [ParameterSpec], make: @escaping @Sendable (StageParameters) throws -> any Stage) {
+    public init(
+        name: String, version: Int = 1, summary: String, input: ValueKind, output: ValueKind,
+        role: StageRole? = nil, capabilities: StageCapabilities = StageCapabilities(),
+        parameters: [ParameterSpec], make: @escaping @Sendable (StageParameters) throws -> any Stage
+    ) {
         self.name = name
         self.version = version
         self.summary = summary

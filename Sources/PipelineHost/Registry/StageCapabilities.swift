@@ -15,8 +15,10 @@ public struct StageCapabilities: Sendable {
     public var profileSetting: ProfileSetting?
 
     /// Capabilities; none by default.
-    public init(formatParameter: String? = nil, publicServiceDefaults: [String: ParameterValue] = [:],
-                allowedHostsParameter: String? = nil, profileSetting: ProfileSetting? = nil) {
+    public init(
+        formatParameter: String? = nil, publicServiceDefaults: [String: ParameterValue] = [:],
+        allowedHostsParameter: String? = nil, profileSetting: ProfileSetting? = nil
+    ) {
         self.formatParameter = formatParameter
         self.publicServiceDefaults = publicServiceDefaults
         self.allowedHostsParameter = allowedHostsParameter
@@ -50,7 +52,9 @@ extension Profile {
     public func formatOverrides(_ format: String) -> [String: [String: ParameterValue]] {
         var overrides: [String: [String: ParameterValue]] = [:]
         for stage in stages {
-            if let parameter = stage.autoFormatParameter { overrides[stage.name, default: [:]][parameter] = .string(format) }
+            if let parameter = stage.autoFormatParameter {
+                overrides[stage.name, default: [:]][parameter] = .string(format)
+            }
         }
         return overrides
     }
@@ -65,6 +69,8 @@ extension Profile {
 }
 
 /// Per-request overrides merged stage by stage, `newer`'s value winning for a parameter both set.
-public func mergeOverrides(_ overrides: inout [String: [String: ParameterValue]], with newer: [String: [String: ParameterValue]]) {
+public func mergeOverrides(
+    _ overrides: inout [String: [String: ParameterValue]], with newer: [String: [String: ParameterValue]]
+) {
     overrides.merge(newer) { $0.merging($1) { _, new in new } }
 }

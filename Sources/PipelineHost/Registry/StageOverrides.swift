@@ -11,7 +11,8 @@ extension ConfiguredStage {
         var checked = try checker.check(written)
         checked.profileFile = parameters.profileFile
         do {
-            return ConfiguredStage(definition: definition, parameters: checked, line: line, stage: try definition.make(checked))
+            return ConfiguredStage(
+                definition: definition, parameters: checked, line: line, stage: try definition.make(checked))
         } catch let error as ParameterError {
             throw error
         } catch {

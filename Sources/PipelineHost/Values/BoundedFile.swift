@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A file a profile names (a fallback image, an overlay, the profile itself), read whole only
@@ -17,7 +17,11 @@ public enum BoundedFile {
     /// `allowEmpty`.
     public static func read(_ path: String, maxBytes: Int, allowEmpty: Bool = true) throws(Refusal) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { throw Refusal(description: errno == ENOENT ? "does not exist" : "cannot be read (\(String(cString: strerror(errno))))") }
+        guard fd >= 0 else {
+            throw Refusal(
+                description: errno == ENOENT ? "does not exist" : "cannot be read (\(String(cString: strerror(errno))))"
+            )
+        }
         defer { close(fd) }
         var status = stat()
         guard fstat(fd, &status) == 0 else { throw Refusal(description: "cannot be read") }

@@ -15,8 +15,10 @@ public struct CacheHints: Sendable, Hashable, Codable {
     public var expires: String?
 
     /// Hints from one response.
-    public init(validators: Validators = Validators(), maxAge: Double? = nil, noStore: Bool = false,
-                cacheControl: String? = nil, expires: String? = nil) {
+    public init(
+        validators: Validators = Validators(), maxAge: Double? = nil, noStore: Bool = false,
+        cacheControl: String? = nil, expires: String? = nil
+    ) {
         self.validators = validators
         self.maxAge = maxAge
         self.noStore = noStore

@@ -19,9 +19,11 @@ public struct EncodedImage: Sendable {
     public var notModified: Bool
 
     /// Bytes with what is known about them.
-    public init(bytes: ImageBytes, format: String? = nil, declaredContentType: String? = nil,
-                size: PixelSize? = nil, sourceSize: PixelSize? = nil,
-                cacheHints: CacheHints? = nil, notModified: Bool = false) {
+    public init(
+        bytes: ImageBytes, format: String? = nil, declaredContentType: String? = nil,
+        size: PixelSize? = nil, sourceSize: PixelSize? = nil,
+        cacheHints: CacheHints? = nil, notModified: Bool = false
+    ) {
         self.bytes = bytes
         self.format = format
         self.declaredContentType = declaredContentType

@@ -27,7 +27,9 @@ public enum FormatChoice {
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         guard let whole = parts.first, whole == "0" || whole == "1" else { return nil }
         let decimals = parts.count == 2 ? parts[1] : ""
-        guard decimals.count <= 3, decimals.allSatisfy({ ("0"..."9").contains($0) }), whole == "0" || decimals.allSatisfy({ $0 == "0" }) else {
+        guard decimals.count <= 3, decimals.allSatisfy({ ("0"..."9").contains($0) }),
+            whole == "0" || decimals.allSatisfy({ $0 == "0" })
+        else {
             return nil
         }
         return Double(text)

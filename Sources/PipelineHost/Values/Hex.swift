@@ -13,7 +13,9 @@ extension Sequence<UInt8> {
 }
 
 /// The ASCII digit for a value 0...15.
-private func hexDigit(_ value: UInt8) -> UInt8 { value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10 }
+private func hexDigit(_ value: UInt8) -> UInt8 {
+    value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+}
 
 extension UInt8 {
     /// The value of this ASCII hex digit (either case), or nil: the one hex decoder's digit.

@@ -11,8 +11,10 @@ public final class ImageBytes: @unchecked Sendable {
     private let release: @Sendable (UnsafeMutableRawPointer) -> Void
 
     /// Adopts `pointer`; `release` is called once when the last reference goes away.
-    public init(adopting pointer: UnsafeMutableRawPointer?, count: Int,
-                release: @escaping @Sendable (UnsafeMutableRawPointer) -> Void) {
+    public init(
+        adopting pointer: UnsafeMutableRawPointer?, count: Int,
+        release: @escaping @Sendable (UnsafeMutableRawPointer) -> Void
+    ) {
         self.baseAddress = UnsafeRawPointer(pointer)
         self.count = pointer == nil ? 0 : count
         self.release = release

@@ -25,7 +25,9 @@ final class ConnectionPersistence: ChannelDuplexHandler, RemovableChannelHandler
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
         case .head(var head):
-            if head.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "close" }) { keepAlive = false }
+            if head.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "close" }) {
+                keepAlive = false
+            }
             // The answer says what happens next; an HTTP/1.0 client reads to the close.
             if !keepAlive, !head.headers.contains(name: "connection") {
                 head.headers.add(name: "Connection", value: "close")

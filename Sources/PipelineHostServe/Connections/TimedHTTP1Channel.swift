@@ -17,13 +17,15 @@ struct TimedHTTP1Channel: ServerChildChannel {
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP1Channel.Value> {
         do {
             try channel.pipeline.syncOperations.addHandler(RequestHeadTimeout(timeout: headTimeout), position: .first)
-            try channel.pipeline.syncOperations.addHandler(SlowReaderGuard(timeout: sendTimeout, closedCounter: sendTimeouts),
-                                                           position: .first)
+            try channel.pipeline.syncOperations.addHandler(
+                SlowReaderGuard(timeout: sendTimeout, closedCounter: sendTimeouts),
+                position: .first)
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }
         return inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
-            let decoder = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            let decoder = try channel.pipeline.syncOperations.handler(
+                type: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try channel.pipeline.syncOperations.addHandler(ConnectionPersistence(), position: .after(decoder))
             return value
         }
@@ -43,12 +45,16 @@ extension HTTPServerBuilder {
     /// HTTP/1 with a time limit for each request head, an idle timeout between requests, a send
     /// timeout while an answer is unsent (`sendTimeouts` counts the connections it closed), and
     /// `handlers` after the decoder.
-    static func http1(headTimeout: TimeAmount, idleTimeout: TimeAmount, sendTimeout: TimeAmount, sendTimeouts: Counter? = nil,
-                      handlers: @escaping @autoclosure @Sendable () -> [any RemovableChannelHandler]) -> HTTPServerBuilder {
+    static func http1(
+        headTimeout: TimeAmount, idleTimeout: TimeAmount, sendTimeout: TimeAmount, sendTimeouts: Counter? = nil,
+        handlers: @escaping @autoclosure @Sendable () -> [any RemovableChannelHandler]
+    ) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
-            TimedHTTP1Channel(inner: HTTP1Channel(responder: responder,
-                                                  configuration: .init(additionalChannelHandlers: handlers(), idleTimeout: idleTimeout)),
-                              headTimeout: headTimeout, sendTimeout: sendTimeout, sendTimeouts: sendTimeouts)
+            TimedHTTP1Channel(
+                inner: HTTP1Channel(
+                    responder: responder,
+                    configuration: .init(additionalChannelHandlers: handlers(), idleTimeout: idleTimeout)),
+                headTimeout: headTimeout, sendTimeout: sendTimeout, sendTimeouts: sendTimeouts)
         }
     }
 }

@@ -82,7 +82,9 @@ final class SlowReaderGuard: ChannelDuplexHandler, RemovableChannelHandler {
             // unsent answer, and the connection, in the kernel until the client read it all.
             let context = loopBound.value
             guard let socket = context.channel as? any SocketOptionProvider else { return context.close(promise: nil) }
-            socket.setSoLinger(NIOLinger(l_onoff: 1, l_linger: 0)).whenComplete { _ in loopBound.value.close(promise: nil) }
+            socket.setSoLinger(NIOLinger(l_onoff: 1, l_linger: 0)).whenComplete { _ in
+                loopBound.value.close(promise: nil)
+            }
         }
     }
 }

@@ -8,14 +8,18 @@ enum SourcePolicy {
     static func check(_ source: String, allowedHosts: Set<String>) throws(ServeFailure) {
         let location = SourceLocation(source)
         if let ambiguity = location.ambiguity {
-            throw ServeFailure(.badRequest, "invalid_source", "ambiguous source: \(ambiguity)", source: Redactor.redact(source))
+            throw ServeFailure(
+                .badRequest, "invalid_source", "ambiguous source: \(ambiguity)", source: Redactor.redact(source))
         }
         guard let scheme = location.scheme, scheme == "http" || scheme == "https" else {
-            throw ServeFailure(.forbidden, "blocked", "serve fetches only http and https sources", source: Redactor.redact(source))
+            throw ServeFailure(
+                .forbidden, "blocked", "serve fetches only http and https sources", source: Redactor.redact(source))
         }
         guard !allowedHosts.isEmpty else { return }
         guard let host = location.host, allowedHosts.contains(host) else {
-            throw ServeFailure(.forbidden, "blocked", "the source's host is not in --allow-source-host", source: Redactor.redact(source))
+            throw ServeFailure(
+                .forbidden, "blocked", "the source's host is not in --allow-source-host",
+                source: Redactor.redact(source))
         }
     }
 }

@@ -12,7 +12,9 @@ struct AccessLogMiddleware: RouterMiddleware {
     /// The status the access log gives a request whose client left before the answer (nginx's).
     static let clientClosed = HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request")
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         let started = ContinuousClock.now
         do {
             let response = try await next(request, context)
@@ -21,17 +23,22 @@ struct AccessLogMiddleware: RouterMiddleware {
         } catch {
             // Hummingbird renders the failure after this; its status and size are the failure's own.
             let failure = error as? ServeFailure
-            write(request, context, status: (error as? any HTTPResponseError)?.status ?? .internalServerError,
-                  bytes: failure.map { String($0.body.utf8.count) }, since: started)
+            write(
+                request, context, status: (error as? any HTTPResponseError)?.status ?? .internalServerError,
+                bytes: failure.map { String($0.body.utf8.count) }, since: started)
             throw error
         }
     }
 
-    private func write(_ request: Request, _ context: Context, status: HTTPResponse.Status, bytes: String?, since started: ContinuousClock.Instant) {
+    private func write(
+        _ request: Request, _ context: Context, status: HTTPResponse.Status, bytes: String?,
+        since started: ContinuousClock.Instant
+    ) {
         guard log.logLevel <= .info else { return }
         let ms = (ContinuousClock.now - started).milliseconds
         let (path, cache) = (context.access.noted.path, context.access.noted.cache)
-        let line = "\(request.method) \(Redactor.escapingControls(path)) \(status.code) \(bytes ?? "0")B \(Self.format(ms))ms \(cache)"
+        let line =
+            "\(request.method) \(Redactor.escapingControls(path)) \(status.code) \(bytes ?? "0")B \(Self.format(ms))ms \(cache)"
         log.info("\(line)")
     }
 

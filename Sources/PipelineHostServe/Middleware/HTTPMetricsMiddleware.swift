@@ -15,7 +15,9 @@ struct HTTPMetricsMiddleware: RouterMiddleware {
 
     init(factory: any MetricsFactory) { self.factory = factory }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         let started = ContinuousClock.now
         do {
             let response = try await next(request, context)
@@ -32,12 +34,16 @@ struct HTTPMetricsMiddleware: RouterMiddleware {
         let endpoint = context.access.noted.endpoint.rawValue
         let (counter, timer) = made.withLock { made in
             let key = "\(endpoint) \(status.code)"
-            let counter = made.counters[key] ?? Counter(
-                label: "pipelinehost_http_responses_total",
-                dimensions: [("endpoint", endpoint), ("status", String(status.code))], factory: factory)
-            let timer = made.timers[endpoint] ?? Timer(
-                label: "pipelinehost_http_request_duration_seconds", dimensions: [("endpoint", endpoint)],
-                preferredDisplayUnit: .seconds, factory: factory)
+            let counter =
+                made.counters[key]
+                ?? Counter(
+                    label: "pipelinehost_http_responses_total",
+                    dimensions: [("endpoint", endpoint), ("status", String(status.code))], factory: factory)
+            let timer =
+                made.timers[endpoint]
+                ?? Timer(
+                    label: "pipelinehost_http_request_duration_seconds", dimensions: [("endpoint", endpoint)],
+                    preferredDisplayUnit: .seconds, factory: factory)
             made.counters[key] = counter
             made.timers[endpoint] = timer
             return (counter, timer)

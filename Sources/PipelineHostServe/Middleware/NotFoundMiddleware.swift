@@ -6,12 +6,15 @@ import Hummingbird
 struct NotFoundMiddleware: RouterMiddleware {
     typealias Context = ServeContext
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         do {
             return try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound {
             guard request.method == .get || request.method == .head else {
-                var failure = ServeFailure(.methodNotAllowed, "method_not_allowed", "\(request.method) is not served here; use GET or HEAD")
+                var failure = ServeFailure(
+                    .methodNotAllowed, "method_not_allowed", "\(request.method) is not served here; use GET or HEAD")
                 failure.headers[.allow] = "GET, HEAD"
                 throw failure
             }

@@ -6,12 +6,16 @@ import Hummingbird
 struct TransferCodingMiddleware: RouterMiddleware {
     typealias Context = ServeContext
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         let codings = request.headers[values: .transferEncoding].flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         guard codings.isEmpty || codings == ["chunked"] else {
-            var failure = ServeFailure(.notImplemented, "not_implemented",
-                                       "Transfer-Encoding \(codings.joined(separator: ", ").prefix(60)) is not supported; send chunked or a Content-Length")
+            var failure = ServeFailure(
+                .notImplemented, "not_implemented",
+                "Transfer-Encoding \(codings.joined(separator: ", ").prefix(60)) is not supported; send chunked or a Content-Length"
+            )
             failure.headers[.connection] = "close"
             throw failure
         }

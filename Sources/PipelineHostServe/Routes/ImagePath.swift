@@ -57,7 +57,9 @@ struct ImagePath: Sendable, Equatable {
         while let slash = encoded.firstIndex(of: "/"), let colon = encoded[..<slash].firstIndex(of: ":") {
             let name = encoded[..<colon], value = encoded[encoded.index(after: colon)..<slash]
             guard !name.isEmpty, !value.isEmpty, !value.contains(":") else {
-                throw .badOption("option segment \"\(Redactor.escapingControls(String(encoded[..<slash].prefix(80))))\" is not name:value")
+                throw .badOption(
+                    "option segment \"\(Redactor.escapingControls(String(encoded[..<slash].prefix(80))))\" is not name:value"
+                )
             }
             options.append(Option(name: name, value: value))
             encoded = encoded[encoded.index(after: slash)...]
@@ -74,10 +76,13 @@ struct ImagePath: Sendable, Equatable {
             // imgproxy lets a long base64 source be split with "/"; the pieces join back. An
             // empty piece ("w:100//SRC", "a//b") would be a second spelling of one path.
             let pieces = encoded.split(separator: "/", omittingEmptySubsequences: false)
-            guard !pieces.contains(where: \.isEmpty) else { throw .badSource("the source segment has an empty piece (\"//\")") }
+            guard !pieces.contains(where: \.isEmpty) else {
+                throw .badSource("the source segment has an empty piece (\"//\")")
+            }
             let joined = pieces.joined()
             guard let bytes = Base64URL.decode(Substring(joined)), !bytes.isEmpty,
-                  let text = String(validating: bytes, as: UTF8.self) else {
+                let text = String(validating: bytes, as: UTF8.self)
+            else {
                 throw .badSource("the source segment is not base64url of a UTF-8 URL")
             }
             source = text

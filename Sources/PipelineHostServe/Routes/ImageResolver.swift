@@ -17,8 +17,10 @@ struct ImageResolver: Sendable {
     /// The image a path asks for, with the profiles that serve it; `query` is what followed a
     /// "?" (nothing signs it, so any query is refused). `header` gives a request header, for
     /// options with a client hint (none for a prefetch).
-    func resolve(path: Substring, query: Substring?, profiles: ServedProfiles,
-                 header: (String) -> String? = { _ in nil }) throws(ServeFailure) -> Resolved {
+    func resolve(
+        path: Substring, query: Substring?, profiles: ServedProfiles,
+        header: (String) -> String? = { _ in nil }
+    ) throws(ServeFailure) -> Resolved {
         guard query == nil else {
             throw .forbidden("a query string is not covered by the signature; percent-encode \"?\" in plain sources")
         }
@@ -26,7 +28,9 @@ struct ImageResolver: Sendable {
             throw .notFound("not an image path: use /{signature}/{profile}/{base64url source} or .../plain/{source}")
         }
         if signature == "unsafe" {
-            guard settings.allowUnsigned else { throw .forbidden("unsigned paths are refused: the service runs without --allow-unsigned") }
+            guard settings.allowUnsigned else {
+                throw .forbidden("unsigned paths are refused: the service runs without --allow-unsigned")
+            }
         } else if !settings.signer.accepts(signature, for: signed) {
             throw .forbidden("bad signature")
         }

@@ -4,7 +4,7 @@ import Hummingbird
 import PipelineHost
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A finished result as HTTP: the actual format's Content-Type, a strong ETag of the key and
@@ -27,7 +27,8 @@ struct ImageResponse {
     /// "cache result" for the access log and X-Cache: the tier that answered, "joined" for
     /// work another request had started, else "miss".
     var cacheResult: String {
-        result.memoryHit ? "memory" : result.diskHit ? "disk" : result.sharedHit ? "shared" : result.coalesced ? "joined" : "miss"
+        result.memoryHit
+            ? "memory" : result.diskHit ? "disk" : result.sharedHit ? "shared" : result.coalesced ? "joined" : "miss"
     }
 
     func response(for request: Request) -> Response {

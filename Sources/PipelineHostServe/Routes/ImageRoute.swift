@@ -20,7 +20,8 @@ struct ImageRoute: Sendable {
         let logPath = note(image, prefix: "", context: context)
         let profile = profiles.set[image.profile]
         var overrides = resolved.overrides
-        let format = profile?.autoFormatOverride(accept: request.headers[.accept], canWriteAVIF: state.settings.canWriteAVIF)
+        let format = profile?.autoFormatOverride(
+            accept: request.headers[.accept], canWriteAVIF: state.settings.canWriteAVIF)
         if let format { mergeOverrides(&overrides, with: format) }
         let vary = (format != nil ? ["Accept"] : []) + resolved.hints
         let imageRequest = ImageRequest(source: image.source, profile: image.profile, overrides: overrides)
@@ -46,11 +47,13 @@ struct ImageRoute: Sendable {
         let image = resolved.image
         let logPath = note(image, prefix: Self.infoPrefix, context: context)
         guard profiles.set[image.profile]?.declaresInfo == true else {
-            throw ServeFailure.notFound("profile \"\(image.profile)\" does not answer /info: a profile that writes info { } does")
+            throw ServeFailure.notFound(
+                "profile \"\(image.profile)\" does not answer /info: a profile that writes info { } does")
         }
         // The info chain has the profile's stages up to decode; an option of a later stage does not apply.
         let chain = ProfileSet.infoName(image.profile)
-        let imageRequest = ImageRequest(source: image.source, profile: chain, overrides: profiles.set.applicable(resolved.overrides, to: chain))
+        let imageRequest = ImageRequest(
+            source: image.source, profile: chain, overrides: profiles.set.applicable(resolved.overrides, to: chain))
         switch try await run(imageRequest, request: request, connection: context.channel) {
         case .success(let result):
             let answer = ImageResponse(result: result, vary: [], defaultMaxAge: state.settings.defaultMaxAge)
@@ -72,7 +75,8 @@ struct ImageRoute: Sendable {
 
     /// Notes the checked image's profile and redacted source, and returns what was noted.
     private func note(_ image: ImagePath, prefix: String, context: ServeContext) -> String {
-        let logPath = state.accessLog.logLevel <= .info ? "\(prefix)/-/\(image.profile)/\(Redactor.redact(image.source))" : "-"
+        let logPath =
+            state.accessLog.logLevel <= .info ? "\(prefix)/-/\(image.profile)/\(Redactor.redact(image.source))" : "-"
         context.access.note(endpoint: .image, path: logPath)
         return logPath
     }
@@ -81,7 +85,9 @@ struct ImageRoute: Sendable {
 
     /// With --accept-ch, the response asks for the client hints the profile's options read.
     private func withClientHints(_ response: Response, profile: Profile?) -> Response {
-        guard state.settings.acceptClientHints, let hints = profile?.options.compactMap(\.hint), !hints.isEmpty else { return response }
+        guard state.settings.acceptClientHints, let hints = profile?.options.compactMap(\.hint), !hints.isEmpty else {
+            return response
+        }
         var response = response
         response.headers[Self.acceptCH] = Set(hints).map { "Sec-CH-" + $0.rawValue }.sorted().joined(separator: ", ")
         return response
@@ -89,8 +95,10 @@ struct ImageRoute: Sendable {
 
     /// The profile's fallback, made by its fallback chain (once, then from the memory cache),
     /// with the fallback's status and a short max-age.
-    private func fallbackAnswer(_ fallback: Fallback, for failed: ImageRequest, vary: [String],
-                                request: Request) async throws(ServeFailure) -> Response {
+    private func fallbackAnswer(
+        _ fallback: Fallback, for failed: ImageRequest, vary: [String],
+        request: Request
+    ) async throws(ServeFailure) -> Response {
         let made: PipelineResult
         do {
             let slot = state.slot.now
@@ -106,11 +114,14 @@ struct ImageRoute: Sendable {
         headers[.contentLength] = String(made.bytes.count)
         let status = HTTPResponse.Status(code: fallback.status)
         if request.method == .head { return Response(status: status, headers: headers) }
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: made.bytes.buffer)))
+        return Response(
+            status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: made.bytes.buffer)))
     }
 
     /// The image the request asks for, checked as ImageResolver checks every image path.
-    private func resolve(_ request: Request, path: Substring) throws(ServeFailure) -> (ImageResolver.Resolved, ServedProfiles) {
+    private func resolve(_ request: Request, path: Substring) throws(ServeFailure) -> (
+        ImageResolver.Resolved, ServedProfiles
+    ) {
         let profiles = state.slot.now.profiles
         let resolved = try ImageResolver(settings: state.settings).resolve(
             path: path, query: request.uri.query.map { Substring($0) }, profiles: profiles,
@@ -122,10 +133,14 @@ struct ImageRoute: Sendable {
     /// the connection first.
     /// Cancellation, a timeout and a full queue are thrown; the pipeline's own outcome is
     /// returned, so a failure can still fall back.
-    private func run(_ imageRequest: ImageRequest, request: Request,
-                     connection: any Channel) async throws(ServeFailure) -> Result<PipelineResult, PipelineError> {
+    private func run(
+        _ imageRequest: ImageRequest, request: Request,
+        connection: any Channel
+    ) async throws(ServeFailure) -> Result<PipelineResult, PipelineError> {
         guard state.gate.enter() else {
-            var full = ServeFailure(.serviceUnavailable, "queue_full", "\(state.gate.limit) requests are waiting (--max-queue); try again shortly")
+            var full = ServeFailure(
+                .serviceUnavailable, "queue_full",
+                "\(state.gate.limit) requests are waiting (--max-queue); try again shortly")
             full.retryAfter = 1
             throw full
         }
@@ -151,12 +166,17 @@ struct ImageRoute: Sendable {
             timedOut.withLock { $0 = true }
             work.cancel()
         }
-        let outcome = await withTaskCancellationHandler { await work.value } onCancel: { work.cancel() }
+        let outcome = await withTaskCancellationHandler {
+            await work.value
+        } onCancel: {
+            work.cancel()
+        }
         state.deadlines.finish(deadline)
         if let tracked { watch?.untrack(tracked) }
         switch outcome {
         case .failure(let error) where error.kind == .cancelled && timedOut.withLock({ $0 }):
-            throw ServeFailure(.gatewayTimeout, "timeout", "the request took longer than --request-timeout (\(timeout))")
+            throw ServeFailure(
+                .gatewayTimeout, "timeout", "the request took longer than --request-timeout (\(timeout))")
         case .failure(let error) where error.kind == .cancelled && !connection.isActive:
             throw ServeFailure(AccessLogMiddleware.clientClosed, "cancelled", "the client closed the connection")
         default: return outcome

@@ -1,10 +1,11 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Hummingbird
 import PipelineHost
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// POST /prefetch with a JSON list of signed image paths: each one that checks out runs at low
 /// priority, so the next real request is a cache hit. Answers 202 at once with what was taken.
@@ -50,17 +51,21 @@ struct PrefetchRoute: Sendable {
     /// The same checks as a GET of the path (ImageResolver), a "?" starting its query.
     private func check(_ path: String) -> Result<ImageRequest, ServeFailure> {
         let raw = Substring(path)
-        let (pathPart, query) = raw.firstIndex(of: "?").map { (raw[..<$0], Optional(raw[raw.index(after: $0)...])) } ?? (raw, nil)
+        let (pathPart, query) =
+            raw.firstIndex(of: "?").map { (raw[..<$0], Optional(raw[raw.index(after: $0)...])) } ?? (raw, nil)
         let profiles = state.slot.now.profiles
         let resolved: ImageResolver.Resolved
         do {
-            resolved = try ImageResolver(settings: state.settings).resolve(path: pathPart, query: query, profiles: profiles)
+            resolved = try ImageResolver(settings: state.settings).resolve(
+                path: pathPart, query: query, profiles: profiles)
         } catch {
             return .failure(error)
         }
         let image = resolved.image
         // An auto-format profile is warmed for JPEG, the format every client gets without Accept.
-        let overrides = resolved.overrides.merging(profiles.set[image.profile]?.formatOverrides("jpeg") ?? [:]) { $0.merging($1) { _, format in format } }
+        let overrides = resolved.overrides.merging(profiles.set[image.profile]?.formatOverrides("jpeg") ?? [:]) {
+            $0.merging($1) { _, format in format }
+        }
         return .success(ImageRequest(source: image.source, profile: image.profile, overrides: overrides))
     }
 
@@ -72,7 +77,9 @@ struct PrefetchRoute: Sendable {
             return true
         }
         guard admitted else {
-            var busy = ServeFailure(.serviceUnavailable, "queue_full", "\(ServeState.prefetchBatches) prefetch batches are running; try again shortly")
+            var busy = ServeFailure(
+                .serviceUnavailable, "queue_full",
+                "\(ServeState.prefetchBatches) prefetch batches are running; try again shortly")
             busy.retryAfter = 1
             throw busy
         }

@@ -25,7 +25,8 @@ enum ServeRouter {
             }
             // The image routes read the path raw from the request, percent escapes intact,
             // since the signature covers the path as sent.
-            router.on("/info/**", method: method) { request, context in try await images.info(request, context: context) }
+            router.on("/info/**", method: method) { request, context in try await images.info(request, context: context)
+            }
             router.on("**", method: method) { request, context in try await images.image(request, context: context) }
         }
         router.get("/metrics") { _, context in
@@ -42,7 +43,9 @@ enum ServeRouter {
     /// 503 while draining or while the queue is over 90% full, so a balancer looks elsewhere.
     private static func ready(_ state: ServeState) -> Response {
         if state.isDraining { return text("draining\n", status: .serviceUnavailable) }
-        if state.gate.isNearlyFull { return text("busy: \(state.gate.count) of \(state.gate.limit) queued\n", status: .serviceUnavailable) }
+        if state.gate.isNearlyFull {
+            return text("busy: \(state.gate.count) of \(state.gate.limit) queued\n", status: .serviceUnavailable)
+        }
         return text("ready\n")
     }
 

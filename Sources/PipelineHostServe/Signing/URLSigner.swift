@@ -31,7 +31,10 @@ public struct URLSigner: Sendable {
     public init(keys: String?, salts: String?, minimumKeyBytes: Int = URLSigner.minimumKeyBytes) throws(KeyError) {
         let keyList = Self.split(keys), saltList = Self.split(salts)
         guard keyList.count == saltList.count else {
-            throw KeyError(description: "PIPELINEHOST_KEY has \(keyList.count) key(s) but PIPELINEHOST_SALT has \(saltList.count) salt(s); give one salt per key")
+            throw KeyError(
+                description:
+                    "PIPELINEHOST_KEY has \(keyList.count) key(s) but PIPELINEHOST_SALT has \(saltList.count) salt(s); give one salt per key"
+            )
         }
         var pairs: [KeyPair] = []
         for (index, (key, salt)) in zip(keyList, saltList).enumerated() {
@@ -39,16 +42,19 @@ public struct URLSigner: Sendable {
                 throw KeyError(description: "PIPELINEHOST_KEY entry \(index + 1) is not hex")
             }
             guard keyBytes.count >= minimumKeyBytes else {
-                throw KeyError(description: "PIPELINEHOST_KEY entry \(index + 1) is \(keyBytes.count) bytes; a key needs at least "
-                    + "\(minimumKeyBytes) random bytes: make one with `openssl rand -hex 32`")
+                throw KeyError(
+                    description: "PIPELINEHOST_KEY entry \(index + 1) is \(keyBytes.count) bytes; a key needs at least "
+                        + "\(minimumKeyBytes) random bytes: make one with `openssl rand -hex 32`")
             }
             guard Set(keyBytes).count >= min(8, keyBytes.count / 2) else {
-                throw KeyError(description: "PIPELINEHOST_KEY entry \(index + 1) repeats a few byte values (all zero, or typed): "
-                    + "it is no random key; make one with `openssl rand -hex 32`")
+                throw KeyError(
+                    description: "PIPELINEHOST_KEY entry \(index + 1) repeats a few byte values (all zero, or typed): "
+                        + "it is no random key; make one with `openssl rand -hex 32`")
             }
             guard let saltBytes = Self.hex(salt), !saltBytes.isEmpty else {
-                throw KeyError(description: "PIPELINEHOST_SALT entry \(index + 1) is \(salt.isEmpty ? "empty" : "not hex"); "
-                    + "give each key a salt, such as `openssl rand -hex 16`")
+                throw KeyError(
+                    description: "PIPELINEHOST_SALT entry \(index + 1) is \(salt.isEmpty ? "empty" : "not hex"); "
+                        + "give each key a salt, such as `openssl rand -hex 16`")
             }
             pairs.append(KeyPair(key: SymmetricKey(data: keyBytes), salt: saltBytes))
         }
@@ -72,9 +78,12 @@ public struct URLSigner: Sendable {
     /// unused bits, and 4 spellings of one signature would be 4 keys for one image in a CDN.
     public func accepts(_ signature: Substring, for path: Substring) -> Bool {
         guard signature.utf8.count == Self.signatureLength, let code = Base64URL.decode(signature),
-              Base64URL.encode(code).utf8.elementsEqual(signature.utf8) else { return false }
+            Base64URL.encode(code).utf8.elementsEqual(signature.utf8)
+        else { return false }
         let message = Array(path.utf8)
-        return pairs.contains { HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: $0.salt + message, using: $0.key) }
+        return pairs.contains {
+            HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: $0.salt + message, using: $0.key)
+        }
     }
 
     private static func split(_ list: String?) -> [Substring] {

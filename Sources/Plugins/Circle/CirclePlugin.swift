@@ -6,18 +6,20 @@ import VipsPlugin
 /// image the vips stages pass along through `StageValue.applyingVips`.
 public enum CirclePlugin: PipelinePlugin {
     struct Keys: ParameterList {
-        let background = OptionalParameter<String>("background", .string,
+        let background = OptionalParameter<String>(
+            "background", .string,
             doc: "fill outside the circle with this colour, \"#rrggbb\"; without it, transparent")
     }
 
     public static func register(in registry: inout StageRegistry) throws {
-        try registry.register(StageDefinition(
-            name: "circle",
-            summary: "Keep the centred circle that fits the image. Outside it is transparent (encode png or webp), "
-                + "or filled with background for formats without alpha such as jpeg.",
-            input: .image, output: .image,
-            parameters: Keys.specs,
-            make: { try CircleStage(background: $0[\Keys.background]) }))
+        try registry.register(
+            StageDefinition(
+                name: "circle",
+                summary: "Keep the centred circle that fits the image. Outside it is transparent (encode png or webp), "
+                    + "or filled with background for formats without alpha such as jpeg.",
+                input: .image, output: .image,
+                parameters: Keys.specs,
+                make: { try CircleStage(background: $0[\Keys.background]) }))
     }
 }
 

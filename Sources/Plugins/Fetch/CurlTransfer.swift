@@ -27,22 +27,30 @@ enum CurlTransfer {
         return options.allowLoopback ? loopbackPool : strictPool
     }
 
-    static func fetch(_ url: FetchURL.Resolved, validators: Validators?, options: FetchOptions, context: StageContext) async throws -> Body {
+    static func fetch(_ url: FetchURL.Resolved, validators: Validators?, options: FetchOptions, context: StageContext)
+        async throws -> Body
+    {
         let flag = CancelFlag()
         let share = pool(for: options)
         return try await withTaskCancellationHandler {
-            try await context.runBlocking { try perform(url, validators: validators, options: options, share: share, cancel: flag) }
+            try await context.runBlocking {
+                try perform(url, validators: validators, options: options, share: share, cancel: flag)
+            }
         } onCancel: {
             flag.set()
         }
     }
 
-    private static func perform(_ url: FetchURL.Resolved, validators: Validators?, options: FetchOptions, share: CurlShare,
-                                cancel: CancelFlag) throws(PipelineError) -> Body {
+    private static func perform(
+        _ url: FetchURL.Resolved, validators: Validators?, options: FetchOptions, share: CurlShare,
+        cancel: CancelFlag
+    ) throws(PipelineError) -> Body {
         var result = ph_fetch_result()
         let allowHosts = options.allowHosts.isEmpty ? nil : options.allowHosts.sorted().joined(separator: ",")
-        let strings = [url.url, options.userAgent, options.protocols, options.redirectProtocols, validators?.etag,
-                       validators?.lastModified, url.host, allowHosts]
+        let strings = [
+            url.url, options.userAgent, options.protocols, options.redirectProtocols, validators?.etag,
+            validators?.lastModified, url.host, allowHosts,
+        ]
         withCStrings(strings) { c in
             var request = ph_fetch_options(
                 url: c[0], user_agent: c[1], protocols: c[2], redirect_protocols: c[3],
@@ -63,8 +71,9 @@ enum CurlTransfer {
         let body = ph_fetch_take_body(&result, &length)
         let bytes = ImageBytes(adopting: body, count: length) { free($0) }
         let hints = result.http_status == 0 ? nil : HTTPCacheHeaders.hints(result.cache, now: Double(time(nil)))
-        return Body(bytes: notModified ? ImageBytes(copying: []) : bytes,
-                    contentType: result.content_type.map { String(cString: $0) }, hints: hints, notModified: notModified)
+        return Body(
+            bytes: notModified ? ImageBytes(copying: []) : bytes,
+            contentType: result.content_type.map { String(cString: $0) }, hints: hints, notModified: notModified)
     }
 
     private static func failure(of r: ph_fetch_result, options: FetchOptions) -> PipelineError? {
@@ -76,13 +85,17 @@ enum CurlTransfer {
             return PipelineError(.invalidSource, "ambiguous source: libcurl reads the host as \(text(r.refused_host))")
         }
         if r.host_refused != 0 {
-            return PipelineError(.blocked, "refused to fetch from \(text(r.refused_host)): not in allow_hosts (after \(r.redirects) redirects)")
+            return PipelineError(
+                .blocked,
+                "refused to fetch from \(text(r.refused_host)): not in allow_hosts (after \(r.redirects) redirects)")
         }
         if r.headers_too_large == 2 {
-            return PipelineError(.tooLarge, "response headers larger than libcurl accepts (100 KB a line, 300 KB in all)")
+            return PipelineError(
+                .tooLarge, "response headers larger than libcurl accepts (100 KB a line, 300 KB in all)")
         }
         if r.headers_too_large != 0 {
-            return PipelineError(.tooLarge, "response headers larger than max_header_bytes (\(options.maxHeaderBytes) bytes)")
+            return PipelineError(
+                .tooLarge, "response headers larger than max_header_bytes (\(options.maxHeaderBytes) bytes)")
         }
         if r.too_large != 0 {
             return PipelineError(.tooLarge, "body larger than max_bytes (\(options.maxBytes) bytes)")
@@ -95,21 +108,28 @@ enum CurlTransfer {
             case CURLE_OPERATION_TIMEDOUT.rawValue:
                 return PipelineError(.timeout, "timed out (\(detail))", details: FetchFailure(curlCode: Int(code)))
             case CURLE_UNSUPPORTED_PROTOCOL.rawValue where r.redirects > 0:
-                return PipelineError(.invalidSource, "redirect to a scheme that is not allowed (\(detail))", details: FetchFailure(curlCode: Int(code)))
+                return PipelineError(
+                    .invalidSource, "redirect to a scheme that is not allowed (\(detail))",
+                    details: FetchFailure(curlCode: Int(code)))
             case CURLE_TOO_MANY_REDIRECTS.rawValue:
-                return PipelineError(.transport, "too many redirects (more than \(options.maxRedirects))", details: FetchFailure(curlCode: Int(code)))
+                return PipelineError(
+                    .transport, "too many redirects (more than \(options.maxRedirects))",
+                    details: FetchFailure(curlCode: Int(code)))
             case CURLE_UNSUPPORTED_PROTOCOL.rawValue, CURLE_URL_MALFORMAT.rawValue:
                 return PipelineError(.invalidSource, detail, details: FetchFailure(curlCode: Int(code)))
             case CURLE_FILE_COULDNT_READ_FILE.rawValue:
-                return PipelineError(.invalidSource, "cannot read the file (\(detail))", details: FetchFailure(curlCode: Int(code)))
+                return PipelineError(
+                    .invalidSource, "cannot read the file (\(detail))", details: FetchFailure(curlCode: Int(code)))
             default:
-                return PipelineError(.transport, "\(detail) (curl error \(code))", details: FetchFailure(curlCode: Int(code)))
+                return PipelineError(
+                    .transport, "\(detail) (curl error \(code))", details: FetchFailure(curlCode: Int(code)))
             }
         }
         let status = r.http_status
         if status != 0, !(200..<300).contains(status) {
-            return PipelineError(.httpStatus, "HTTP \(status)",
-                                 details: FetchFailure(httpStatus: status, retryAfter: r.retry_after >= 0 ? Double(r.retry_after) : nil))
+            return PipelineError(
+                .httpStatus, "HTTP \(status)",
+                details: FetchFailure(httpStatus: status, retryAfter: r.retry_after >= 0 ? Double(r.retry_after) : nil))
         }
         return nil
     }

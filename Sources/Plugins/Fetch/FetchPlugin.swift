@@ -4,53 +4,73 @@ import PipelineHost
 /// Registers `fetch`: http, https, file:// URLs and plain paths through libcurl.
 public enum FetchPlugin: PipelinePlugin {
     public static func register(in registry: inout StageRegistry) throws {
-        try registry.register(StageDefinition(
-            name: "fetch",
-            summary: "Download the source's bytes with libcurl (http, https, file:// or a local path). "
-                + "Connections are reused; a non-2xx status is an error; connect errors, 5xx and 429 are retried "
-                + "with backoff. Reads ETag, Last-Modified, Cache-Control and Expires for the cache, and "
-                + "revalidates a stale cached copy with a conditional request.",
-            input: .source, output: .encoded,
-            capabilities: StageCapabilities(
-                publicServiceDefaults: [FetchParameters().blockPrivate.name: true.written,
-                                        FetchParameters().schemes.name: ["http", "https"].written],
-                allowedHostsParameter: FetchParameters().allowHosts.name),
-            parameters: FetchParameters.specs,
-            make: { FetchStage(options: try FetchOptions($0)) }))
+        try registry.register(
+            StageDefinition(
+                name: "fetch",
+                summary: "Download the source's bytes with libcurl (http, https, file:// or a local path). "
+                    + "Connections are reused; a non-2xx status is an error; connect errors, 5xx and 429 are retried "
+                    + "with backoff. Reads ETag, Last-Modified, Cache-Control and Expires for the cache, and "
+                    + "revalidates a stale cached copy with a conditional request.",
+                input: .source, output: .encoded,
+                capabilities: StageCapabilities(
+                    publicServiceDefaults: [
+                        FetchParameters().blockPrivate.name: true.written,
+                        FetchParameters().schemes.name: ["http", "https"].written,
+                    ],
+                    allowedHostsParameter: FetchParameters().allowHosts.name),
+                parameters: FetchParameters.specs,
+                make: { FetchStage(options: try FetchOptions($0)) }))
     }
 }
 
 /// fetch's parameters (`ParameterList`); FetchOptions reads them typed.
 struct FetchParameters: ParameterList {
-    let timeout = Parameter<Double>("timeout", .number(0.1...600), default: 30,
+    let timeout = Parameter<Double>(
+        "timeout", .number(0.1...600), default: 30,
         doc: "seconds the whole transfer may take")
-    let connectTimeout = Parameter<Double>("connect_timeout", .number(0.1...120), default: 10,
+    let connectTimeout = Parameter<Double>(
+        "connect_timeout", .number(0.1...120), default: 10,
         doc: "seconds to establish the connection")
-    let lowSpeedLimit = Parameter<Int>("low_speed_limit", .integer(0...1_000_000_000), default: 1000,
+    let lowSpeedLimit = Parameter<Int>(
+        "low_speed_limit", .integer(0...1_000_000_000), default: 1000,
         doc: "bytes per second; slower than this for low_speed_time is a timeout (0: off)")
-    let lowSpeedTime = Parameter<Double>("low_speed_time", .number(1...600), default: 15,
+    let lowSpeedTime = Parameter<Double>(
+        "low_speed_time", .number(1...600), default: 15,
         doc: "seconds a transfer may stay under low_speed_limit")
-    let maxBytes = Parameter<Int>("max_bytes", .integer(1...4_000_000_000), default: 50_000_000,
+    let maxBytes = Parameter<Int>(
+        "max_bytes", .integer(1...4_000_000_000), default: 50_000_000,
         doc: "largest body accepted; the transfer stops as soon as it passes this")
-    let maxHeaderBytes = Parameter<Int>("max_header_bytes", .integer(1024...16_000_000), default: 131_072,
+    let maxHeaderBytes = Parameter<Int>(
+        "max_header_bytes", .integer(1024...16_000_000), default: 131_072,
         doc: "largest header block of one response; more stops the transfer")
-    let maxRedirects = Parameter<Int>("max_redirects", .integer(0...10), default: 5,
+    let maxRedirects = Parameter<Int>(
+        "max_redirects", .integer(0...10), default: 5,
         doc: "redirects followed before giving up; each target gets the same checks")
-    let schemes = Parameter<[String]>("schemes", .stringList, default: ["http", "https", "file"],
+    let schemes = Parameter<[String]>(
+        "schemes", .stringList, default: ["http", "https", "file"],
         doc: "URL schemes allowed, from http, https, file (plain paths need file); redirects never go to file")
-    let blockPrivate = Parameter<Bool>("block_private", .boolean, default: false,
-        doc: "refuse loopback, private, link-local (cloud metadata) and reserved addresses, checked on the address connected to, for every redirect too")
-    let allowHosts = Parameter<[String]>("allow_hosts", .stringList, default: [],
+    let blockPrivate = Parameter<Bool>(
+        "block_private", .boolean, default: false,
+        doc:
+            "refuse loopback, private, link-local (cloud metadata) and reserved addresses, checked on the address connected to, for every redirect too"
+    )
+    let allowHosts = Parameter<[String]>(
+        "allow_hosts", .stringList, default: [],
         doc: "hosts the source and every redirect may name (serve sets --allow-source-host here); empty: any host")
-    let allowLoopback = Parameter<Bool>("allow_loopback", .boolean, default: false,
+    let allowLoopback = Parameter<Bool>(
+        "allow_loopback", .boolean, default: false,
         doc: "with block_private: still allow 127.0.0.0/8 and ::1 (a local image server)")
-    let retries = Parameter<Int>("retries", .integer(0...10), default: 2,
+    let retries = Parameter<Int>(
+        "retries", .integer(0...10), default: 2,
         doc: "extra attempts after a connect error, a dropped connection, 5xx or 429; never after other 4xx")
-    let retryDelay = Parameter<Double>("retry_delay", .number(0...60), default: 0.5,
+    let retryDelay = Parameter<Double>(
+        "retry_delay", .number(0...60), default: 0.5,
         doc: "seconds before the first retry; doubles each time, with jitter")
-    let retryMaxDelay = Parameter<Double>("retry_max_delay", .number(0...600), default: 10,
+    let retryMaxDelay = Parameter<Double>(
+        "retry_max_delay", .number(0...600), default: 10,
         doc: "longest wait between attempts; a longer Retry-After is not waited for")
-    let userAgent = Parameter<String>("user_agent", .string, default: "pipelinehost/0.1 (libcurl)",
+    let userAgent = Parameter<String>(
+        "user_agent", .string, default: "pipelinehost/0.1 (libcurl)",
         doc: "User-Agent header sent with http(s) requests")
 }
 
@@ -90,8 +110,9 @@ struct FetchOptions: Sendable {
         for host in allowHosts where host.isEmpty || host.contains(",") {
             throw ParameterError("allow_hosts: '\(host)' is not a host name")
         }
-        retry = RetryPolicy(retries: parameters[\FetchParameters.retries], delay: parameters[\FetchParameters.retryDelay],
-                            maxDelay: parameters[\FetchParameters.retryMaxDelay])
+        retry = RetryPolicy(
+            retries: parameters[\FetchParameters.retries], delay: parameters[\FetchParameters.retryDelay],
+            maxDelay: parameters[\FetchParameters.retryMaxDelay])
         userAgent = parameters[\FetchParameters.userAgent]
     }
 
@@ -115,8 +136,10 @@ struct FetchStage: Stage {
         let body = try await options.retry.run(context: context) {
             try await CurlTransfer.fetch(url, validators: source.validators, options: options, context: context)
         }
-        return .encoded(EncodedImage(bytes: body.bytes, declaredContentType: body.contentType,
-                                     cacheHints: body.hints, notModified: body.notModified))
+        return .encoded(
+            EncodedImage(
+                bytes: body.bytes, declaredContentType: body.contentType,
+                cacheHints: body.hints, notModified: body.notModified))
     }
 }
 
@@ -130,7 +153,8 @@ extension FetchPlugin {
 
     /// The URL, host and port the fetch stage would hand libcurl for `source` with the http and
     /// https schemes allowed, or the error it would refuse it with.
-    package static func transferURL(_ source: String) throws(PipelineError) -> (url: String, host: String?, port: Int?) {
+    package static func transferURL(_ source: String) throws(PipelineError) -> (url: String, host: String?, port: Int?)
+    {
         let resolved = try FetchURL.resolve(source, allowing: ["http", "https"])
         return (resolved.url, resolved.host, resolved.port)
     }
@@ -141,6 +165,9 @@ extension FetchPlugin {
         var host = [CChar](repeating: 0, count: 256)
         var port = -1
         guard ph_url_host(url, &host, host.count, &port) != 0 else { return nil }
-        return (String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), port < 0 ? nil : port)
+        return (
+            String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
+            port < 0 ? nil : port
+        )
     }
 }

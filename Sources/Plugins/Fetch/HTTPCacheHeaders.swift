@@ -20,8 +20,9 @@ enum HTTPCacheHeaders {
             maxAge = headers.expires_epoch >= 0 ? max(0, Double(headers.expires_epoch) - date) : 0
         }
         return CacheHints(
-            validators: Validators(etag: headers.etag.map { String(cString: $0) },
-                                   lastModified: headers.last_modified.map { String(cString: $0) }),
+            validators: Validators(
+                etag: headers.etag.map { String(cString: $0) },
+                lastModified: headers.last_modified.map { String(cString: $0) }),
             maxAge: maxAge, noStore: directives["no-store"] != nil,
             cacheControl: cacheControl, expires: headers.expires.map { String(cString: $0) })
     }
@@ -39,10 +40,12 @@ enum HTTPCacheHeaders {
     }
 }
 
-private extension StringProtocol {
-    var trimmed: String {
+extension StringProtocol {
+    fileprivate var trimmed: String {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let start = firstIndex(where: { !isSpace($0) }), let end = lastIndex(where: { !isSpace($0) }) else { return "" }
+        guard let start = firstIndex(where: { !isSpace($0) }), let end = lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
         return String(self[start...end])
     }
 }

@@ -33,9 +33,11 @@ struct RetryPolicy: Sendable {
                     throw error
                 }
                 let wait = self.wait(before: failures, retryAfter: error.retryAfter)
-                context.logger.debug("retrying", metadata: [
-                    "source": "\(context.source)", "cause": "\(error.reason)", "wait_s": "\(wait)",
-                ])
+                context.logger.debug(
+                    "retrying",
+                    metadata: [
+                        "source": "\(context.source)", "cause": "\(error.reason)", "wait_s": "\(wait)",
+                    ])
                 do {
                     try await Task.sleep(for: .seconds(wait))
                 } catch {

@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import PipelineHost
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The normalized form of a source location, built from `SourceLocation`'s split: scheme and
 /// host lower-cased, user information, default port and fragment dropped, an empty path made
@@ -16,12 +17,16 @@ enum SourceKey {
             // A plain path: its identity is the absolute path.
             return URL(fileURLWithPath: location).standardizedFileURL.absoluteString
         }
-        guard let scheme = url.scheme, SourceLocation.isScheme(scheme) else { throw PipelineError(.invalidSource, "not a valid URL") }
+        guard let scheme = url.scheme, SourceLocation.isScheme(scheme) else {
+            throw PipelineError(.invalidSource, "not a valid URL")
+        }
         var key = scheme + ":"
         var path = url.resource.dropFirst(scheme.count + 1)
         if let authority = url.authority {
             let hostPort = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
-            guard let (host, port) = Self.hostAndPort(hostPort) else { throw PipelineError(.invalidSource, "not a valid URL") }
+            guard let (host, port) = Self.hostAndPort(hostPort) else {
+                throw PipelineError(.invalidSource, "not a valid URL")
+            }
             key += "//" + Self.normalizedHost(host)
             if let port, port != Self.defaultPort(scheme) { key += ":\(port)" }
             path = url.resource[authority.endIndex...]
@@ -47,7 +52,8 @@ enum SourceKey {
     /// number. An empty port is no port.
     private static func hostAndPort(_ authority: Substring) -> (host: Substring, port: Int?)? {
         // An IPv6 literal is bracketed, and its colons are not a port's.
-        let hostEnd = authority.hasPrefix("[")
+        let hostEnd =
+            authority.hasPrefix("[")
             ? authority.firstIndex(of: "]").map(authority.index(after:)) ?? authority.endIndex
             : authority.firstIndex(of: ":") ?? authority.endIndex
         let host = authority[hostEnd...].isEmpty ? authority : authority[..<hostEnd]
@@ -63,7 +69,8 @@ enum SourceKey {
     /// A host lower-cased, its escapes decoded first so "%41" and "a" are one host.
     private static func normalizedHost(_ host: Substring) -> String {
         guard !host.hasPrefix("[") else { return host.lowercased() }
-        return Escapes.escapingInvalid(host.removingPercentEncodingLossy.lowercased()[...], allowed: Escapes.host, keepEscapes: false)
+        return Escapes.escapingInvalid(
+            host.removingPercentEncodingLossy.lowercased()[...], allowed: Escapes.host, keepEscapes: false)
     }
 
     private static func defaultPort(_ scheme: String) -> Int? {
@@ -80,7 +87,8 @@ enum Escapes {
     private static func set(_ extra: String) -> [Bool] {
         (0..<128).map { code in
             let byte = UInt8(code)
-            return byte.isASCIILetter || byte.isASCIIDigit || "-._~!$&'()*+,;=".utf8.contains(byte) || extra.utf8.contains(byte)
+            return byte.isASCIILetter || byte.isASCIIDigit || "-._~!$&'()*+,;=".utf8.contains(byte)
+                || extra.utf8.contains(byte)
         }
     }
 
@@ -97,7 +105,9 @@ enum Escapes {
         var index = 0
         while index < bytes.count {
             let byte = bytes[index]
-            if keepEscapes, byte == UInt8(ascii: "%"), index + 2 < bytes.count, bytes[index + 1].isHexDigit, bytes[index + 2].isHexDigit {
+            if keepEscapes, byte == UInt8(ascii: "%"), index + 2 < bytes.count, bytes[index + 1].isHexDigit,
+                bytes[index + 2].isHexDigit
+            {
                 out += bytes[index...(index + 2)]
                 index += 3
                 continue

@@ -7,7 +7,8 @@ import Foundation
 public enum BlurHash {
     /// The hash of `image` with `x` by `y` components (each 1...9; 4×3 is the usual choice).
     public static func encode(_ image: RGBAImage, x componentsX: Int = 4, y componentsY: Int = 3) -> String {
-        precondition((1...9).contains(componentsX) && (1...9).contains(componentsY), "BlurHash has 1 to 9 components a side")
+        precondition(
+            (1...9).contains(componentsX) && (1...9).contains(componentsY), "BlurHash has 1 to 9 components a side")
         let (width, height) = (image.width, image.height)
         // Linear RGB once per pixel, flattened over white.
         var linear = [Double](repeating: 0, count: width * height * 3)

@@ -26,7 +26,8 @@ public enum DominantColour {
         }
         // The first of equal bins, so the answer does not depend on anything but the pixels.
         guard let best = weight.indices.max(by: { weight[$0] < weight[$1] || (weight[$0] == weight[$1] && $0 > $1) }),
-              weight[best] > 0 else { return nil }
+            weight[best] > 0
+        else { return nil }
         let mean = { (channel: Int) in UInt8((sums[best * 3 + channel] + weight[best] / 2) / weight[best]) }
         return (mean(0), mean(1), mean(2))
     }

@@ -45,12 +45,17 @@ public enum ThumbHash {
         let redGreen = Channel(q, width: w, height: h, nx: 3, ny: 3)
         let opacity = hasAlpha ? Channel(a, width: w, height: h, nx: 5, ny: 5) : nil
         let isLandscape = w > h
-        let header24 = Self.round(63 * luminance.dc) | Self.round(31.5 + 31.5 * blueYellow.dc) << 6
-            | Self.round(31.5 + 31.5 * redGreen.dc) << 12 | Self.round(31 * luminance.scale) << 18 | (hasAlpha ? 1 << 23 : 0)
-        let header16 = (isLandscape ? ly : lx) | Self.round(63 * blueYellow.scale) << 3
+        let header24 =
+            Self.round(63 * luminance.dc) | Self.round(31.5 + 31.5 * blueYellow.dc) << 6
+            | Self.round(31.5 + 31.5 * redGreen.dc) << 12 | Self.round(31 * luminance.scale) << 18
+            | (hasAlpha ? 1 << 23 : 0)
+        let header16 =
+            (isLandscape ? ly : lx) | Self.round(63 * blueYellow.scale) << 3
             | Self.round(63 * redGreen.scale) << 9 | (isLandscape ? 1 << 15 : 0)
-        var hash: [UInt8] = [UInt8(header24 & 255), UInt8(header24 >> 8 & 255), UInt8(header24 >> 16),
-                             UInt8(header16 & 255), UInt8(header16 >> 8)]
+        var hash: [UInt8] = [
+            UInt8(header24 & 255), UInt8(header24 >> 8 & 255), UInt8(header24 >> 16),
+            UInt8(header16 & 255), UInt8(header16 >> 8),
+        ]
         if let opacity { hash.append(UInt8(Self.round(15 * opacity.dc) | Self.round(15 * opacity.scale) << 4)) }
         // The AC factors, two to a byte, low nibble first.
         var nibble = 0

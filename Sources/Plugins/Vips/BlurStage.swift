@@ -12,11 +12,14 @@ import PipelineHost
 /// `blur { sigma = 12, size = 512 }`.
 struct BlurStage: Stage {
     struct Keys: ParameterList {
-        let sigma = Parameter<Double>("sigma", .number(0.1...200), default: 10,
+        let sigma = Parameter<Double>(
+            "sigma", .number(0.1...200), default: 10,
             doc: "blur radius (Gaussian sigma) in output pixels")
-        let dim = Parameter<Double>("dim", .number(0...1), default: 0,
+        let dim = Parameter<Double>(
+            "dim", .number(0...1), default: 0,
             doc: "darken toward black: 0 keeps, 1 is black")
-        let size = OptionalParameter<Int>("size", .integer(1...16384),
+        let size = OptionalParameter<Int>(
+            "size", .integer(1...16384),
             doc: "scale the blurred result so its longest side is size (downsample small first, and save the work)")
     }
 
@@ -42,18 +45,26 @@ struct BlurStage: Stage {
         }
         return try await context.runVips { () throws(PipelineError) -> StageValue in
             let prepared = try image.prepared()
-            let target = size.map { Self.outputSize(longest: $0, of: prepared.size, source: image.sourceSize) } ?? prepared.size
-            let scale = Double(max(target.width, target.height)) / Double(max(1, max(prepared.size.width, prepared.size.height)))
+            let target =
+                size.map { Self.outputSize(longest: $0, of: prepared.size, source: image.sourceSize) } ?? prepared.size
+            let scale =
+                Double(max(target.width, target.height))
+                / Double(max(1, max(prepared.size.width, prepared.size.height)))
             var result = try prepared.derive("blur") { ph_vips_gaussblur($0, sigma / scale, 1, &$1) }
             if target != prepared.size {
-                let (hscale, vscale) = (Double(target.width) / Double(prepared.size.width), Double(target.height) / Double(prepared.size.height))
+                let (hscale, vscale) = (
+                    Double(target.width) / Double(prepared.size.width),
+                    Double(target.height) / Double(prepared.size.height)
+                )
                 result = try result.derive("blur scale") { ph_vips_rescale($0, hscale, vscale, &$1) }
             }
             if dim > 0 {
                 result = try result.derive("dim") { ph_vips_darken($0, 1 - dim, &$1) }
             }
-            return .image(VipsPipelineImage(handle: try image.materialized("blur", result), undecodedBytes: nil,
-                                            sourceSize: image.sourceSize, pixelLimit: image.pixelLimit))
+            return .image(
+                VipsPipelineImage(
+                    handle: try image.materialized("blur", result), undecodedBytes: nil,
+                    sourceSize: image.sourceSize, pixelLimit: image.pixelLimit))
         }
     }
 
@@ -61,10 +72,16 @@ struct BlurStage: Stage {
     /// the source has the same orientation, so a small intermediate's rounding (85 rows for 341)
     /// does not show in the result.
     static func outputSize(longest: Int, of image: PixelSize, source: PixelSize) -> PixelSize {
-        let shape = (source.width >= source.height) == (image.width >= image.height) && source.width > 0 && source.height > 0 ? source : image
+        let shape =
+            (source.width >= source.height) == (image.width >= image.height) && source.width > 0 && source.height > 0
+            ? source : image
         if shape.width >= shape.height {
-            return PixelSize(width: longest, height: max(1, Int((Double(longest) * Double(shape.height) / Double(shape.width)).rounded())))
+            return PixelSize(
+                width: longest,
+                height: max(1, Int((Double(longest) * Double(shape.height) / Double(shape.width)).rounded())))
         }
-        return PixelSize(width: max(1, Int((Double(longest) * Double(shape.width) / Double(shape.height)).rounded())), height: longest)
+        return PixelSize(
+            width: max(1, Int((Double(longest) * Double(shape.width) / Double(shape.height)).rounded())),
+            height: longest)
     }
 }

@@ -4,19 +4,24 @@ import PipelineHost
 /// Extends (or crops) the image to an exact size on a coloured canvas.
 struct PadStage: Stage {
     struct Keys: ParameterList {
-        let width = OptionalParameter<Int>("width", .integer(1...16384),
+        let width = OptionalParameter<Int>(
+            "width", .integer(1...16384),
             doc: "canvas width in pixels")
-        let height = OptionalParameter<Int>("height", .integer(1...16384),
+        let height = OptionalParameter<Int>(
+            "height", .integer(1...16384),
             doc: "canvas height in pixels")
-        let background = Parameter<String>("background", .string, default: "#000000",
+        let background = Parameter<String>(
+            "background", .string, default: "#000000",
             doc: "canvas colour, \"#rrggbb\", or \"#rrggbbaa\" for an image with alpha")
-        let gravity = Parameter<Gravity>("gravity", default: .centre,
+        let gravity = Parameter<Gravity>(
+            "gravity", default: .centre,
             doc: "where the image sits on the canvas")
     }
 
     static let definition = StageDefinition(
         name: "pad",
-        summary: "Place the image on a canvas of exactly width x height in the background colour (a larger image is cropped).",
+        summary:
+            "Place the image on a canvas of exactly width x height in the background colour (a larger image is cropped).",
         input: .image, output: .image,
         parameters: Keys.specs,
         make: { try PadStage($0) })
@@ -47,13 +52,15 @@ struct PadStage: Stage {
 /// Cuts away a uniform border.
 struct TrimStage: Stage {
     struct Keys: ParameterList {
-        let threshold = Parameter<Double>("threshold", .number(0...255), default: 10,
+        let threshold = Parameter<Double>(
+            "threshold", .number(0...255), default: 10,
             doc: "how far (0-255) a pixel may be from the border colour and still count as border")
     }
 
     static let definition = StageDefinition(
         name: "trim",
-        summary: "Cut away a border of one colour (the top-left pixel's); an image of one colour throughout is kept whole.",
+        summary:
+            "Cut away a border of one colour (the top-left pixel's); an image of one colour throughout is kept whole.",
         input: .image, output: .image,
         parameters: Keys.specs,
         make: { TrimStage(threshold: $0[\Keys.threshold]) })
@@ -62,20 +69,24 @@ struct TrimStage: Stage {
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         let threshold = threshold
-        return try await input.applyingVips("trim", in: context) { image, output in ph_vips_trim(image, threshold, &output) }
+        return try await input.applyingVips("trim", in: context) { image, output in
+            ph_vips_trim(image, threshold, &output)
+        }
     }
 }
 
 /// Composes transparency onto a colour, for formats without alpha.
 struct FlattenStage: Stage {
     struct Keys: ParameterList {
-        let background = Parameter<String>("background", .string, default: "#ffffff",
+        let background = Parameter<String>(
+            "background", .string, default: "#ffffff",
             doc: "the colour behind, \"#rrggbb\"")
     }
 
     static let definition = StageDefinition(
         name: "flatten",
-        summary: "Compose transparent parts onto a colour and drop the alpha, as jpeg needs; images without alpha pass unchanged.",
+        summary:
+            "Compose transparent parts onto a colour and drop the alpha, as jpeg needs; images without alpha pass unchanged.",
         input: .image, output: .image,
         parameters: Keys.specs,
         make: { try FlattenStage(Colour.parameter("background", of: "flatten", $0[\Keys.background])) })
@@ -86,22 +97,27 @@ struct FlattenStage: Stage {
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         let rgb = rgb
-        return try await input.applyingVips("flatten", in: context) { image, output in ph_vips_flatten(image, rgb, &output) }
+        return try await input.applyingVips("flatten", in: context) { image, output in
+            ph_vips_flatten(image, rgb, &output)
+        }
     }
 }
 
 /// Rounds the corners: transparent outside, or filled with a background colour.
 struct RoundCornersStage: Stage {
     struct Keys: ParameterList {
-        let radius = Parameter<Int>("radius", .integer(1...4096), default: 16,
+        let radius = Parameter<Int>(
+            "radius", .integer(1...4096), default: 16,
             doc: "corner radius in pixels")
-        let background = OptionalParameter<String>("background", .string,
+        let background = OptionalParameter<String>(
+            "background", .string,
             doc: "fill outside the corners with this colour, \"#rrggbb\"; without it, transparent")
     }
 
     static let definition = StageDefinition(
         name: "round_corners",
-        summary: "Round the corners: transparent outside them (encode png or webp), or filled with background for jpeg.",
+        summary:
+            "Round the corners: transparent outside them (encode png or webp), or filled with background for jpeg.",
         input: .image, output: .image,
         parameters: Keys.specs,
         make: { try RoundCornersStage($0) })

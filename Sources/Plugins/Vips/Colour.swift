@@ -14,7 +14,8 @@ public struct Colour: Sendable, Equatable {
     /// Parses "#rrggbb" or "#rrggbbaa"; nil for anything else.
     public init?(hex text: String) {
         guard text.first == "#", text.count == 7 || text.count == 9,
-              let value = UInt64(text.dropFirst(), radix: 16) else { return nil }
+            let value = UInt64(text.dropFirst(), radix: 16)
+        else { return nil }
         let withAlpha = text.count == 9 ? value : value << 8 | 0xFF
         red = Double(withAlpha >> 24 & 0xFF)
         green = Double(withAlpha >> 16 & 0xFF)
@@ -25,7 +26,8 @@ public struct Colour: Sendable, Equatable {
     /// The colour of a parameter, or a ParameterError that says how to write one.
     public static func parameter(_ name: String, of stage: String, _ text: String) throws(ParameterError) -> Colour {
         guard let colour = Colour(hex: text) else {
-            throw ParameterError("\(stage): '\(name)' must be a colour like \"#ffffff\" or \"#ffffff80\", got \"\(text.prefix(40))\"")
+            throw ParameterError(
+                "\(stage): '\(name)' must be a colour like \"#ffffff\" or \"#ffffff80\", got \"\(text.prefix(40))\"")
         }
         return colour
     }

@@ -5,17 +5,26 @@ import PipelineHost
 /// decoded here; the next stage decides how (shrink-on-load when it can).
 struct DecodeStage: Stage {
     struct Keys: ParameterList {
-        let maxPixels = Parameter<Double>("max_pixels", .number(1...1e10), default: 100e6,
+        let maxPixels = Parameter<Double>(
+            "max_pixels", .number(1...1e10), default: 100e6,
             doc: "largest width x height x frames decoded, checked from the header")
         // No default written here, so the keys of existing profiles stay; unset means 50e6.
-        let maxOutputPixels = OptionalParameter<Double>("max_output_pixels", .number(1...EncodeStage.costBudget),
-            doc: "largest width x height x frames any later stage may make (pad, enlarge, dpr...), checked before its pixels are computed; unset: 50e6; at most the encode budget")
-        let maxFrames = Parameter<Int>("max_frames", .integer(1...100_000), default: 1000,
+        let maxOutputPixels = OptionalParameter<Double>(
+            "max_output_pixels", .number(1...EncodeStage.costBudget),
+            doc:
+                "largest width x height x frames any later stage may make (pad, enlarge, dpr...), checked before its pixels are computed; unset: 50e6; at most the encode budget"
+        )
+        let maxFrames = Parameter<Int>(
+            "max_frames", .integer(1...100_000), default: 1000,
             doc: "files with more frames (pages) than this are refused, even when only the first is used")
-        let frames = Parameter<Int>("frames", .integer(1...1000), default: 1,
+        let frames = Parameter<Int>(
+            "frames", .integer(1...1000), default: 1,
             doc: "frames of animated input to keep (1: the first); more make an animation for webp output")
-        let formats = Parameter<[String]>("formats", .stringList, default: DecodeStage.defaultFormats,
-            doc: "image formats accepted, by libvips loader name; others are unsupported_format. Also: jxl (its loader is unblocked when listed), jp2k, rad, ppm, fits, svg, pdf, magick (svg, pdf and magick stay blocked as untrusted)")
+        let formats = Parameter<[String]>(
+            "formats", .stringList, default: DecodeStage.defaultFormats,
+            doc:
+                "image formats accepted, by libvips loader name; others are unsupported_format. Also: jxl (its loader is unblocked when listed), jp2k, rad, ppm, fits, svg, pdf, magick (svg, pdf and magick stay blocked as untrusted)"
+        )
     }
 
     static let definition = StageDefinition(
@@ -31,11 +40,14 @@ struct DecodeStage: Stage {
         make: { parameters in
             let formats = parameters[\Keys.formats]
             for format in formats where !DecodeStage.knownFormats.contains(format) {
-                throw ParameterError("formats: '\(format)' is not a libvips loader; choose from \(DecodeStage.knownFormats.joined(separator: ", "))")
+                throw ParameterError(
+                    "formats: '\(format)' is not a libvips loader; choose from \(DecodeStage.knownFormats.joined(separator: ", "))"
+                )
             }
-            return DecodeStage(maxPixels: parameters[\Keys.maxPixels], maxFrames: parameters[\Keys.maxFrames],
-                               frames: parameters[\Keys.frames], formats: Set(formats),
-                               maxOutputPixels: parameters[\Keys.maxOutputPixels] ?? VipsPipelineImage.defaultPixelLimit)
+            return DecodeStage(
+                maxPixels: parameters[\Keys.maxPixels], maxFrames: parameters[\Keys.maxFrames],
+                frames: parameters[\Keys.frames], formats: Set(formats),
+                maxOutputPixels: parameters[\Keys.maxOutputPixels] ?? VipsPipelineImage.defaultPixelLimit)
         })
 
     /// Formats libvips has no loader of its own for (ImageMagick's stays blocked).
@@ -52,7 +64,9 @@ struct DecodeStage: Stage {
     let maxOutputPixels: Double
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
-        guard case .encoded(let encoded) = input else { throw PipelineError(.stageFailed, "decode: expected encoded bytes") }
+        guard case .encoded(let encoded) = input else {
+            throw PipelineError(.stageFailed, "decode: expected encoded bytes")
+        }
         try VipsRuntime.start()
         if formats.contains("jxl") { VipsRuntime.allowJXLInput() }
         let bytes = encoded.bytes
@@ -60,15 +74,20 @@ struct DecodeStage: Stage {
         case .empty:
             throw PipelineError(.notAnImage, "not an image (empty body)", details: DecodeFailure(sniffedType: "empty"))
         case .text(let mediaType):
-            throw PipelineError(.notAnImage, "not an image (\(mediaType))", details: DecodeFailure(sniffedType: mediaType))
+            throw PipelineError(
+                .notAnImage, "not an image (\(mediaType))", details: DecodeFailure(sniffedType: mediaType))
         case .image(let format) where Self.onlyThroughImageMagick.contains(format):
             // This libvips reads them only through its ImageMagick loader, blocked as untrusted.
-            throw PipelineError(.unsupportedFormat, "image format '\(format)' cannot be loaded: this libvips reads \(format.uppercased()) "
-                                    + "only through ImageMagick, which stays blocked as untrusted")
+            throw PipelineError(
+                .unsupportedFormat,
+                "image format '\(format)' cannot be loaded: this libvips reads \(format.uppercased()) "
+                    + "only through ImageMagick, which stays blocked as untrusted")
         case .image, .unknown:
             break
         }
-        let (maxPixels, maxFrames, wanted, formats, outputLimit) = (maxPixels, maxFrames, frames, formats, maxOutputPixels)
+        let (maxPixels, maxFrames, wanted, formats, outputLimit) = (
+            maxPixels, maxFrames, frames, formats, maxOutputPixels
+        )
         return try await context.runVips { () throws(PipelineError) -> StageValue in
             let format = try Self.checkFormat(bytes, allowed: formats, maxFrames: maxFrames)
             guard let image = ph_vips_open(bytes.baseAddress, bytes.count, 1) else {
@@ -81,17 +100,23 @@ struct DecodeStage: Stage {
                 throw PipelineError(.pixelLimit, "image has \(pages) frames, over max_frames (\(maxFrames))")
             }
             if let counted = Self.countsNoFurther[format], pages > counted {
-                throw PipelineError(.pixelLimit, "image has more than \(counted) frames, more than libvips' \(format) loader counts (max_frames \(maxFrames))")
+                throw PipelineError(
+                    .pixelLimit,
+                    "image has more than \(counted) frames, more than libvips' \(format) loader counts (max_frames \(maxFrames))"
+                )
             }
             let frames = min(wanted, pages)
             let pixels = Double(size.width) * Double(size.height) * Double(frames)
             guard pixels <= maxPixels else {
                 let what = frames > 1 ? "\(size) x \(frames) frames" : "\(size)"
-                throw PipelineError(.pixelLimit, "image is \(what) (\(megapixels(pixels))), over max_pixels (\(megapixels(maxPixels)))")
+                throw PipelineError(
+                    .pixelLimit, "image is \(what) (\(megapixels(pixels))), over max_pixels (\(megapixels(maxPixels)))")
             }
             let handle = frames > 1 ? try Self.open(bytes, frames: frames) : first
-            return .image(VipsPipelineImage(handle: handle, undecodedBytes: bytes, frames: Int32(frames), sourceSize: size,
-                                            pixelLimit: outputLimit))
+            return .image(
+                VipsPipelineImage(
+                    handle: handle, undecodedBytes: bytes, frames: Int32(frames), sourceSize: size,
+                    pixelLimit: outputLimit))
         }
     }
 
@@ -103,7 +128,9 @@ struct DecodeStage: Stage {
     static let countsNoFurther = ["gif": 4096]
 
     /// Returns the format's loader name.
-    private static func checkFormat(_ bytes: ImageBytes, allowed: Set<String>, maxFrames: Int) throws(PipelineError) -> String {
+    private static func checkFormat(_ bytes: ImageBytes, allowed: Set<String>, maxFrames: Int) throws(PipelineError)
+        -> String
+    {
         var name = [CChar](repeating: 0, count: 64)
         var blocked: Int32 = 0
         guard ph_vips_loader_format(bytes.baseAddress, bytes.count, &name, name.count, &blocked) != 0 else {
@@ -112,12 +139,18 @@ struct DecodeStage: Stage {
         }
         let format = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         guard allowed.contains(format) else {
-            throw PipelineError(.unsupportedFormat, "image format '\(format)' is not accepted (decode formats: \(allowed.sorted().joined(separator: ", ")))")
+            throw PipelineError(
+                .unsupportedFormat,
+                "image format '\(format)' is not accepted (decode formats: \(allowed.sorted().joined(separator: ", ")))"
+            )
         }
         guard blocked == 0 else {
-            throw PipelineError(.unsupportedFormat, "image format '\(format)' is blocked: libvips' \(format) loader is untrusted")
+            throw PipelineError(
+                .unsupportedFormat, "image format '\(format)' is blocked: libvips' \(format) loader is untrusted")
         }
-        if format == "tiff", Int(ph_tiff_page_count(bytes.baseAddress, bytes.count, Int32(clamping: maxFrames))) > maxFrames {
+        if format == "tiff",
+            Int(ph_tiff_page_count(bytes.baseAddress, bytes.count, Int32(clamping: maxFrames))) > maxFrames
+        {
             throw PipelineError(.pixelLimit, "image has more than \(maxFrames) frames, over max_frames (\(maxFrames))")
         }
         return format

@@ -27,26 +27,42 @@ struct DownsampleStage: Stage {
     }
 
     struct Keys: ParameterList {
-        let size = OptionalParameter<Int>("size", .integer(1...16384),
+        let size = OptionalParameter<Int>(
+            "size", .integer(1...16384),
             doc: "longest side in pixels (or give width and/or height)")
-        let width = OptionalParameter<Int>("width", .integer(1...16384),
+        let width = OptionalParameter<Int>(
+            "width", .integer(1...16384),
             doc: "box width in pixels")
-        let height = OptionalParameter<Int>("height", .integer(1...16384),
+        let height = OptionalParameter<Int>(
+            "height", .integer(1...16384),
             doc: "box height in pixels")
-        let fit = Parameter<Fit>("fit", default: .inside,
+        let fit = Parameter<Fit>(
+            "fit", default: .inside,
             doc: "inside: keep all of the image; cover: fill the box and crop; contain: keep all of it and pad the box")
-        let gravity = OptionalParameter<CropGravity>("gravity",
-            doc: "cover: the part to keep (centre when left out; attention and entropy are libvips' smartcrop); contain: where the image sits")
-        let focus = OptionalParameter<[Double]>("focus", .numberList(0...1, count: 2),
+        let gravity = OptionalParameter<CropGravity>(
+            "gravity",
+            doc:
+                "cover: the part to keep (centre when left out; attention and entropy are libvips' smartcrop); contain: where the image sits"
+        )
+        let focus = OptionalParameter<[Double]>(
+            "focus", .numberList(0...1, count: 2),
             doc: "cover: keep the crop centred as near as it can be on { x, y }, fractions of the width and height")
-        let background = OptionalParameter<String>("background", .string,
-            doc: "contain: the padding's colour, \"#rrggbb\" or \"#rrggbbaa\" (black when left out, transparent for images with alpha)")
-        let dpr = OptionalParameter<Double>("dpr", .number(1...5),
+        let background = OptionalParameter<String>(
+            "background", .string,
+            doc:
+                "contain: the padding's colour, \"#rrggbb\" or \"#rrggbbaa\" (black when left out, transparent for images with alpha)"
+        )
+        let dpr = OptionalParameter<Double>(
+            "dpr", .number(1...5),
             doc: "device pixel ratio: the box is this many times larger (1 when left out)")
-        let enlarge = Parameter<Bool>("enlarge", .boolean, default: false,
+        let enlarge = Parameter<Bool>(
+            "enlarge", .boolean, default: false,
             doc: "also scale images up that are smaller than the box")
-        let shrinkOnLoad = Parameter<ShrinkOnLoad>("shrink_on_load", default: .speed,
-            doc: "speed: a JPEG decoded at the smallest DCT scale that covers the box, as PIL's draft mode and thumbor do; quality: libvips' choice, at twice the box or more, for PNG or near-lossless output (BENCHMARKS.md, \"fit-in 512\", has what each costs)")
+        let shrinkOnLoad = Parameter<ShrinkOnLoad>(
+            "shrink_on_load", default: .speed,
+            doc:
+                "speed: a JPEG decoded at the smallest DCT scale that covers the box, as PIL's draft mode and thumbor do; quality: libvips' choice, at twice the box or more, for PNG or near-lossless output (BENCHMARKS.md, \"fit-in 512\", has what each costs)"
+        )
     }
 
     static let definition = StageDefinition(
@@ -83,15 +99,20 @@ struct DownsampleStage: Stage {
         }
         let gravity = p[\Keys.gravity], focus = p[\Keys.focus], background = p[\Keys.background]
         if fit == .inside, gravity != nil || focus != nil {
-            throw ParameterError("\(gravity != nil ? "gravity" : "focus") needs fit = \"cover\" (or \"contain\" for gravity)")
+            throw ParameterError(
+                "\(gravity != nil ? "gravity" : "focus") needs fit = \"cover\" (or \"contain\" for gravity)")
         }
         if gravity != nil, focus != nil { throw ParameterError("give gravity or focus, not both") }
         if fit == .contain, focus != nil || gravity == .attention || gravity == .entropy {
-            throw ParameterError("fit = \"contain\" keeps the whole image: it takes a compass gravity, not \(focus != nil ? "focus" : "gravity = \"\(gravity!.rawValue)\"")")
+            throw ParameterError(
+                "fit = \"contain\" keeps the whole image: it takes a compass gravity, not \(focus != nil ? "focus" : "gravity = \"\(gravity!.rawValue)\"")"
+            )
         }
         if background != nil, fit != .contain { throw ParameterError("background needs fit = \"contain\"") }
         let dpr = p[\Keys.dpr] ?? 1
-        let scaled = { (side: Int?) -> Int32 in side.map { Int32(min(16384, (Double($0) * dpr).rounded())) } ?? Self.unbounded }
+        let scaled = { (side: Int?) -> Int32 in
+            side.map { Int32(min(16384, (Double($0) * dpr).rounded())) } ?? Self.unbounded
+        }
         self.width = scaled(size ?? width)
         self.height = scaled(size ?? height)
         switch (fit, gravity, focus) {
@@ -106,7 +127,9 @@ struct DownsampleStage: Stage {
         if fit == .contain {
             // attention and entropy were refused above: a contain gravity is a compass point.
             let point = if case .compass(let gravity)? = gravity { gravity.point } else { Gravity.centre.point }
-            let colour = try background.map { text throws(ParameterError) in try Colour.parameter("background", of: "downsample", text) }
+            let colour = try background.map { text throws(ParameterError) in
+                try Colour.parameter("background", of: "downsample", text)
+            }
             padding = (colour?.rgba ?? [0, 0, 0, 0], point.x, point.y)
         } else {
             padding = nil
@@ -117,9 +140,12 @@ struct DownsampleStage: Stage {
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         let image = try input.vipsImage(for: "downsample")
-        let (width, height, crop, padding, enlarge, draft) = (width, height, crop, padding, enlarge ? Int32(1) : 0, draft)
+        let (width, height, crop, padding, enlarge, draft) = (
+            width, height, crop, padding, enlarge ? Int32(1) : 0, draft
+        )
         if padding != nil, image.frames > 1 {
-            throw PipelineError(.stageFailed, "downsample: fit = \"contain\" pads one frame; leave it out for \(image.frames) frames")
+            throw PipelineError(
+                .stageFailed, "downsample: fit = \"contain\" pads one frame; leave it out for \(image.frames) frames")
         }
         return try await context.runVips { () throws(PipelineError) -> StageValue in
             var resized: VipsImageHandle
@@ -127,21 +153,28 @@ struct DownsampleStage: Stage {
                 var out: UnsafeMutablePointer<VipsImage>?
                 let thumbnail = draft ? ph_vips_thumbnail_buffer_draft : ph_vips_thumbnail_buffer
                 guard thumbnail(bytes.baseAddress, bytes.count, width, height, crop, enlarge, image.frames, &out) == 0,
-                      let out else {
+                    let out
+                else {
                     throw PipelineError(.decodeFailed, "downsample failed: \(VipsRuntime.takeError())")
                 }
                 resized = VipsImageHandle(out, keeping: bytes)
             } else {
-                resized = try image.handle.derive("downsample") { ph_vips_thumbnail_image($0, width, height, crop, enlarge, &$1) }
+                resized = try image.handle.derive("downsample") {
+                    ph_vips_thumbnail_image($0, width, height, crop, enlarge, &$1)
+                }
             }
             resized = try resized.derive("sRGB conversion") { ph_vips_to_srgb($0, &$1) }
             if let padding {
-                resized = try resized.derive("contain padding") { ph_vips_pad($0, width, height, padding.x, padding.y, padding.rgba, &$1) }
+                resized = try resized.derive("contain padding") {
+                    ph_vips_pad($0, width, height, padding.x, padding.y, padding.rgba, &$1)
+                }
             }
             // Decoded here, not lazily in encode: the result may be shared by several profiles,
             // and this stage's time is then the decode time.
             let decoded = try image.materialized("downsample", resized)
-            return .image(VipsPipelineImage(handle: decoded, undecodedBytes: nil, sourceSize: image.sourceSize, pixelLimit: image.pixelLimit))
+            return .image(
+                VipsPipelineImage(
+                    handle: decoded, undecodedBytes: nil, sourceSize: image.sourceSize, pixelLimit: image.pixelLimit))
         }
     }
 }

@@ -39,33 +39,45 @@ struct EncodeStage: Stage {
     }
 
     struct Keys: ParameterList {
-        let format = Parameter<Format>("format", default: .jpeg,
+        let format = Parameter<Format>(
+            "format", default: .jpeg,
             doc: "output format; auto follows serve's Accept header or run's --accept (jpeg without)")
-        let quality = Parameter<Int>("quality", .integer(1...100), default: 82,
+        let quality = Parameter<Int>(
+            "quality", .integer(1...100), default: 82,
             doc: "quality for jpeg, webp, avif and jxl")
-        let webpQuality = OptionalParameter<Int>("webp_quality", .integer(1...100),
+        let webpQuality = OptionalParameter<Int>(
+            "webp_quality", .integer(1...100),
             doc: "quality when the output is webp (quality when left out)")
-        let avifQuality = OptionalParameter<Int>("avif_quality", .integer(1...100),
+        let avifQuality = OptionalParameter<Int>(
+            "avif_quality", .integer(1...100),
             doc: "quality when the output is avif (quality when left out)")
-        let jxlQuality = OptionalParameter<Int>("jxl_quality", .integer(1...100),
+        let jxlQuality = OptionalParameter<Int>(
+            "jxl_quality", .integer(1...100),
             doc: "quality when the output is jxl (quality when left out)")
-        let effort = OptionalParameter<Int>("effort", .integer(0...9),
+        let effort = OptionalParameter<Int>(
+            "effort", .integer(0...9),
             doc: "0 fastest to 9 smallest, fitted to each encoder (webp, avif, jxl; their default when left out)")
-        let lossless = OptionalParameter<Bool>("lossless", .boolean,
+        let lossless = OptionalParameter<Bool>(
+            "lossless", .boolean,
             doc: "keep every pixel exactly (webp, avif, jxl)")
-        let progressive = OptionalParameter<Bool>("progressive", .boolean,
+        let progressive = OptionalParameter<Bool>(
+            "progressive", .boolean,
             doc: "progressive jpeg, interlaced png")
-        let chromaSubsampling = OptionalParameter<ChromaSubsampling>("chroma_subsampling",
+        let chromaSubsampling = OptionalParameter<ChromaSubsampling>(
+            "chroma_subsampling",
             doc: "halve the colour resolution (jpeg, avif); auto: below quality 90")
-        let strip = Parameter<Bool>("strip", .boolean, default: true,
+        let strip = Parameter<Bool>(
+            "strip", .boolean, default: true,
             doc: "drop EXIF, XMP and ICC metadata")
-        let keep = OptionalParameter<[String]>("keep", .stringList,
+        let keep = OptionalParameter<[String]>(
+            "keep", .stringList,
             doc: "metadata strip keeps: { \"icc\" } keeps the colour profile")
     }
 
     static let definition = StageDefinition(
         name: "encode",
-        summary: "Encode to jpeg, png, webp, gif, avif or jxl (the last two if this libvips can write them); metadata stripped "
+        summary:
+            "Encode to jpeg, png, webp, gif, avif or jxl (the last two if this libvips can write them); metadata stripped "
             + "by default. Several decoded frames (decode { frames = N }) make an animated webp or gif. "
             + "format = \"auto\": avif, webp or jpeg from what the viewer accepts (serve's Accept header, run's --accept); jpeg without.",
         input: .image, output: .encoded,
@@ -88,17 +100,22 @@ struct EncodeStage: Stage {
             throw ParameterError("encode: 'keep' takes { \"icc\" }, got \"\(item)\"")
         }
         let quality = p.integer("\(format)_quality") ?? p[\Keys.quality]
-        let subsample = switch p[\Keys.chromaSubsampling] ?? .auto {
-        case .on: PH_SUBSAMPLE_ON
-        case .off: PH_SUBSAMPLE_OFF
-        case .auto: PH_SUBSAMPLE_AUTO
-        }
-        options = ph_save_options(quality: Int32(quality), strip: p[\Keys.strip] ? 1 : 0, keep_icc: keep.contains("icc") ? 1 : 0,
-                                  effort: Int32(p[\Keys.effort] ?? -1), lossless: p[\Keys.lossless] == true ? 1 : 0,
-                                  progressive: p[\Keys.progressive] == true ? 1 : 0, subsample: subsample)
+        let subsample =
+            switch p[\Keys.chromaSubsampling] ?? .auto {
+            case .on: PH_SUBSAMPLE_ON
+            case .off: PH_SUBSAMPLE_OFF
+            case .auto: PH_SUBSAMPLE_AUTO
+            }
+        options = ph_save_options(
+            quality: Int32(quality), strip: p[\Keys.strip] ? 1 : 0, keep_icc: keep.contains("icc") ? 1 : 0,
+            effort: Int32(p[\Keys.effort] ?? -1), lossless: p[\Keys.lossless] == true ? 1 : 0,
+            progressive: p[\Keys.progressive] == true ? 1 : 0, subsample: subsample)
         // Debian's libvips always writes JPEG, PNG and WebP. Checking the others starts libvips,
         // which a profile load otherwise leaves to the first decode.
-        guard ["jpeg", "png", "webp"].contains(format) || ((try? VipsRuntime.start()) != nil && ph_vips_can_save(code) != 0) else {
+        guard
+            ["jpeg", "png", "webp"].contains(format)
+                || ((try? VipsRuntime.start()) != nil && ph_vips_can_save(code) != 0)
+        else {
             throw ParameterError("this libvips cannot write \(format)")
         }
     }
@@ -113,7 +130,9 @@ struct EncodeStage: Stage {
     /// Cost per pixel against JPEG's, by format and the profile's effort (-1: the encoder's default).
     static func costPerPixel(_ format: String, effort: Int) -> Double {
         // The effort each encoder is given (as ph_vips.c fits 0-9 to its range), or its default.
-        let fitted: (Int, Int, Int) -> Int = { low, high, fallback in effort < 0 ? fallback : low + (effort * (high - low) + 4) / 9 }
+        let fitted: (Int, Int, Int) -> Int = { low, high, fallback in
+            effort < 0 ? fallback : low + (effort * (high - low) + 4) / 9
+        }
         switch format {
         case "avif": return Double(5 * (1 + fitted(0, 9, 4)))
         case "jxl": return Double(2 * (1 + fitted(1, 9, 7)))
@@ -131,9 +150,11 @@ struct EncodeStage: Stage {
         let pixels = Double(size.width) * Double(size.height)
         let perPixel = costPerPixel(format, effort: effort)
         guard pixels * perPixel <= costBudget else {
-            throw PipelineError(.pixelLimit, "encode: \(megapixels(pixels)) as \(format)\(effort >= 0 ? " at effort \(effort)" : "") "
-                                    + "is over the encode budget (\(megapixels(costBudget / perPixel)) at that setting); "
-                                    + "make the image smaller or lower the effort")
+            throw PipelineError(
+                .pixelLimit,
+                "encode: \(megapixels(pixels)) as \(format)\(effort >= 0 ? " at effort \(effort)" : "") "
+                    + "is over the encode budget (\(megapixels(costBudget / perPixel)) at that setting); "
+                    + "make the image smaller or lower the effort")
         }
     }
 

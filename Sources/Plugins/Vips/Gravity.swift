@@ -4,7 +4,10 @@ import PipelineHost
 /// fractions of the width and height (north is the middle of the top edge).
 enum Gravity: String, ParameterChoice {
     case centre, north, south, east, west
-    case northEast = "north_east", northWest = "north_west", southEast = "south_east", southWest = "south_west"
+    case northEast = "north_east"
+    case northWest = "north_west"
+    case southEast = "south_east"
+    case southWest = "south_west"
 
     /// The point, as fractions of the width and height.
     var point: (x: Double, y: Double) {

@@ -11,7 +11,9 @@ struct ImageFacts {
     /// it, with HEIF files whose pictures are AV1 called avif.
     var format: String {
         let loader = string("vips-loader") ?? ""
-        let name = loader.hasSuffix("load_buffer") ? String(loader.dropLast("load_buffer".count))
+        let name =
+            loader.hasSuffix("load_buffer")
+            ? String(loader.dropLast("load_buffer".count))
             : loader.hasSuffix("load") ? String(loader.dropLast("load".count)) : loader
         if name == "heif", string("heif-compression") == "av1" { return "avif" }
         return name.isEmpty ? "unknown" : name
@@ -43,7 +45,9 @@ struct ImageFacts {
 
     /// Latitude and longitude in degrees (south and west negative), when the file has both.
     var gps: (latitude: Double, longitude: Double)? {
-        guard let latitude = degrees("exif-ifd3-GPSLatitude"), let longitude = degrees("exif-ifd3-GPSLongitude") else { return nil }
+        guard let latitude = degrees("exif-ifd3-GPSLatitude"), let longitude = degrees("exif-ifd3-GPSLongitude") else {
+            return nil
+        }
         let south = exifText("exif-ifd3-GPSLatitudeRef")?.uppercased() == "S"
         let west = exifText("exif-ifd3-GPSLongitudeRef")?.uppercased() == "W"
         return (south ? -latitude : latitude, west ? -longitude : longitude)
@@ -59,7 +63,9 @@ struct ImageFacts {
     /// value and then, in parentheses, its readable form and type.
     func exifText(_ name: String) -> String? {
         guard var text = string(name) else { return nil }
-        if text.hasSuffix(" bytes)"), let open = text.range(of: " (", options: .backwards) { text = String(text[..<open.lowerBound]) }
+        if text.hasSuffix(" bytes)"), let open = text.range(of: " (", options: .backwards) {
+            text = String(text[..<open.lowerBound])
+        }
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         return trimmed.isEmpty ? nil : trimmed
     }
@@ -69,7 +75,9 @@ struct ImageFacts {
         guard let text = exifText(name) else { return nil }
         let parts = text.split(separator: " ").compactMap { part -> Double? in
             let pair = part.split(separator: "/")
-            guard pair.count == 2, let top = Double(pair[0]), let bottom = Double(pair[1]), bottom != 0 else { return nil }
+            guard pair.count == 2, let top = Double(pair[0]), let bottom = Double(pair[1]), bottom != 0 else {
+                return nil
+            }
             return top / bottom
         }
         guard parts.count == 3 else { return nil }

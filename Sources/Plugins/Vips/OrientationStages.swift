@@ -5,7 +5,8 @@ import PipelineHost
 /// image; this is for turning it further.
 struct RotateStage: Stage {
     struct Keys: ParameterList {
-        let angle = Parameter<Int>("angle", .integer(90...270), default: 90,
+        let angle = Parameter<Int>(
+            "angle", .integer(90...270), default: 90,
             doc: "90, 180 or 270")
     }
 
@@ -25,7 +26,9 @@ struct RotateStage: Stage {
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         let angle = angle
-        return try await input.applyingVips("rotate", in: context) { image, output in ph_vips_rotate(image, angle, &output) }
+        return try await input.applyingVips("rotate", in: context) { image, output in
+            ph_vips_rotate(image, angle, &output)
+        }
     }
 }
 
@@ -40,7 +43,8 @@ struct FlipStage: Stage {
     }
 
     struct Keys: ParameterList {
-        let direction = Parameter<Direction>("direction", default: .horizontal,
+        let direction = Parameter<Direction>(
+            "direction", default: .horizontal,
             doc: "horizontal swaps left and right; vertical swaps top and bottom")
     }
 
@@ -55,6 +59,8 @@ struct FlipStage: Stage {
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         let horizontal: Int32 = horizontal ? 1 : 0
-        return try await input.applyingVips("flip", in: context) { image, output in ph_vips_flip(image, horizontal, &output) }
+        return try await input.applyingVips("flip", in: context) { image, output in
+            ph_vips_flip(image, horizontal, &output)
+        }
     }
 }

@@ -9,15 +9,22 @@ import PipelineHost
 /// rules as the sources (a failure is not kept: the next request tries again).
 struct OverlayStage: Stage {
     struct Keys: ParameterList {
-        let image = OptionalParameter<String>("image", .string,
-            doc: "the overlay: a file relative to the profile file, or an http(s) URL (change the URL when the image changes)")
-        let gravity = Parameter<Gravity>("gravity", default: .southEast,
+        let image = OptionalParameter<String>(
+            "image", .string,
+            doc:
+                "the overlay: a file relative to the profile file, or an http(s) URL (change the URL when the image changes)"
+        )
+        let gravity = Parameter<Gravity>(
+            "gravity", default: .southEast,
             doc: "where it goes")
-        let margin = Parameter<Int>("margin", .integer(0...4096), default: 0,
+        let margin = Parameter<Int>(
+            "margin", .integer(0...4096), default: 0,
             doc: "pixels kept free at the edges")
-        let opacity = Parameter<Double>("opacity", .number(0...1), default: 1,
+        let opacity = Parameter<Double>(
+            "opacity", .number(0...1), default: 1,
             doc: "0 invisible, 1 as drawn")
-        let scale = OptionalParameter<Double>("scale", .number(0.01...1),
+        let scale = OptionalParameter<Double>(
+            "scale", .number(0.01...1),
             doc: "its width as a fraction of the image's (its own size when left out)")
     }
 
@@ -48,7 +55,8 @@ struct OverlayStage: Stage {
 
     init(_ p: StageParameters) throws(ParameterError) {
         guard let written = p[\Keys.image] else {
-            throw ParameterError("overlay needs image, a file relative to the profile or a URL, like overlay { image = \"logo.png\" }")
+            throw ParameterError(
+                "overlay needs image, a file relative to the profile or a URL, like overlay { image = \"logo.png\" }")
         }
         if written.lowercased().hasPrefix("http://") || written.lowercased().hasPrefix("https://") {
             (file, url, identityDetail) = (nil, written, nil)
@@ -106,7 +114,8 @@ struct OverlayStage: Stage {
     private static func fetch(_ url: String, in context: StageContext) async throws -> VipsImageHandle {
         let shown = Redactor.redact(url)
         guard let fetcher = context.fetcher else {
-            throw PipelineError(.stageFailed, "overlay: image \(shown) is a URL, and the profile has no fetch stage to fetch it by")
+            throw PipelineError(
+                .stageFailed, "overlay: image \(shown) is a URL, and the profile has no fetch stage to fetch it by")
         }
         let fetched: StageValue
         do {
@@ -138,7 +147,8 @@ struct OverlayStage: Stage {
         let handle = VipsImageHandle(opened, keeping: bytes)
         let size = handle.size
         guard size.width * size.height <= maxPixels else {
-            throw PipelineError(.pixelLimit, "is \(size), over the overlay limit of \(maxPixels / 1_000_000) megapixels")
+            throw PipelineError(
+                .pixelLimit, "is \(size), over the overlay limit of \(maxPixels / 1_000_000) megapixels")
         }
         return try handle.derive("overlay load") { ph_vips_copy_memory($0, &$1) }
     }

@@ -9,17 +9,23 @@ import PlaceholderHashes
 /// been opened, so a placeholder profile is `fetch, decode, placeholder`.
 struct PlaceholderStage: Stage {
     struct Keys: ParameterList {
-        let kind = Parameter<KindName>("kind", default: .thumbhash,
+        let kind = Parameter<KindName>(
+            "kind", default: .thumbhash,
             doc: "thumbhash (base64), blurhash, or lqip (a data: URL of a tiny blurred image)")
-        let blurhashX = Parameter<Int>("blurhash_x", .integer(1...9), default: 4,
+        let blurhashX = Parameter<Int>(
+            "blurhash_x", .integer(1...9), default: 4,
             doc: "blurhash: components across")
-        let blurhashY = Parameter<Int>("blurhash_y", .integer(1...9), default: 3,
+        let blurhashY = Parameter<Int>(
+            "blurhash_y", .integer(1...9), default: 3,
             doc: "blurhash: components down")
-        let size = Parameter<Int>("size", .integer(4...64), default: 16,
+        let size = Parameter<Int>(
+            "size", .integer(4...64), default: 16,
             doc: "lqip: longest side in pixels")
-        let format = Parameter<TinyFormat>("format", default: .webp,
+        let format = Parameter<TinyFormat>(
+            "format", default: .webp,
             doc: "lqip: the tiny image's format")
-        let quality = Parameter<Int>("quality", .integer(1...100), default: 40,
+        let quality = Parameter<Int>(
+            "quality", .integer(1...100), default: 40,
             doc: "lqip: the tiny image's quality")
     }
 
@@ -47,11 +53,12 @@ struct PlaceholderStage: Stage {
     let kind: Kind
 
     init(_ p: StageParameters) throws(ParameterError) {
-        kind = switch p[\Keys.kind] {
-        case .thumbhash: .thumbhash
-        case .blurhash: .blurhash(x: p[\Keys.blurhashX], y: p[\Keys.blurhashY])
-        case .lqip: .lqip(size: p[\Keys.size], format: p[\Keys.format], quality: p[\Keys.quality])
-        }
+        kind =
+            switch p[\Keys.kind] {
+            case .thumbhash: .thumbhash
+            case .blurhash: .blurhash(x: p[\Keys.blurhashX], y: p[\Keys.blurhashY])
+            case .lqip: .lqip(size: p[\Keys.size], format: p[\Keys.format], quality: p[\Keys.quality])
+            }
     }
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
@@ -61,26 +68,39 @@ struct PlaceholderStage: Stage {
             let text: String, format: String
             switch kind {
             case .thumbhash:
-                (text, format) = (Data(ThumbHash.encode(try image.smallRGBA(fitting: 100))).base64EncodedString(), "thumbhash")
+                (text, format) = (
+                    Data(ThumbHash.encode(try image.smallRGBA(fitting: 100))).base64EncodedString(), "thumbhash"
+                )
             case .blurhash(let x, let y):
                 (text, format) = (BlurHash.encode(try image.smallRGBA(fitting: 100), x: x, y: y), "blurhash")
             case .lqip(let size, let tiny, let quality):
-                (text, format) = (try Self.dataURL(of: image.smallImage(fitting: size), format: tiny, quality: quality), "lqip")
+                (text, format) = (
+                    try Self.dataURL(of: image.smallImage(fitting: size), format: tiny, quality: quality), "lqip"
+                )
             }
-            return .encoded(EncodedImage(bytes: ImageBytes(copying: Array(text.utf8)), format: format, sourceSize: image.sourceSize))
+            return .encoded(
+                EncodedImage(bytes: ImageBytes(copying: Array(text.utf8)), format: format, sourceSize: image.sourceSize)
+            )
         }
     }
 
     /// A tiny image as a data: URL, metadata stripped.
     static func dataURL(of image: VipsImageHandle, format: TinyFormat, quality: Int) throws(PipelineError) -> String {
-        var options = ph_save_options(quality: Int32(quality), strip: 1, keep_icc: 0, effort: -1, lossless: 0, progressive: 0,
-                                      subsample: PH_SUBSAMPLE_AUTO)
+        var options = ph_save_options(
+            quality: Int32(quality), strip: 1, keep_icc: 0, effort: -1, lossless: 0, progressive: 0,
+            subsample: PH_SUBSAMPLE_AUTO)
         var buffer: UnsafeMutableRawPointer?
         var length = 0
         var failure = PH_SAVE_OK
-        guard ph_vips_save(image.pointer, format == .jpeg ? PH_FORMAT_JPEG : PH_FORMAT_WEBP, &options, &buffer, &length, &failure) == 0,
-              let buffer else {
-            throw PipelineError(failure == PH_SAVE_FAILED_INPUT ? .decodeFailed : .encodeFailed, "placeholder: \(VipsRuntime.takeError())")
+        guard
+            ph_vips_save(
+                image.pointer, format == .jpeg ? PH_FORMAT_JPEG : PH_FORMAT_WEBP, &options, &buffer, &length, &failure)
+                == 0,
+            let buffer
+        else {
+            throw PipelineError(
+                failure == PH_SAVE_FAILED_INPUT ? .decodeFailed : .encodeFailed,
+                "placeholder: \(VipsRuntime.takeError())")
         }
         defer { ph_vips_free(buffer) }
         let base64 = Data(bytes: buffer, count: length).base64EncodedString()

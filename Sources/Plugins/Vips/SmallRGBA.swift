@@ -15,7 +15,10 @@ extension VipsPipelineImage {
         }
         defer { ph_vips_free(buffer) }
         let pixels = Array(UnsafeRawBufferPointer(start: buffer, count: length))
-        guard let image = RGBAImage(width: Int(ph_vips_width(small.pointer)), height: Int(ph_vips_height(small.pointer)), pixels: pixels) else {
+        guard
+            let image = RGBAImage(
+                width: Int(ph_vips_width(small.pointer)), height: Int(ph_vips_height(small.pointer)), pixels: pixels)
+        else {
             throw PipelineError(.decodeFailed, "decode failed: \(length) bytes are not an RGBA image")
         }
         return image
@@ -27,7 +30,8 @@ extension VipsPipelineImage {
         var small: VipsImageHandle
         if let bytes = undecodedBytes {
             var out: UnsafeMutablePointer<VipsImage>?
-            guard ph_vips_thumbnail_buffer(bytes.baseAddress, bytes.count, box, box, none, 0, 1, &out) == 0, let out else {
+            guard ph_vips_thumbnail_buffer(bytes.baseAddress, bytes.count, box, box, none, 0, 1, &out) == 0, let out
+            else {
                 throw PipelineError(.decodeFailed, "decode failed: \(VipsRuntime.takeError())")
             }
             small = VipsImageHandle(out, keeping: bytes)

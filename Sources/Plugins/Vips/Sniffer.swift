@@ -30,7 +30,11 @@ enum Sniffer {
         if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) { return "tiff" }
         if starts([0xFF, 0x0A]) || starts([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20]) { return "jxl" }
         // BMP: "BM", then a DIB header of a known size at offset 14.
-        if starts(Array("BM".utf8)), b.count >= 18, [12, 40, 52, 56, 64, 108, 124].contains(Int(b[14]) | Int(b[15]) << 8) { return "bmp" }
+        if starts(Array("BM".utf8)), b.count >= 18,
+            [12, 40, 52, 56, 64, 108, 124].contains(Int(b[14]) | Int(b[15]) << 8)
+        {
+            return "bmp"
+        }
         // ICO: reserved 0, type 1, and at least one image.
         if starts([0, 0, 1, 0]), b.count >= 6, b[4] != 0 || b[5] != 0 { return "ico" }
         return nil
@@ -44,7 +48,10 @@ enum Sniffer {
         if text.hasPrefix("<") {
             if text.contains("<svg") { return "image/svg+xml" }
             if text.hasPrefix("<!doctype html") || text.hasPrefix("<html") || text.contains("<head")
-                || text.contains("<body") { return "text/html" }
+                || text.contains("<body")
+            {
+                return "text/html"
+            }
             return "text/xml"
         }
         if text.hasPrefix("{") || text.hasPrefix("[") { return "application/json" }

@@ -21,9 +21,12 @@ final class VipsImageHandle: @unchecked Sendable {
     var size: PixelSize { PixelSize(width: Int(ph_vips_width(pointer)), height: Int(ph_vips_page_height(pointer))) }
 
     /// Runs one libvips operation that writes a new image, keeping this image's bytes alive.
-    func derive(_ operation: String, as kind: PipelineError.Kind = .decodeFailed,
-                _ body: (UnsafeMutablePointer<VipsImage>, inout UnsafeMutablePointer<VipsImage>?) -> Int32)
-        throws(PipelineError) -> VipsImageHandle {
+    func derive(
+        _ operation: String, as kind: PipelineError.Kind = .decodeFailed,
+        _ body: (UnsafeMutablePointer<VipsImage>, inout UnsafeMutablePointer<VipsImage>?) -> Int32
+    )
+        throws(PipelineError) -> VipsImageHandle
+    {
         var out: UnsafeMutablePointer<VipsImage>?
         guard body(pointer, &out) == 0, let out else {
             throw PipelineError(kind, "\(operation) failed: \(VipsRuntime.takeError())")
@@ -69,8 +72,10 @@ struct VipsPipelineImage: PipelineImage {
     func materialized(_ operation: String, _ handle: VipsImageHandle) throws(PipelineError) -> VipsImageHandle {
         let (width, height) = (Double(ph_vips_width(handle.pointer)), Double(ph_vips_height(handle.pointer)))
         guard width * height <= pixelLimit else {
-            throw PipelineError(.pixelLimit, "\(operation) would make \(Int(width))x\(Int(height)) "
-                                    + "(\(megapixels(width * height))), over max_output_pixels (\(megapixels(pixelLimit)))")
+            throw PipelineError(
+                .pixelLimit,
+                "\(operation) would make \(Int(width))x\(Int(height)) "
+                    + "(\(megapixels(width * height))), over max_output_pixels (\(megapixels(pixelLimit)))")
         }
         return try handle.derive(operation) { ph_vips_copy_memory($0, &$1) }
     }

@@ -2,8 +2,11 @@ import CVips
 import PipelineHost
 
 /// One libvips operation: reads `input`, sets `output` to a new image, returns 0 on success.
-public typealias VipsOperation = @Sendable (_ input: UnsafeMutablePointer<VipsImage>,
-                                            _ output: inout UnsafeMutablePointer<VipsImage>?) -> Int32
+public typealias VipsOperation =
+    @Sendable (
+        _ input: UnsafeMutablePointer<VipsImage>,
+        _ output: inout UnsafeMutablePointer<VipsImage>?
+    ) -> Int32
 
 extension StageValue {
     /// For image plugins: applies a libvips operation to the image this value holds and gives
@@ -13,12 +16,15 @@ extension StageValue {
     /// result is computed into memory (the pipeline may hand it to several stages at once), and
     /// libvips' error text becomes a `PipelineError` naming `stage`.
     public func applyingVips(_ stage: String, in context: StageContext, _ operation: @escaping VipsOperation)
-        async throws -> StageValue {
+        async throws -> StageValue
+    {
         let image = try vipsImage(for: stage)
         return try await context.runVips { () throws(PipelineError) -> StageValue in
             let result = try image.prepared().derive(stage, as: .stageFailed, operation)
-            return .image(VipsPipelineImage(handle: try image.materialized(stage, result), undecodedBytes: nil,
-                                            sourceSize: image.sourceSize, pixelLimit: image.pixelLimit))
+            return .image(
+                VipsPipelineImage(
+                    handle: try image.materialized(stage, result), undecodedBytes: nil,
+                    sourceSize: image.sourceSize, pixelLimit: image.pixelLimit))
         }
     }
 }

@@ -6,10 +6,12 @@ import PipelineHost
 /// placeholder stage and the info setting.
 public enum VipsPlugin: PipelinePlugin {
     public static func register(in registry: inout StageRegistry) throws {
-        for definition in [DecodeStage.definition, DownsampleStage.definition, BlurStage.definition, SharpenStage.definition,
-                           RotateStage.definition, FlipStage.definition, PadStage.definition, TrimStage.definition,
-                           FlattenStage.definition, RoundCornersStage.definition, OverlayStage.definition, EncodeStage.definition,
-                           PlaceholderStage.definition, InfoStage.definition] {
+        for definition in [
+            DecodeStage.definition, DownsampleStage.definition, BlurStage.definition, SharpenStage.definition,
+            RotateStage.definition, FlipStage.definition, PadStage.definition, TrimStage.definition,
+            FlattenStage.definition, RoundCornersStage.definition, OverlayStage.definition, EncodeStage.definition,
+            PlaceholderStage.definition, InfoStage.definition,
+        ] {
             try registry.register(definition)
         }
     }
@@ -50,9 +52,12 @@ extension VipsPlugin {
     /// libvips' current objects, tracked memory and files, for this package's leak checks (the
     /// soak run); `package`, not public: a test hook is not part of the plugin API.
     package static func usage() -> VipsUsage {
-        guard (try? VipsRuntime.start()) != nil else { return VipsUsage(objects: 0, trackedBytes: 0, trackedAllocations: 0, openFiles: 0) }
+        guard (try? VipsRuntime.start()) != nil else {
+            return VipsUsage(objects: 0, trackedBytes: 0, trackedAllocations: 0, openFiles: 0)
+        }
         let usage = ph_vips_current_usage()
-        return VipsUsage(objects: Int(usage.objects), trackedBytes: Int(usage.tracked_bytes),
-                         trackedAllocations: Int(usage.tracked_allocations), openFiles: Int(usage.open_files))
+        return VipsUsage(
+            objects: Int(usage.objects), trackedBytes: Int(usage.tracked_bytes),
+            trackedAllocations: Int(usage.tracked_allocations), openFiles: Int(usage.open_files))
     }
 }

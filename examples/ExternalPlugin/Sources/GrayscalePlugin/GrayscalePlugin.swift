@@ -9,12 +9,13 @@ public enum GrayscalePlugin: PipelinePlugin {
     public static let apiVersion = PluginAPIVersion(major: 1, minor: 0)
 
     public static func register(in registry: inout StageRegistry) throws {
-        try registry.register(StageDefinition(
-            name: "grayscale",
-            summary: "The image in shades of grey (R = G = B), as 8-bit sRGB.",
-            input: .image, output: .image,
-            parameters: [],
-            make: { _ in GrayscaleStage() }))
+        try registry.register(
+            StageDefinition(
+                name: "grayscale",
+                summary: "The image in shades of grey (R = G = B), as 8-bit sRGB.",
+                input: .image, output: .image,
+                parameters: [],
+                make: { _ in GrayscaleStage() }))
     }
 }
 
