@@ -6,6 +6,10 @@ import PipelineHost
 /// salts, or one source under several profiles) form a group and are started together, so
 /// they share one download and every stage they have in common.
 struct Batch: Sendable {
+    /// Results in progress at once when --jobs is not given: enough to keep transfers and CPU
+    /// stages busy.
+    static let defaultJobs = max(8, 4 * PipelineConfiguration.cores)
+
     /// What the batch itself knows at the end; results are counted by whoever handles them.
     struct Ending: Sendable {
         /// Requests never started because the batch was cancelled.

@@ -54,8 +54,8 @@ struct Info: AsyncParsableCommand {
     )
     var profile: String?
 
-    @Option(name: .shortAndLong, help: "Sources described at once.")
-    var jobs: Int = max(8, 4 * PipelineConfiguration.cores)
+    @Option(name: .shortAndLong, help: "Sources described at once (default: 4 per core, at least 8).")
+    var jobs: Int?
 
     @OptionGroup(title: "Cache")
     var cache: CacheOptions
@@ -67,7 +67,7 @@ struct Info: AsyncParsableCommand {
         guard !sources.isEmpty || inputList != nil else {
             throw ValidationError("give at least one SOURCE after the profile file, or --input-list FILE")
         }
-        try FlagRange.count(jobs, "--jobs", in: 1...10_000)
+        if let jobs { try FlagRange.count(jobs, "--jobs", in: 1...10_000) }
     }
 
     func run() async throws {
@@ -86,7 +86,7 @@ struct Info: AsyncParsableCommand {
             profiles: set,
             configuration: PipelineConfiguration(
                 cpuStages: PipelineConfiguration.cores, cache: try cache.settingsWithSharedTier()))
-        let batch = await Batch.grouped(requests, in: pipeline, window: jobs)
+        let batch = await Batch.grouped(requests, in: pipeline, window: jobs ?? Batch.defaultJobs)
         let work = Task { () -> (Batch.Ending, Int) in
             var failed = 0
             let ending = await batch.run { request, outcome in

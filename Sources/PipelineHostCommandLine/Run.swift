@@ -66,8 +66,11 @@ struct Run: AsyncParsableCommand {
     var outputDirectory: String?
 
     @Option(
-        name: .shortAndLong, help: "Results in progress at once. Transfers and CPU stages have their own limits below.")
-    var jobs: Int = max(8, 4 * PipelineConfiguration.cores)
+        name: .shortAndLong,
+        help: ArgumentHelp(
+            "Results in progress at once (default: 4 per core, at least 8). "
+                + "Transfers and CPU stages have their own limits below."))
+    var jobs: Int?
 
     @Option(name: .long, help: "Transfers at once, over all hosts.")
     var connections: Int = 8
@@ -129,7 +132,7 @@ struct Run: AsyncParsableCommand {
         guard !sources.isEmpty || inputList != nil else {
             throw ValidationError("give at least one SOURCE after the profile file, or --input-list FILE")
         }
-        try FlagRange.count(jobs, "--jobs", in: 1...10_000)
+        if let jobs { try FlagRange.count(jobs, "--jobs", in: 1...10_000) }
         try FlagRange.count(connections, "--connections", in: 1...10_000)
         try FlagRange.count(perHost, "--per-host", in: 1...10_000)
         if output != nil, outputDirectory != nil { throw ValidationError("use -o or --output-dir, not both") }
@@ -172,6 +175,7 @@ struct Run: AsyncParsableCommand {
         }
         // About one CPU stage per core runs at once; libvips gets the cores that leaves it.
         let cores = PipelineConfiguration.cores
+        let jobs = jobs ?? Batch.defaultJobs
         setThreadsPerOperation(cores / min(cores, jobs, requests.count))
         let pipeline = Pipeline(
             profiles: set,
