@@ -46,7 +46,8 @@ struct ImageRoute: Sendable {
         let (resolved, profiles) = try resolve(request, path: path)
         let image = resolved.image
         let logPath = note(image, prefix: Self.infoPrefix, context: context)
-        guard profiles.set[image.profile]?.declaresInfo == true else {
+        let profile = profiles.set[image.profile]
+        guard profile?.declaresInfo == true else {
             throw ServeFailure.notFound(
                 "profile \"\(image.profile)\" does not answer /info: a profile that writes info { } does")
         }
@@ -58,7 +59,7 @@ struct ImageRoute: Sendable {
         case .success(let result):
             let answer = ImageResponse(result: result, vary: [], defaultMaxAge: state.settings.defaultMaxAge)
             context.access.note(endpoint: .image, path: logPath, cache: answer.cacheResult)
-            return answer.response(for: request)
+            return withClientHints(answer.response(for: request), profile: profile)
         case .failure(let error):
             throw ServeFailure(error)
         }
