@@ -36,7 +36,7 @@ struct AccessLogMiddleware: RouterMiddleware {
     ) {
         guard log.logLevel <= .info else { return }
         let ms = (ContinuousClock.now - started).milliseconds
-        let (path, cache) = (context.access.noted.path, context.access.noted.cache)
+        let (_, path, cache) = context.access.noted
         let line =
             "\(request.method) \(Redactor.escapingControls(path)) \(status.code) \(bytes ?? "0")B \(Self.format(ms))ms \(cache)"
         log.info("\(line)")
