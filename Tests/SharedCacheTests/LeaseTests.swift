@@ -60,12 +60,7 @@ import Testing
     @Test func sixtyCurlRequestsOverThreeServeNodesMakeOneTransferAndOneDecode() async throws {
         origin.route("/served.jpg", .delayed(seconds: 0.5, .ok(Fixtures.quadrants(width: 640, height: 400))))
         let directory = try TemporaryDirectory()
-        let profile = try directory.write(
-            "shared.lua",
-            Array(
-                SharedTierTests.profile.replacingOccurrences(
-                    of: "fetch      { retries = 0 }", with: "fetch      { retries = 0, block_private = false }"
-                ).utf8))
+        let profile = try SharedTierTests.serveProfile(in: directory)
         let nodes = try await [1, 2, 3].asyncMap { index in
             try await ServeProcess(
                 profileFile: profile,
@@ -276,12 +271,7 @@ import Testing
         // The leader's transfer never ends; the next request for the same path is answered.
         origin.route("/stuck.jpg", .sequence([.held(gate: "never", .ok(Fixtures.sample)), .ok(Fixtures.sample)]))
         let directory = try TemporaryDirectory()
-        let profile = try directory.write(
-            "shared.lua",
-            Array(
-                SharedTierTests.profile.replacingOccurrences(
-                    of: "fetch      { retries = 0 }", with: "fetch      { retries = 0, block_private = false }"
-                ).utf8))
+        let profile = try SharedTierTests.serveProfile(in: directory)
         let arguments = [
             "--allow-unsigned", "--shared-cache", redis.url, "--shared-lease", "1", "--no-access-log",
             "--shared-timeout", "2000",
@@ -314,12 +304,7 @@ import Testing
         for id in 0..<80 { origin.route("/c\(id).jpg", .ok(Fixtures.quadrants(width: 320, height: 200))) }
         let redis = try await RedisServer()
         let directory = try TemporaryDirectory()
-        let profile = try directory.write(
-            "shared.lua",
-            Array(
-                SharedTierTests.profile.replacingOccurrences(
-                    of: "fetch      { retries = 0 }", with: "fetch      { retries = 0, block_private = false }"
-                ).utf8))
+        let profile = try SharedTierTests.serveProfile(in: directory)
         let nodes = try await [1, 2].asyncMap { index in
             try await ServeProcess(
                 profileFile: profile,

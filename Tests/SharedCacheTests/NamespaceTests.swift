@@ -53,12 +53,7 @@ struct NamespaceTests {
                 return false
             })
         let directory = try TemporaryDirectory()
-        let profile = try directory.write(
-            "shared.lua",
-            Array(
-                SharedTierTests.profile.replacingOccurrences(
-                    of: "fetch      { retries = 0 }", with: "fetch      { retries = 0, block_private = false }"
-                ).utf8))
+        let profile = try SharedTierTests.serveProfile(in: directory)
         var nodes: [ServeProcess] = []
         for (index, (host, address)) in [(hostA, lab.address(1, 2)), (hostB, lab.address(2, 2))].enumerated() {
             nodes.append(

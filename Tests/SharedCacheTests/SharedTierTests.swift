@@ -19,6 +19,17 @@ import Testing
         }
         """
 
+    /// `profile` written into `directory` for serve nodes, which block private addresses unless
+    /// a profile says otherwise: the test's origin is on loopback.
+    static func serveProfile(in directory: TemporaryDirectory) throws -> String {
+        try directory.write(
+            "shared.lua",
+            Array(
+                profile.replacingOccurrences(
+                    of: "fetch      { retries = 0 }", with: "fetch      { retries = 0, block_private = false }"
+                ).utf8))
+    }
+
     let origin = LoopbackServer.fixture
     let redis: RedisServer
 
