@@ -22,6 +22,7 @@ let package = Package(
         // The HTTP service and the Redis tier, for an app that embeds either.
         .library(name: "PipelineHostServe", targets: ["PipelineHostServe"]),
         .library(name: "PipelineHostRedis", targets: ["PipelineHostRedis"]),
+        .library(name: "PipelineHostObjectStore", targets: ["PipelineHostObjectStore"]),
         .executable(name: "pipelinehost", targets: ["PipelineHostExecutable"]),
     ],
     dependencies: [
@@ -122,6 +123,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
+        // The object-store tier on S3 or a compatible store: durable, after Redis. It reaches the
+        // bucket through the fetch plugin's libcurl transfer and Signature V4 (`S3Client`).
+        .target(
+            name: "PipelineHostObjectStore",
+            dependencies: [
+                "PipelineHost", "FetchPlugin",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+
         // The long-lived HTTP service (`pipelinehost serve`): signed imgproxy-style URLs onto one
         // shared Pipeline, backpressure, reload and drain (docs/SERVE.md).
         .target(
@@ -142,12 +154,13 @@ let package = Package(
             ]),
 
         // Every subcommand, with the plugins a caller gives (`PipelineHostCommand.main(plugins:)`).
-        // It names no plugin: it builds serve's Redis tier and hands it in, and asks plugins
+        // It names no plugin as a stage: it builds the Redis and object-store tiers (the latter reaches S3
+        // through the fetch plugin's client) and hands them in, and asks plugins
         // through their hooks (`canEncode`).
         .target(
             name: "PipelineHostCommandLine",
             dependencies: [
-                "PipelineHost", "PipelineProfiles", "PipelineHostServe", "PipelineHostRedis",
+                "PipelineHost", "PipelineProfiles", "PipelineHostServe", "PipelineHostRedis", "PipelineHostObjectStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),

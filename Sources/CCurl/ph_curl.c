@@ -420,6 +420,39 @@ void ph_fetch(const ph_fetch_options *o, ph_fetch_result *r) {
         snprintf(line, sizeof line, "If-Modified-Since: %s", o->if_modified_since);
         headers = curl_slist_append(headers, line);
     }
+    if (o->aws_sigv4 && o->aws_credentials) {
+        // libcurl signs the method, path, query, host, x-amz-date and every header set here.
+        // S3 also wants the payload's hash: UNSIGNED-PAYLOAD, since TLS (or the loopback) already
+        // protects the body and a PUT then needs no second pass over it.
+        curl_easy_setopt(curl, CURLOPT_AWS_SIGV4, o->aws_sigv4);
+        curl_easy_setopt(curl, CURLOPT_USERPWD, o->aws_credentials);
+        headers = curl_slist_append(headers, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
+        if (o->aws_session_token && strlen(o->aws_session_token) < 4000) {
+            char *token_line = malloc(strlen(o->aws_session_token) + 32);
+            if (token_line) {
+                sprintf(token_line, "x-amz-security-token: %s", o->aws_session_token);
+                headers = curl_slist_append(headers, token_line);
+                free(token_line);
+            }
+        }
+    }
+    if (o->extra_header && strlen(o->extra_header) < 900) headers = curl_slist_append(headers, o->extra_header);
+    if (o->method && strcmp(o->method, "GET") != 0) {
+        if (strcmp(o->method, "HEAD") == 0) {
+            curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+        } else {
+            curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, o->method);
+        }
+    }
+    if (o->upload) {
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)o->upload_length);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, o->upload);
+        snprintf(line, sizeof line, "Content-Type: %s",
+                 o->content_type && strlen(o->content_type) < 200 ? o->content_type : "application/octet-stream");
+        headers = curl_slist_append(headers, line);
+        // (No "Expect:" line to turn 100-continue off: libcurl would sign that header too, and
+        // the signature would then not match what is sent.)
+    }
     if (headers) curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
     // libcurl keeps 5 idle connections by default; a batch over several hosts with 8 transfers
     // at once would close connections it is about to reuse.

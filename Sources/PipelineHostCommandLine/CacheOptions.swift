@@ -1,5 +1,7 @@
 import ArgumentParser
+import Logging
 import PipelineHost
+import PipelineHostObjectStore
 import PipelineHostRedis
 import PipelineHostServe
 
@@ -59,6 +61,20 @@ struct CacheOptions: ParsableArguments {
             valueName: "seconds"))
     var sharedLease: Double = 10
 
+    @Option(
+        name: .customLong("object-store"),
+        help: ArgumentHelp(
+            "An S3 bucket (and prefix) that keeps what profiles keep on disk, looked in after Redis and before the origin (default: $PIPELINEHOST_OBJECT_STORE).",
+            discussion:
+                "Credentials, region and endpoint come from the AWS environment: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL (path-style). Writes go in the background; a store that is down or slow costs a miss, never a failed request.",
+            valueName: "s3://bucket[/prefix]"))
+    var objectStore: String?
+
+    @Option(
+        name: .customLong("store-timeout"),
+        help: ArgumentHelp("Milliseconds each object-store call may take.", valueName: "ms"))
+    var storeTimeout: Int = 2000
+
     @Flag(
         name: .customLong("no-cache"),
         help: "Neither look in nor store to any cache, the shared one ($PIPELINEHOST_REDIS) included.")
@@ -83,6 +99,15 @@ struct CacheOptions: ParsableArguments {
                 "--no-cache turns every cache off, the shared one too; drop --shared-cache or --no-cache")
         }
         try FlagRange.count(sharedTimeout, "--shared-timeout", in: 1...60_000)
+        try FlagRange.count(storeTimeout, "--store-timeout", in: 10...120_000)
+        if noCache, objectStore != nil {
+            throw ValidationError(
+                "--no-cache turns every cache off, the object store too; drop --object-store or --no-cache")
+        }
+        if let text = objectStore, ObjectStoreLocation(text) == nil {
+            throw ValidationError(
+                "--object-store takes s3://bucket or s3://bucket/prefix, not \(Redactor.redact(text))")
+        }
         _ = try leases()
         if let text = sharedCache, RedisAddress(text) == nil {
             throw ValidationError(
@@ -137,7 +162,35 @@ struct CacheOptions: ParsableArguments {
                     client: sharedClient(address), maxEntryBytes: sharedMaxEntry.bytes,
                     leases: leaseSettings, seal: try sharedSeal()))
         }
+        if let makeStore = try objectStoreFactory() {
+            settings.additionalTiers.append(makeStore(nil, Logger(label: "pipelinehost.store")))
+        }
         return settings
+    }
+
+    /// The object store's place: --object-store, else PIPELINEHOST_OBJECT_STORE; nil for none.
+    func objectStoreLocation() throws -> ObjectStoreLocation? {
+        guard !noCache else { return nil }
+        let text = objectStore ?? getenv("PIPELINEHOST_OBJECT_STORE").map { String(cString: $0) }
+        guard let text, !text.isEmpty else { return nil }
+        guard let location = ObjectStoreLocation(text) else {
+            throw usageError("PIPELINEHOST_OBJECT_STORE must be s3://bucket or s3://bucket/prefix")
+        }
+        return location
+    }
+
+    /// The object-store tier, made with a caller's metrics and logger; nil for none. Missing or
+    /// malformed AWS credentials are a usage error (exit 2) here, at start.
+    func objectStoreFactory() throws -> SharedTierFactory? {
+        guard let location = try objectStoreLocation() else { return nil }
+        if let problem = ObjectStoreTier.environmentProblem {
+            throw usageError("--object-store \(location): \(problem)")
+        }
+        let (timeout, seal) = (Double(storeTimeout) / 1000, try sharedSeal())
+        return { metrics, logger in
+            // The environment was checked above and is read once per process.
+            ObjectStoreTier(location: location, timeout: timeout, seal: seal, metrics: metrics, logger: logger)!
+        }
     }
 
     /// Serve's shared tier, made with the service's metrics and logger; nil for none.

@@ -73,7 +73,9 @@ enum ResultJSON {
         line.height = result.size?.height
         line.bytes = result.bytes.count
         line.ms = (result.duration.milliseconds * 10).rounded() / 10
-        line.cache = result.memoryHit ? "memory" : result.diskHit ? "disk" : result.sharedHit ? "shared" : nil
+        line.cache =
+            result.memoryHit
+            ? "memory" : result.diskHit ? "disk" : result.sharedHit ? result.sharedTier ?? "shared" : nil
         line.stale = result.stale
         line.coalesced = result.coalesced
         return encode(line)

@@ -17,7 +17,7 @@ enum ResultLine {
         } else if result.diskHit {
             notes.append("disk cache")
         } else if result.sharedHit {
-            notes.append("shared cache")
+            notes.append(result.sharedTier == "store" ? "object store" : "shared cache")
         }
         if result.stale { notes.append("stale") }
         if result.coalesced { notes.append("shared") }

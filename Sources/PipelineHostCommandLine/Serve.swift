@@ -189,6 +189,7 @@ struct Serve: AsyncParsableCommand {
             sendTimeout: timeouts.send, maxConnections: maxConnections ?? Self.connectionLimit(),
             allowedSourceHosts: Set(allowSourceHosts),
             canWriteAVIF: pluginsCanEncode("avif"), sharedTier: try cache.sharedTierFactory(),
+            objectStore: try cache.objectStoreFactory(),
             pipeline: PipelineConfiguration(
                 transfers: connections, transfersPerHost: perHost, cpuStages: cores, cache: cache.settings))
         settings.acceptClientHints = acceptClientHints

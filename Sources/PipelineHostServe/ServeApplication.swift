@@ -25,8 +25,10 @@ public struct ServeApplication: Sendable {
         let registry = PrometheusCollectorRegistry()
         var configuration = settings.pipeline
         configuration.metrics = PrometheusMetricsFactory(registry: registry)
-        if let makeTier = settings.sharedTier, configuration.cache.mode != .off {
-            configuration.cache.additionalTiers.append(makeTier(configuration.metrics, logger))
+        if configuration.cache.mode != .off {
+            for makeTier in [settings.sharedTier, settings.objectStore].compactMap({ $0 }) {
+                configuration.cache.additionalTiers.append(makeTier(configuration.metrics, logger))
+            }
         }
         let slot = try PipelineSlot(
             configuration: configuration, allowedHosts: settings.allowedSourceHosts,

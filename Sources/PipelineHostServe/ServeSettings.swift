@@ -44,6 +44,8 @@ public struct ServeSettings: Sendable {
     /// disk; nil for none. Serve knows no Redis: it hands the tier its own metrics backend and
     /// logger, so the tier's counters are on /metrics.
     public var sharedTier: SharedTierFactory?
+    /// Makes the object-store tier, looked in after the shared one; nil for none.
+    public var objectStore: SharedTierFactory?
     /// Send `Accept-CH` with the client hints a profile's options read (`params { w = { ...,
     /// hint = "Width" } }`), so browsers send them on later requests (serve --accept-ch).
     public var acceptClientHints = false
@@ -56,7 +58,7 @@ public struct ServeSettings: Sendable {
         sendTimeout: Duration = .seconds(30),
         maxConnections: Int = 4096,
         allowedSourceHosts: Set<String> = [],
-        canWriteAVIF: Bool = false, sharedTier: SharedTierFactory? = nil,
+        canWriteAVIF: Bool = false, sharedTier: SharedTierFactory? = nil, objectStore: SharedTierFactory? = nil,
         defaultMaxAge: Int = 3600, pipeline: PipelineConfiguration = PipelineConfiguration()
     ) {
         self.host = host
@@ -73,6 +75,7 @@ public struct ServeSettings: Sendable {
         self.allowedSourceHosts = Set(allowedSourceHosts.map { $0.lowercased() })
         self.canWriteAVIF = canWriteAVIF
         self.sharedTier = sharedTier
+        self.objectStore = objectStore
         self.defaultMaxAge = defaultMaxAge
         self.pipeline = pipeline
     }

@@ -45,6 +45,15 @@ typedef struct {
     long expected_port;               // -1: no port written
     const char *allowed_hosts;        // comma-separated lower-case hosts the URL and every
                                       // redirect may name; NULL or "": any host
+    // S3 and other AWS Signature V4 services, signed by libcurl (CURLOPT_AWS_SIGV4).
+    const char *aws_sigv4;            // "aws:amz:REGION:s3"; NULL: not signed
+    const char *aws_credentials;      // "ACCESS_KEY_ID:SECRET_ACCESS_KEY"
+    const char *aws_session_token;    // sent (and signed) as x-amz-security-token; may be NULL
+    const char *method;               // NULL: GET; "PUT", "DELETE", "HEAD"
+    const unsigned char *upload;      // the request body for PUT; may be NULL
+    size_t upload_length;
+    const char *content_type;         // of the upload; may be NULL
+    const char *extra_header;         // one more "Name: value" line; may be NULL
 } ph_fetch_options;
 
 /// The response headers a cache needs, from the last response (after redirects). They are

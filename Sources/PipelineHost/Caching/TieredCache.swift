@@ -90,6 +90,7 @@ final class TieredCache: Sendable {
                     var value = StepValue(stored: entry, lookup: clock.now - started, stale: false)
                     value.diskHit = isDisk
                     value.sharedHit = !isDisk
+                    value.sharedTier = isDisk ? nil : tier.name
                     return .hit(value)
                 }
                 if entry.storedAt > last?.storedAt ?? -.infinity { last = entry }

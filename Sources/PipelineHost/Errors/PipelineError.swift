@@ -96,16 +96,25 @@ public protocol ErrorDetails: Sendable {
     /// status table and the shared cache's negative entries read, typed, from whichever layer
     /// fetched. Nil by default. (Plugin API 1.1.)
     var upstreamStatus: Int? { get }
+
+    /// Whether the failure is this node's own configuration (a credential or signature the
+    /// source's store refused) rather than the source's: nothing shared remembers it, since
+    /// the next node, or this one once fixed, would succeed. False by default. (Plugin API 1.3.)
+    var isLocalConfiguration: Bool { get }
 }
 
 extension ErrorDetails {
     /// No upstream status.
     public var upstreamStatus: Int? { nil }
+    /// The source's failure, not the node's.
+    public var isLocalConfiguration: Bool { false }
 }
 
 extension PipelineError {
     /// The status the upstream server answered, from the failing layer's details.
     public var upstreamStatus: Int? { details?.upstreamStatus }
+    /// Whether the failing layer blames this node's configuration (`ErrorDetails.isLocalConfiguration`).
+    public var isLocalConfiguration: Bool { details?.isLocalConfiguration ?? false }
 }
 
 /// One value of an error's details.

@@ -46,6 +46,9 @@ public struct PipelineResult: Sendable {
     public let diskHit: Bool
     /// A cache stage answered from a tier after disk: one shared between processes (Redis).
     public let sharedHit: Bool
+    /// With `sharedHit`: the name of the tier that answered, "shared" (Redis) or "store" (the
+    /// object store).
+    public let sharedTier: String?
     /// Served from an entry past its freshness: offline, or the last good image after a
     /// failure (`on_error = "stale"`).
     public let stale: Bool

@@ -120,7 +120,8 @@ extension PipelineResult {
             request: request, origin: origin, stageKey: key,
             bytes: encoded.bytes, format: encoded.format, size: encoded.size, sourceSize: encoded.sourceSize,
             timings: keyTimings + value.timings, coalesced: value.coalesced,
-            memoryHit: value.memoryHit, diskHit: value.diskHit, sharedHit: value.sharedHit, stale: value.stale,
+            memoryHit: value.memoryHit, diskHit: value.diskHit, sharedHit: value.sharedHit,
+            sharedTier: value.sharedTier, stale: value.stale,
             expiresAt: value.expiresAt, noStore: value.noStore)
     }
 }

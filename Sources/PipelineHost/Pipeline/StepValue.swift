@@ -11,6 +11,8 @@ struct StepValue: Sendable {
     var memoryHit = false
     var diskHit = false
     var sharedHit = false
+    /// The name of the tier after disk that answered.
+    var sharedTier: String?
     /// Whether some cache point served an entry past its freshness.
     var stale = false
     /// The earliest time (wall clock) a cached or fetched input stops being fresh; entries made

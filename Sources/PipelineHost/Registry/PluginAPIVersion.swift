@@ -21,10 +21,11 @@ public struct PluginAPIVersion: Sendable, Hashable, Comparable, CustomStringConv
     /// 1.1 added `PipelinePlugin.canEncode` and `setThreadsPerOperation` (with defaults) and the
     /// `environmentVariable` parameter type. 1.2 added `ParameterList` (a stage's parameters
     /// declared once, read through key paths) and `ParameterChoice` (a choice read as an enum);
-    /// a plugin written for 1.0 or 1.1 still loads.
-    public static let current = PluginAPIVersion(major: 1, minor: 2)
+    /// 1.3 added `ErrorDetails.isLocalConfiguration` (with a default). A plugin written for an
+    /// older 1.x still loads.
+    public static let current = PluginAPIVersion(major: 1, minor: 3)
 
-    /// "1.2".
+    /// "1.3".
     public var description: String { "\(major).\(minor)" }
 
     /// Whether a host of version `self` runs a plugin written for `plugin`.

@@ -28,7 +28,9 @@ struct ImageResponse {
     /// work another request had started, else "miss".
     var cacheResult: String {
         result.memoryHit
-            ? "memory" : result.diskHit ? "disk" : result.sharedHit ? "shared" : result.coalesced ? "joined" : "miss"
+            ? "memory"
+            : result.diskHit
+                ? "disk" : result.sharedHit ? result.sharedTier ?? "shared" : result.coalesced ? "joined" : "miss"
     }
 
     func response(for request: Request) -> Response {

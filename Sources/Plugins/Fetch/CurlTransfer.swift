@@ -18,65 +18,145 @@ enum CurlTransfer {
     /// connection is opened, so a transfer must never reuse one opened under a looser guard:
     /// `block_private` with `allow_loopback` may connect to 127.0.0.1, and a strict profile in
     /// the same process must not be handed that connection.
-    private static let unguardedPool = CurlShare()
+    static let unguardedPool = CurlShare()
     private static let strictPool = CurlShare()
     private static let loopbackPool = CurlShare()
+    /// The object-store tier's connections, apart from sources' so neither waits on the other.
+    static let storePool = CurlShare()
 
     static func pool(for options: FetchOptions) -> CurlShare {
         guard options.blockPrivate else { return unguardedPool }
         return options.allowLoopback ? loopbackPool : strictPool
     }
 
+    /// What one transfer asks for besides the fetch options: the URL, validators for a
+    /// conditional GET, and for S3 the signature, a method and a body.
+    struct Request: Sendable {
+        var url: FetchURL.Resolved
+        var validators: Validators?
+        var method: String?
+        var upload: [UInt8]?
+        var contentType: String?
+        var extraHeader: String?
+        /// Signs with Signature V4; the transfer goes to an endpoint the operator chose, so the
+        /// address guard and allow_hosts (which matched the bucket) do not apply to it.
+        var signing: S3Configuration?
+        /// Named in S3 errors.
+        var bucket: String?
+    }
+
     static func fetch(_ url: FetchURL.Resolved, validators: Validators?, options: FetchOptions, context: StageContext)
         async throws -> Body
     {
+        try await fetch(Request(url: url, validators: validators), options: options, context: context)
+    }
+
+    static func fetch(_ request: Request, options: FetchOptions, context: StageContext) async throws -> Body {
         let flag = CancelFlag()
-        let share = pool(for: options)
+        let share = request.signing == nil ? pool(for: options) : unguardedPool
         return try await withTaskCancellationHandler {
             try await context.runBlocking {
-                try perform(url, validators: validators, options: options, share: share, cancel: flag)
+                try perform(request, options: options, share: share, cancel: flag).body()
             }
         } onCancel: {
             flag.set()
         }
     }
 
-    private static func perform(
-        _ url: FetchURL.Resolved, validators: Validators?, options: FetchOptions, share: CurlShare,
-        cancel: CancelFlag
-    ) throws(PipelineError) -> Body {
+    /// A transfer that answered, whatever the status, or the failure that kept it from
+    /// answering. S3's client reads the status itself; the fetch stage takes `body()`.
+    struct Exchange: Sendable {
+        let status: Int
+        let bytes: ImageBytes
+        let contentType: String?
+        let hints: CacheHints?
+        let notModified: Bool
+        /// The error a fetch reports for this answer; nil for 2xx (and 304 to a conditional GET).
+        let failure: PipelineError?
+
+        func body() throws(PipelineError) -> Body {
+            if let failure { throw failure }
+            return Body(
+                bytes: notModified ? ImageBytes(copying: []) : bytes, contentType: contentType, hints: hints,
+                notModified: notModified)
+        }
+    }
+
+    /// Runs one transfer on the calling thread. Throws only when no answer came (a refused
+    /// connection, a timeout, a limit); an HTTP status of any kind is an `Exchange`.
+    static func perform(_ request: Request, options: FetchOptions, share: CurlShare, cancel: CancelFlag)
+        throws(PipelineError) -> Exchange
+    {
         var result = ph_fetch_result()
-        let allowHosts = options.allowHosts.isEmpty ? nil : options.allowHosts.sorted().joined(separator: ",")
+        let signed = request.signing != nil
+        let allowHosts =
+            options.allowHosts.isEmpty || signed ? nil : options.allowHosts.sorted().joined(separator: ",")
+        let validators = request.validators
         let strings = [
-            url.url, options.userAgent, options.protocols, options.redirectProtocols, validators?.etag,
-            validators?.lastModified, url.host, allowHosts,
+            request.url.url, options.userAgent, options.protocols, options.redirectProtocols, validators?.etag,
+            validators?.lastModified, request.url.host, allowHosts, request.signing?.signingProvider,
+            request.signing?.credentials, request.signing?.sessionToken, request.method, request.contentType,
+            request.extraHeader,
         ]
+        let upload = request.upload ?? []
         withCStrings(strings) { c in
-            var request = ph_fetch_options(
-                url: c[0], user_agent: c[1], protocols: c[2], redirect_protocols: c[3],
-                connect_timeout_ms: Int(options.connectTimeout * 1000), timeout_ms: Int(options.timeout * 1000),
-                max_redirects: options.maxRedirects, max_bytes: Int64(options.maxBytes),
-                share: share.handle, cancel: cancel.handle, if_none_match: c[4], if_modified_since: c[5],
-                low_speed_limit: options.lowSpeedLimit, low_speed_time: Int(options.lowSpeedTime.rounded(.up)),
-                block_private: options.blockPrivate ? 1 : 0, allow_loopback: options.allowLoopback ? 1 : 0,
-                max_header_bytes: Int64(options.maxHeaderBytes),
-                expected_host: c[6], expected_port: url.port ?? -1, allowed_hosts: c[7])
-            ph_fetch(&request, &result)
+            upload.withUnsafeBufferPointer { body in
+                var o = ph_fetch_options()
+                o.url = c[0]
+                o.user_agent = c[1]
+                o.protocols = signed ? nil : c[2]
+                o.redirect_protocols = c[3]
+                o.connect_timeout_ms = Int(options.connectTimeout * 1000)
+                o.timeout_ms = Int(options.timeout * 1000)
+                o.max_redirects = signed ? 0 : options.maxRedirects
+                o.max_bytes = Int64(options.maxBytes)
+                o.share = share.handle
+                o.cancel = cancel.handle
+                o.if_none_match = c[4]
+                o.if_modified_since = c[5]
+                o.low_speed_limit = options.lowSpeedLimit
+                o.low_speed_time = Int(options.lowSpeedTime.rounded(.up))
+                o.block_private = options.blockPrivate && !signed ? 1 : 0
+                o.allow_loopback = options.allowLoopback ? 1 : 0
+                o.max_header_bytes = Int64(options.maxHeaderBytes)
+                o.expected_host = c[6]
+                o.expected_port = request.url.port ?? -1
+                o.allowed_hosts = c[7]
+                o.aws_sigv4 = c[8]
+                o.aws_credentials = c[9]
+                o.aws_session_token = c[10]
+                o.method = c[11]
+                o.upload = request.upload == nil ? nil : body.baseAddress
+                o.upload_length = body.count
+                o.content_type = c[12]
+                o.extra_header = c[13]
+                ph_fetch(&o, &result)
+            }
         }
         defer { ph_fetch_result_free(&result) }
         let conditional = validators.map { !$0.isEmpty } ?? false
         let notModified = conditional && result.curl_code == Int32(CURLE_OK.rawValue) && result.http_status == 304
-        if !notModified, let error = failure(of: result, options: options) { throw error }
+        if let error = transportFailure(of: result, options: options) { throw error }
         var length = 0
         let body = ph_fetch_take_body(&result, &length)
         let bytes = ImageBytes(adopting: body, count: length) { free($0) }
         let hints = result.http_status == 0 ? nil : HTTPCacheHeaders.hints(result.cache, now: Double(time(nil)))
-        return Body(
-            bytes: notModified ? ImageBytes(copying: []) : bytes,
-            contentType: result.content_type.map { String(cString: $0) }, hints: hints, notModified: notModified)
+        let status = result.http_status
+        var failure: PipelineError?
+        if !notModified, status != 0, !(200..<300).contains(status) {
+            let retryAfter = result.retry_after >= 0 ? Double(result.retry_after) : nil
+            failure =
+                signed
+                ? S3Failure.error(status: status, body: bytes.array, bucket: request.bucket, retryAfter: retryAfter)
+                : PipelineError(
+                    .httpStatus, "HTTP \(status)", details: FetchFailure(httpStatus: status, retryAfter: retryAfter))
+        }
+        return Exchange(
+            status: status, bytes: bytes, contentType: result.content_type.map { String(cString: $0) }, hints: hints,
+            notModified: notModified, failure: failure)
     }
 
-    private static func failure(of r: ph_fetch_result, options: FetchOptions) -> PipelineError? {
+    private static func transportFailure(of r: ph_fetch_result, options: FetchOptions) -> PipelineError? {
         if r.cancelled != 0 { return .cancelled("transfer cancelled") }
         if r.blocked != 0 {
             return PipelineError(.blocked, "refused to connect to \(text(r.blocked_address)): block_private is on")
@@ -124,12 +204,6 @@ enum CurlTransfer {
                 return PipelineError(
                     .transport, "\(detail) (curl error \(code))", details: FetchFailure(curlCode: Int(code)))
             }
-        }
-        let status = r.http_status
-        if status != 0, !(200..<300).contains(status) {
-            return PipelineError(
-                .httpStatus, "HTTP \(status)",
-                details: FetchFailure(httpStatus: status, retryAfter: r.retry_after >= 0 ? Double(r.retry_after) : nil))
         }
         return nil
     }

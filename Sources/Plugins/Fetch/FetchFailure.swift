@@ -9,16 +9,22 @@ public struct FetchFailure: ErrorDetails, Equatable {
     public var curlCode: Int?
     /// For 429 and 5xx: the server's Retry-After, in seconds from when it answered.
     public var retryAfter: Double?
+    /// For an S3 source: S3's error code, such as "NoSuchKey" or "SignatureDoesNotMatch".
+    public var s3Code: String?
 
     /// Details of a failed transfer.
-    public init(httpStatus: Int? = nil, curlCode: Int? = nil, retryAfter: Double? = nil) {
+    public init(httpStatus: Int? = nil, curlCode: Int? = nil, retryAfter: Double? = nil, s3Code: String? = nil) {
         self.httpStatus = httpStatus
         self.curlCode = curlCode
         self.retryAfter = retryAfter
+        self.s3Code = s3Code
     }
 
     /// The HTTP status, for serve and the shared cache.
     public var upstreamStatus: Int? { httpStatus }
+
+    /// S3 refused this node's credentials or signature.
+    public var isLocalConfiguration: Bool { s3Code.map(S3ErrorBody.credentialCodes.contains) ?? false }
 
     /// The fields `run --json` prints: http_status, curl_code, retry_after.
     public var jsonFields: [String: ErrorField] {
@@ -26,6 +32,7 @@ public struct FetchFailure: ErrorDetails, Equatable {
         if let httpStatus { fields["http_status"] = .integer(httpStatus) }
         if let curlCode { fields["curl_code"] = .integer(curlCode) }
         if let retryAfter { fields["retry_after"] = .number(retryAfter) }
+        if let s3Code { fields["s3_code"] = .string(s3Code) }
         return fields
     }
 }
@@ -37,4 +44,6 @@ extension PipelineError {
     public var transportCode: Int? { (details as? FetchFailure)?.curlCode }
     /// The server's Retry-After, in seconds, for 429 and 5xx.
     public var retryAfter: Double? { (details as? FetchFailure)?.retryAfter }
+    /// S3's error code, for an S3 source.
+    public var s3Code: String? { (details as? FetchFailure)?.s3Code }
 }

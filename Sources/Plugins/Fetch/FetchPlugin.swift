@@ -48,7 +48,9 @@ struct FetchParameters: ParameterList {
         doc: "redirects followed before giving up; each target gets the same checks")
     let schemes = Parameter<[String]>(
         "schemes", .stringList, default: ["http", "https", "file"],
-        doc: "URL schemes allowed, from http, https, file (plain paths need file); redirects never go to file")
+        doc:
+            "URL schemes allowed, from http, https, file (plain paths need file) and s3 (s3://BUCKET/KEY, signed with the AWS_* environment); redirects never go to file"
+    )
     let blockPrivate = Parameter<Bool>(
         "block_private", .boolean, default: false,
         doc:
@@ -100,9 +102,9 @@ struct FetchOptions: Sendable {
         maxRedirects = parameters[\FetchParameters.maxRedirects]
         let schemes = parameters[\FetchParameters.schemes].map { $0.lowercased() }
         for scheme in schemes where !FetchURL.schemes.contains(scheme) {
-            throw ParameterError("schemes: '\(scheme)' is not supported; choose from http, https, file")
+            throw ParameterError("schemes: '\(scheme)' is not supported; choose from http, https, file, s3")
         }
-        guard !schemes.isEmpty else { throw ParameterError("schemes: allow at least one of http, https, file") }
+        guard !schemes.isEmpty else { throw ParameterError("schemes: allow at least one of http, https, file, s3") }
         self.schemes = Set(schemes)
         blockPrivate = parameters[\FetchParameters.blockPrivate]
         allowLoopback = parameters[\FetchParameters.allowLoopback]
@@ -116,10 +118,28 @@ struct FetchOptions: Sendable {
         userAgent = parameters[\FetchParameters.userAgent]
     }
 
+    /// The options of the object-store client: a short timeout, no address guard, no redirects.
+    init(timeout: Double, maxBytes: Int) {
+        self.timeout = timeout
+        connectTimeout = min(timeout, 2)
+        lowSpeedLimit = 0
+        lowSpeedTime = 1
+        self.maxBytes = maxBytes
+        maxHeaderBytes = 131_072
+        maxRedirects = 0
+        schemes = ["http", "https"]
+        blockPrivate = false
+        allowLoopback = false
+        allowHosts = []
+        retry = RetryPolicy(retries: 0, delay: 0, maxDelay: 0)
+        userAgent = "pipelinehost/0.1 (libcurl)"
+    }
+
     /// curl's protocol lists: the first URL may use any allowed scheme, a redirect only http(s).
-    var protocols: String { FetchURL.schemes.filter(schemes.contains).sorted().joined(separator: ",") }
+    /// (s3 is not one of curl's: its transfers go to the endpoint over http or https.)
+    var protocols: String { FetchURL.curlSchemes.filter(schemes.contains).sorted().joined(separator: ",") }
     var redirectProtocols: String {
-        let web = schemes.subtracting(["file"]).sorted().joined(separator: ",")
+        let web = schemes.intersection(["http", "https"]).sorted().joined(separator: ",")
         return web.isEmpty ? "http" : web  // file alone: no redirects happen
     }
 }
@@ -129,12 +149,16 @@ struct FetchStage: Stage {
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         guard case .source(let source) = input else { throw PipelineError(.stageFailed, "fetch: expected a source") }
-        let url = try FetchURL.resolve(source.signedLocation(), allowing: options.schemes)
-        if !options.allowHosts.isEmpty, !options.allowHosts.contains(url.host ?? "") {
-            throw PipelineError(.blocked, "the source's host \(url.host ?? "(none)") is not in allow_hosts")
+        let request = try FetchURL.request(for: source.signedLocation(), allowing: options.schemes)
+        let host = request.bucket ?? request.url.host
+        if !options.allowHosts.isEmpty, !options.allowHosts.contains(host ?? "") {
+            let what = request.bucket == nil ? "host" : "bucket"
+            throw PipelineError(.blocked, "the source's \(what) \(host ?? "(none)") is not in allow_hosts")
         }
+        var transfer = request
+        transfer.validators = source.validators
         let body = try await options.retry.run(context: context) {
-            try await CurlTransfer.fetch(url, validators: source.validators, options: options, context: context)
+            try await CurlTransfer.fetch(transfer, options: options, context: context)
         }
         return .encoded(
             EncodedImage(

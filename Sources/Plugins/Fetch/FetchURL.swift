@@ -8,7 +8,32 @@ import PipelineHost
 
 /// Turns a source location into the URL curl fetches, and the host curl must read in it.
 enum FetchURL {
-    static let schemes: Set<String> = ["http", "https", "file"]
+    static let schemes: Set<String> = ["http", "https", "file", "s3"]
+    /// The schemes libcurl itself fetches.
+    static let curlSchemes: Set<String> = ["http", "https", "file"]
+
+    /// The transfer for a source: its URL, and for `s3://BUCKET/KEY` the endpoint's URL of the
+    /// object with the signature the AWS environment gives (`S3Configuration.current`).
+    static func request(for location: String, allowing allowed: Set<String>) throws(PipelineError)
+        -> CurlTransfer.Request
+    {
+        guard SourceLocation(location).scheme == "s3" else {
+            return CurlTransfer.Request(url: try resolve(location, allowing: allowed))
+        }
+        guard allowed.contains("s3") else {
+            throw PipelineError(.invalidSource, "scheme 's3' is not allowed (fetch schemes: \(list(allowed)))")
+        }
+        let object = try S3Source(location)
+        let configuration: S3Configuration
+        switch S3Configuration.current {
+        case .success(let value): configuration = value
+        case .failure(let problem): throw PipelineError(.invalidSource, "\(problem)")
+        }
+        let url = try resolve(
+            configuration.url(bucket: object.bucket, key: object.key, query: object.query),
+            allowing: ["http", "https"])
+        return CurlTransfer.Request(url: url, signing: configuration, bucket: object.bucket)
+    }
 
     /// A URL for curl, with the host and port the caller's policy saw in it (nil for files):
     /// the transfer refuses to start when libcurl's own parse names another.
@@ -30,7 +55,7 @@ enum FetchURL {
             return Resolved(url: URL(fileURLWithPath: location).absoluteString, host: nil, port: nil)
         }
         guard schemes.contains(scheme) else {
-            throw PipelineError(.invalidSource, "unsupported scheme '\(scheme)' (use http, https, file or a path)")
+            throw PipelineError(.invalidSource, "unsupported scheme '\(scheme)' (use http, https, file, s3 or a path)")
         }
         guard allowed.contains(scheme) else {
             throw PipelineError(.invalidSource, "scheme '\(scheme)' is not allowed (fetch schemes: \(list(allowed)))")

@@ -1,6 +1,6 @@
 import Crypto
 
-/// Proof that a value in Redis was written by a node that knows the shared secret
+/// Proof that a value in a shared tier (Redis, the object store) was written by a node that knows the shared secret
 /// (`PIPELINEHOST_SHARED_SECRET`): HMAC-SHA256 over the Redis key and the value, in front of the
 /// value. Without it, anyone who can write to Redis decides what every node serves: the entry's
 /// own SHA-256 only catches damage, since a forger writes a matching one. With it, a value that
@@ -20,12 +20,12 @@ public struct EntrySeal: Sendable {
     static let magic = Array("PHSEAL1\n".utf8)
 
     /// The value as stored: the magic, the MAC, the value.
-    func seal(_ value: [UInt8], key redisKey: String) -> [UInt8] {
+    public func seal(_ value: [UInt8], key redisKey: String) -> [UInt8] {
         Self.magic + Array(mac(value[...], key: redisKey)) + value
     }
 
     /// The value, when it is sealed for `redisKey` with this secret; nil otherwise.
-    func open(_ stored: [UInt8], key redisKey: String) -> [UInt8]? {
+    public func open(_ stored: [UInt8], key redisKey: String) -> [UInt8]? {
         let headerLength = Self.magic.count + SHA256.byteCount
         guard stored.count >= headerLength, stored.starts(with: Self.magic) else { return nil }
         let value = stored[headerLength...]

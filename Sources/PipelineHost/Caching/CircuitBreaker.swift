@@ -1,5 +1,3 @@
-import PipelineHost
-
 /// Opens after `threshold` failures in a row: calls fail at once for `cooldown`, then one call
 /// is let through, and a success closes it again. So a Redis that is down costs one timeout per
 /// cooldown, not one per request.
@@ -15,7 +13,7 @@ public final class CircuitBreaker: Sendable {
     public var timesOpened: Int { state.withLock { $0.timesOpened } }
 
     /// A new, closed breaker with this one's threshold and cooldown (one per node of a cluster).
-    func sibling() -> CircuitBreaker {
+    package func sibling() -> CircuitBreaker {
         let (threshold, cooldown) = state.withLock { ($0.threshold, $0.cooldown) }
         return CircuitBreaker(threshold: threshold, cooldown: cooldown)
     }
@@ -24,9 +22,9 @@ public final class CircuitBreaker: Sendable {
     /// Whether the next call would go out: closed, or open with its cooldown over and no probe out.
     public var wouldAllowCall: Bool { state.withLock { $0.wouldAllowCall(at: .now) } }
 
-    func allowsCall() -> Bool { state.withLock { $0.allowsCall(at: .now) } }
-    func succeeded() { state.withLock { $0.succeeded() } }
-    func failed() { state.withLock { $0.failed(at: .now) } }
+    package func allowsCall() -> Bool { state.withLock { $0.allowsCall(at: .now) } }
+    package func succeeded() { state.withLock { $0.succeeded() } }
+    package func failed() { state.withLock { $0.failed(at: .now) } }
 }
 
 /// The circuit breaker's decisions as a value, given the time: tested without sleeping.
