@@ -15,7 +15,7 @@ struct CacheCommand: AsyncParsableCommand {
               pipelinehost cache verify --cache-dir /var/cache/covers
               pipelinehost cache prune --max-size 200M
             """,
-        subcommands: [Stats.self, Verify.self, Prune.self, Clear.self])
+        subcommands: [Stats.self, Verify.self, Prune.self, Clear.self, Purge.self])
 
     struct Location: ParsableArguments {
         @Option(

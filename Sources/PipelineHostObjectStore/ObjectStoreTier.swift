@@ -16,7 +16,7 @@ import PipelineHost
 /// - The store never fails a request: a failed or slow call is a miss, stores are dropped when
 ///   more than `maxQueuedStores` wait, and a circuit breaker stops calling a store that is down.
 /// - Nothing expires here by itself: a bucket lifecycle rule on the prefix bounds its size.
-public final class ObjectStoreTier: CacheTier {
+public final class ObjectStoreTier: PurgeableTier {
     public let name = "store"
     let client: S3Client
     /// "" or a folder, ending in "/".
@@ -53,7 +53,7 @@ public final class ObjectStoreTier: CacheTier {
     public func keeps(_ point: CachePoint) -> Bool { point.disk }
 
     /// The folder of a source's entries, and an entry's object key in it.
-    func folder(ofSource source: String) -> String { prefix + Self.digest(source) + "/" }
+    func folder(ofSource source: String) -> String { prefix + SourcePurge.digest(source) + "/" }
     func objectKey(_ key: StageKey) -> (object: String, name: String) {
         let name = Self.digest(key.description)
         return (folder(ofSource: key.source) + name, name)
@@ -94,7 +94,8 @@ public final class ObjectStoreTier: CacheTier {
     public func store(_ entry: CacheEntry, for key: StageKey, at point: CachePoint) {
         let (object, name) = objectKey(key)
         guard entry.image.bytes.count <= maxEntryBytes,
-            let header = try? DiskEntryFormat.header(entry, key: key.description, name: name, layer: point.layer)
+            let header = try? DiskEntryFormat.header(
+                entry, key: key.description, name: name, layer: point.layer, source: key.source)
         else { return }
         guard background.count < maxQueuedStores else {
             counters.add(.dropped)
@@ -119,12 +120,17 @@ public final class ObjectStoreTier: CacheTier {
     /// Waits for every store started so far.
     public func drain() async { await background.drain() }
 
-    /// Deletes every entry of a source (every profile's and option's, originals and variants):
-    /// lists the source's folder and deletes what it holds. Returns how many it deleted.
-    public func purge(sourceKey: String) async throws(PipelineError) -> Int {
-        let keys = try await client.list(prefix: folder(ofSource: sourceKey))
-        for key in keys { try await client.delete(key) }
-        return keys.count
+    /// Deletes every entry of the purged sources (every profile's and option's, originals and
+    /// variants): lists each source's folder and deletes what it holds. Returns how many. The
+    /// store announces nothing; the shared tier's channel does.
+    public func purge(_ purge: SourcePurge, announce: Bool) async throws(PipelineError) -> Int {
+        var removed = 0
+        for digest in purge.digests.sorted() {
+            let keys = try await client.list(prefix: prefix + digest + "/")
+            for key in keys { try await client.delete(key) }
+            removed += keys.count
+        }
+        return removed
     }
 
     private func sealed(_ value: [UInt8], key: String) -> [UInt8] { seal.map { $0.seal(value, key: key) } ?? value }

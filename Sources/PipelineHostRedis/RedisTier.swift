@@ -99,7 +99,8 @@ public final class RedisTier: CacheTier {
     public func store(_ entry: CacheEntry, for key: StageKey, at point: CachePoint) {
         let (redisKey, name) = Self.names(key)
         guard point.layer == .variant || entry.image.bytes.count <= maxEntryBytes,
-            let header = try? DiskEntryFormat.header(entry, key: key.description, name: name, layer: point.layer)
+            let header = try? DiskEntryFormat.header(
+                entry, key: key.description, name: name, layer: point.layer, source: key.source)
         else {
             releaseIfAwaited(redisKey)
             return
@@ -113,6 +114,11 @@ public final class RedisTier: CacheTier {
                     Array("PX".utf8), Array(String(milliseconds).utf8),
                 ])
                 if case .error(let text) = reply { counters.error(RedisClient.Failure(description: text)) }
+                // The source's index, which a purge empties: it lives as long as its longest entry.
+                let index = Self.sourceIndexKey(SourcePurge.digest(key.source))
+                _ = try await client.command("SADD", index, redisKey)
+                _ = try await client.command("PEXPIRE", index, String(milliseconds), "GT")
+                _ = try await client.command("PEXPIRE", index, String(milliseconds), "NX")
             } catch {
                 counters.error(error)
                 logger.debug("shared tier store failed: \(error)")

@@ -7,13 +7,17 @@ final class CacheWrite: Sendable {
     let entry: CacheEntry
     /// The tiers hold these bytes already; only their freshness is new (after a 304).
     let freshnessOnly: Bool
+    /// `PurgeLedger.now` when the work that made the entry looked in the cache: a purge of its
+    /// source after that drops the write, so bytes fetched before a purge are never stored after it.
+    let epoch: UInt64
     private let claimed = Locked(false)
 
-    init(key: StageKey, point: CachePoint, entry: CacheEntry, freshnessOnly: Bool = false) {
+    init(key: StageKey, point: CachePoint, entry: CacheEntry, freshnessOnly: Bool = false, epoch: UInt64) {
         self.key = key
         self.point = point
         self.entry = entry
         self.freshnessOnly = freshnessOnly
+        self.epoch = epoch
     }
 
     /// Whether a request has stored it already.

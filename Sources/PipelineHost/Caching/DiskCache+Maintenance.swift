@@ -92,8 +92,24 @@ extension DiskCache {
         return removed
     }
 
+    /// Removes every entry of the purged sources: those whose metadata names one of their
+    /// digests, and older entries (without one) whose redacted key starts with a source key the
+    /// purge knows. Returns how many. Reads each entry's header, not its bytes.
+    public func purge(_ purge: SourcePurge) -> Int {
+        var removed = 0
+        for file in entryFiles() {
+            guard let metadata = metadata(of: file), purge.matches(metadata) else { continue }
+            if remove(file) { removed += 1 }
+        }
+        if removed > 0 { forgetUsage() }
+        return removed
+    }
+
     /// The layer written in an entry's metadata, read from its header alone.
-    func layer(of file: EntryFile) -> CacheLayer? {
+    func layer(of file: EntryFile) -> CacheLayer? { metadata(of: file)?.layer }
+
+    /// An entry's metadata, read from its header alone.
+    func metadata(of file: EntryFile) -> DiskEntryFormat.Metadata? {
         let fd = open(file)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -106,6 +122,6 @@ extension DiskCache {
         guard pread(fd, &json, length, off_t(layout.metadataOffset)) == length,
             let metadata = try? JSONDecoder().decode(DiskEntryFormat.Metadata.self, from: Data(json))
         else { return nil }
-        return metadata.layer
+        return metadata
     }
 }

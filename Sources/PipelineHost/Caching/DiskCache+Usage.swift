@@ -27,9 +27,11 @@ extension DiskCache {
     /// entries (down to 90%, so a full cache evicts in batches). An entry larger than the limit
     /// is not stored. Returns the directory's total afterwards.
     @discardableResult
-    func store(_ entry: CacheEntry, key: String, layer: CacheLayer, limit: Int) throws(WriteError) -> Int {
+    func store(_ entry: CacheEntry, key: String, layer: CacheLayer, limit: Int, source: String? = nil)
+        throws(WriteError) -> Int
+    {
         let name = Self.name(for: key)
-        let header = try Self.header(entry, key: key, name: name, layer: layer)
+        let header = try Self.header(entry, key: key, name: name, layer: layer, source: source)
         // The file's exact size: what is reserved is what is written.
         let estimate = header.count + entry.image.bytes.count
         guard estimate <= limit else { return 0 }

@@ -78,10 +78,11 @@ public struct DiskCache: Sendable {
     }
 
     /// Everything in an entry's file before its bytes.
-    static func header(_ entry: CacheEntry, key: String, name: String, layer: CacheLayer) throws(WriteError) -> [UInt8]
+    static func header(_ entry: CacheEntry, key: String, name: String, layer: CacheLayer, source: String? = nil)
+        throws(WriteError) -> [UInt8]
     {
         do {
-            return try DiskEntryFormat.header(entry, key: key, name: name, layer: layer)
+            return try DiskEntryFormat.header(entry, key: key, name: name, layer: layer, source: source)
         } catch {
             throw WriteError(description: "cannot encode cache metadata: \(error)")
         }

@@ -43,17 +43,22 @@ package enum DiskEntryFormat {
         var hints: CacheHints?
         /// For a variant: the version (validators) of the original it was made from.
         var origin: String?
+        /// SHA-256 of the source key (`SourcePurge.digest`), so a purge finds every entry of a
+        /// source, on any node, without knowing the source itself. Nil in older entries.
+        var source: String?
     }
 
     /// Everything before the body; the writer appends `entry.image.bytes` itself, without a copy.
-    package static func header(_ entry: CacheEntry, key: String, name: String, layer: CacheLayer) throws -> [UInt8] {
+    package static func header(
+        _ entry: CacheEntry, key: String, name: String, layer: CacheLayer, source: String? = nil
+    ) throws -> [UInt8] {
         let image = entry.image
         let metadata = Metadata(
             key: redactedKey(key), name: name, layer: layer, byteCount: image.bytes.count,
             storedAt: entry.storedAt, expiresAt: entry.expiresAt, format: image.format,
             contentType: image.declaredContentType, width: image.size?.width, height: image.size?.height,
             sourceWidth: image.sourceSize?.width, sourceHeight: image.sourceSize?.height, hints: image.cacheHints,
-            origin: entry.origin)
+            origin: entry.origin, source: source.map(SourcePurge.digest))
         let json = Array(try JSONEncoder().encode(metadata))
         var hasher = SHA256()
         hasher.update(data: json)

@@ -84,7 +84,8 @@ final class DiskWriter: Sendable {
                 return (
                     false,
                     Result { () throws(DiskCache.WriteError) in
-                        try cache.store(next.entry, key: name, layer: next.layer, limit: limit)
+                        try cache.store(
+                            next.entry, key: name, layer: next.layer, limit: limit, source: next.place.key.source)
                     }
                 )
             }

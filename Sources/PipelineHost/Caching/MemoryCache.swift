@@ -79,6 +79,14 @@ public final class MemoryCache<Key: Hashable> {
         unlink(node)
     }
 
+    /// Removes the entries whose key matches; returns how many.
+    @discardableResult
+    public func removeAll(where matches: (Key) -> Bool) -> Int {
+        let doomed = nodes.keys.filter(matches)
+        for key in doomed { remove(key) }
+        return doomed.count
+    }
+
     /// Removes every entry.
     public func removeAll() {
         nodes = [:]

@@ -19,6 +19,11 @@ final class MemoryTier: CacheTier {
         entry(for: key).map(CacheRead.hit) ?? .miss
     }
 
+    /// Drops the purged sources' entries; returns how many.
+    func purge(_ purge: SourcePurge) -> Int {
+        cache.withLock { $0.removeAll(where: purge.matches) }
+    }
+
     func store(_ entry: CacheEntry, for key: StageKey, at point: CachePoint) {
         cache.withLock { $0.insert(entry, for: key) }
     }

@@ -11,10 +11,13 @@ final class TieredCache: Sendable {
     /// Every tier after memory, in lookup order.
     private let lower: [any CacheTier]
     private let counters: PipelineCounters
+    private let blocking: BlockingExecutor
     private let logger: Logger
     private let clock = ContinuousClock()
     /// The time of day every freshness decision is made at.
     let wall: WallClock
+    /// When each source was last purged: writes of work begun before are dropped.
+    let purges = PurgeLedger()
 
     init(settings: CacheSettings, blocking: BlockingExecutor, counters: PipelineCounters, logger: Logger) {
         mode = settings.mode
@@ -24,6 +27,7 @@ final class TieredCache: Sendable {
             writer: DiskWriter(limit: settings.diskLimit, blocking: blocking, counters: counters, logger: logger),
             blocking: blocking)
         lower = [disk] + settings.additionalTiers
+        self.blocking = blocking
         self.counters = counters
         self.logger = logger
     }
@@ -62,6 +66,8 @@ final class TieredCache: Sendable {
         let reusable: CacheEntry?
         /// Time the lookup took.
         let lookup: Duration
+        /// `purges.now` when the lookup began.
+        let epoch: UInt64
     }
 
     /// The first tier after memory that shares work between processes and keeps `point`.
@@ -74,6 +80,7 @@ final class TieredCache: Sendable {
     /// before the one that had it; the newest stale one is kept as the last good image.
     func lookup(_ key: StageKey, at point: CachePoint) async -> Lookup {
         let started = clock.now
+        let epoch = purges.now
         // Memory was looked up when this work started; an expired entry still serves as the
         // last good one.
         var last = point.memory ? memory.entry(for: key) : nil
@@ -84,7 +91,9 @@ final class TieredCache: Sendable {
             case .hit(let entry):
                 if entry.isFresh(at: wall.now), mode != .refresh {
                     if isDisk { counters.add(\.diskHits) }
+                    // Not when the source was purged while this tier was read.
                     for earlier in [memory] + lower[..<index] where earlier.keeps(point) {
+                        if purges.purged(key.source, since: epoch) { break }
                         earlier.store(entry, for: key, at: point)
                     }
                     var value = StepValue(stored: entry, lookup: clock.now - started, stale: false)
@@ -109,7 +118,7 @@ final class TieredCache: Sendable {
         return .miss(
             Miss(
                 last: last, validators: validators?.isEmpty == false ? validators : nil, reusable: reusable,
-                lookup: clock.now - started))
+                lookup: clock.now - started, epoch: epoch))
     }
 
     /// What the work behind a cache point gave, as the point answers it: a 304 becomes the
@@ -133,7 +142,9 @@ final class TieredCache: Sendable {
                 image = Self.refreshed(last.image, with: image.cacheHints)
                 value.value = .encoded(image)
             }
-            return .success(pendingStore(value, image: image, key: key, point: point, freshnessOnly: notModified))
+            return .success(
+                pendingStore(
+                    value, image: image, key: key, point: point, freshnessOnly: notModified, epoch: miss.epoch))
         case .failure(let error):
             guard error.kind != .cancelled, point.onError == .stale, let last = miss.last else {
                 return .failure(error)
@@ -164,7 +175,8 @@ final class TieredCache: Sendable {
         value.diskHit = false
         value.sharedHit = false
         if !value.noStore {
-            value.pending.append(CacheWrite(key: key, point: point, entry: entry, freshnessOnly: true))
+            value.pending.append(
+                CacheWrite(key: key, point: point, entry: entry, freshnessOnly: true, epoch: miss.epoch))
         }
         return value
     }
@@ -173,6 +185,8 @@ final class TieredCache: Sendable {
     /// once, however many requests shared it; an entry with only new freshness is refreshed.
     func commit(_ writes: [CacheWrite]) {
         for write in writes where write.claim() {
+            // Made from bytes read before a purge of its source: never stored after it.
+            if purges.purged(write.key.source, since: write.epoch) { continue }
             for tier in [memory] + lower where tier.keeps(write.point) {
                 if write.freshnessOnly {
                     tier.refresh(write.entry, for: write.key, at: write.point)
@@ -188,11 +202,39 @@ final class TieredCache: Sendable {
         for tier in [memory] + lower { await tier.drain() }
     }
 
+    /// Drops the purged sources from every tier: records the purge (work begun before it
+    /// stores nothing), waits for the stores already started, then deletes from memory, from
+    /// each of `directories` and from every tier after disk. `announce`: the shared tier tells
+    /// the other nodes.
+    func purge(_ purge: SourcePurge, directories: Set<String>, announce: Bool) async -> PurgeReport {
+        purges.record(purge)
+        await drain()
+        var report = PurgeReport()
+        report.removed["memory"] = memory.purge(purge)
+        var onDisk = 0
+        for directory in directories.sorted() {
+            let cache = DiskCache(directory: directory)
+            onDisk += await blocking.run { cache.purge(purge) }
+        }
+        report.removed["disk"] = onDisk
+        for case let tier as any PurgeableTier in lower {
+            do {
+                report.removed[tier.name, default: 0] += try await tier.purge(purge, announce: announce)
+            } catch {
+                report.failures.append("\(tier.name): \(error.reason)")
+            }
+        }
+        return report
+    }
+
+    /// The tiers that hear other nodes' purges, and so need a handler.
+    var purgeAnnouncers: [any PurgeableTier] { lower.compactMap { $0 as? any PurgeableTier } }
+
     /// `value` with a pending store of its bytes, unless the origin forbade storing. A variant
     /// records the version of the original it was made from.
     private func pendingStore(
         _ value: StepValue, image: EncodedImage, key: StageKey, point: CachePoint,
-        freshnessOnly: Bool
+        freshnessOnly: Bool, epoch: UInt64
     ) -> StepValue {
         var value = value
         let now = wall.now
@@ -207,7 +249,7 @@ final class TieredCache: Sendable {
             CacheWrite(
                 key: key, point: point,
                 entry: CacheEntry(image: kept, storedAt: now, expiresAt: expiresAt, origin: origin),
-                freshnessOnly: freshnessOnly))
+                freshnessOnly: freshnessOnly, epoch: epoch))
         return value
     }
 

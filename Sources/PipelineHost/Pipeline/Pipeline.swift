@@ -53,6 +53,7 @@ public actor Pipeline {
         counters = PipelineCounters(factory: configuration.metrics ?? MetricsSystem.factory)
         cache = TieredCache(
             settings: configuration.cache, blocking: self.blocking.io, counters: counters, logger: logger)
+        listenForAnnouncedPurges()
     }
 
     /// Runs one request. Cancelling the calling task cancels this request only; shared work

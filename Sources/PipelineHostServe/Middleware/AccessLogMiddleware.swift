@@ -54,7 +54,7 @@ struct AccessLogMiddleware: RouterMiddleware {
 final class AccessNote: Sendable {
     /// The route that answered, the `endpoint` label of the HTTP metrics.
     enum Endpoint: String, Sendable {
-        case health, ready, metrics, prefetch, image
+        case health, ready, metrics, prefetch, purge, image
         /// No route: a 404 or 405 from `NotFoundMiddleware`.
         case none
     }

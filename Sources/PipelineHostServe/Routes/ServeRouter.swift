@@ -33,6 +33,10 @@ enum ServeRouter {
             context.access.note(endpoint: .metrics, path: "/metrics")
             return metrics(state)
         }
+        router.post("/purge/**") { request, context in
+            context.access.note(endpoint: .purge, path: "/purge/…")
+            return try await PurgeRoute(state: state).respond(to: request)
+        }
         router.post("/prefetch") { request, context in
             context.access.note(endpoint: .prefetch, path: "/prefetch")
             return try await PrefetchRoute(state: state).respond(to: request)

@@ -1,0 +1,58 @@
+extension Pipeline {
+    /// Drops every original and variant of `sources` (for every profile of this pipeline and
+    /// every option) from memory, from every disk directory the profiles use, and from the tiers
+    /// after disk (Redis, the object store). With `announce`, the shared tier tells the other
+    /// nodes, which drop their memory and disk copies too.
+    ///
+    /// A source's entries are those of its source key under each profile (what its normalize
+    /// stage makes of it) and of the source as written. Work on the source that began before the
+    /// purge finishes for its waiters but stores nothing (`PurgeLedger`).
+    public func purge(sources: [String], announce: Bool = true) async -> PurgeReport {
+        var keys = Set(sources)
+        for source in sources {
+            for profile in profiles.profiles {
+                let request = ImageRequest(source: source, profile: profile.name)
+                if case .success(let planned) = await StageRun.chain(
+                    for: request, in: profiles, settings: configuration.cache, logger: logger, blocking: blocking.io)
+                {
+                    keys.insert(planned.chain.source.key)
+                }
+            }
+        }
+        return await cache.purge(SourcePurge(sourceKeys: keys), directories: cacheDirectories, announce: announce)
+    }
+
+    /// A purge another node announced: the same, without announcing it again.
+    func purgeAnnounced(_ purge: SourcePurge) async {
+        let report = await cache.purge(purge, directories: cacheDirectories, announce: false)
+        logger.info(
+            "purged on another node's request",
+            metadata: ["removed": "\(report.removed.values.reduce(0, +))", "sources": "\(purge.digests.count)"])
+    }
+
+    /// Every disk directory this pipeline's profiles keep entries in.
+    nonisolated var cacheDirectories: Set<String> {
+        var directories = Set<String>()
+        guard configuration.cache.mode != .off else { return directories }
+        if let directory = configuration.cache.directory { directories.insert(directory) }
+        for profile in profiles.profiles {
+            guard let plan = try? RequestPlan(ImageRequest(source: "", profile: profile.name), in: profiles) else {
+                continue
+            }
+            for (step, policy) in plan.caches {
+                let layer: CacheLayer = plan.steps[step].definition.role == .fetch ? .original : .variant
+                let point = CachePoint(
+                    policy, layer: layer, settings: configuration.cache, profileFile: profiles.file)
+                if let directory = point.directory { directories.insert(directory) }
+            }
+        }
+        return directories
+    }
+
+    /// Has the tiers that hear other nodes' purges hand them to this pipeline.
+    nonisolated func listenForAnnouncedPurges() {
+        for tier in cache.purgeAnnouncers {
+            tier.onAnnouncedPurge { [weak self] purge in await self?.purgeAnnounced(purge) }
+        }
+    }
+}

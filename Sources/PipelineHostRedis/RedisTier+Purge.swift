@@ -1,0 +1,46 @@
+import PipelineHost
+
+/// Purge in Redis: each stored value's key is also added to its source's index (a set under
+/// `pipelinehost:v1:src:{<source digest>}`), which a purge pops member by member (`SPOP`, so two
+/// nodes purging at once never both delete, and a Redis Cluster routes each key to its shard).
+/// The purge is announced on the done channel, so every node drops its memory and disk copies.
+extension RedisTier: PurgeableTier {
+    /// The index of a source's values.
+    static func sourceIndexKey(_ digest: String) -> String { "pipelinehost:v1:src:{\(digest)}" }
+
+    public func purge(_ purge: SourcePurge, announce: Bool) async throws(PipelineError) -> Int {
+        var removed = 0
+        do throws(RedisClient.Failure) {
+            for digest in purge.digests.sorted() {
+                let index = Self.sourceIndexKey(digest)
+                // Bounded: an index holds one member per stored variant of one source.
+                for _ in 0..<100_000 {
+                    guard case .string(let member) = try await client.command([Array("SPOP".utf8), Array(index.utf8)])
+                    else { break }
+                    if case .integer(let count) = try await client.command([Array("DEL".utf8), member]) {
+                        removed += count
+                    }
+                }
+            }
+            if announce {
+                let message =
+                    DoneChannel.purgePrefix + done.nodeID + ":" + purge.digests.sorted().joined(separator: ",")
+                _ = try await client.command("PUBLISH", DoneChannel.name, message)
+            }
+        } catch {
+            counters.error(error)
+            throw PipelineError(.transport, "Redis: \(error.description)")
+        }
+        return removed
+    }
+
+    public func onAnnouncedPurge(_ handler: @escaping @Sendable (SourcePurge) async -> Void) {
+        done.onPurge { text in
+            let digests = text.split(separator: ",").map(String.init).filter { digest in
+                digest.count == 64 && digest.allSatisfy(\.isHexDigit)
+            }
+            guard !digests.isEmpty else { return }
+            Task { await handler(SourcePurge(digests: Set(digests))) }
+        }
+    }
+}
