@@ -189,7 +189,7 @@ let package = Package(
                 "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin", "CirclePlugin",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            path: "Tests/TestSupport"),
+            path: "Tests/TestSupport", exclude: ["s3tool.py"]),
         // The soak run (scripts/soak): thousands of mixed requests through one Pipeline.
         .executableTarget(
             name: "pipelinehost-soak",
@@ -216,6 +216,9 @@ let package = Package(
         .testTarget(name: "SubsonicAuthPluginTests", dependencies: ["TestSupport", "SubsonicAuthPlugin"]),
         .testTarget(name: "CirclePluginTests", dependencies: ["TestSupport", "CirclePlugin"]),
         .testTarget(name: "SharedCacheTests", dependencies: ["TestSupport", "PipelineHostRedis"]),
+        .testTarget(
+            name: "ObjectStorageTests",
+            dependencies: ["TestSupport", "FetchPlugin", "PipelineHostObjectStore"]),
         .testTarget(
             name: "ServeTests",
             dependencies: [

@@ -305,11 +305,34 @@ def start_redis(port):
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def start_node(binary, profile, port, cache_dir, redis_port, shared=None, extra=()):
-    """A serve node on `port` sharing the Redis on `redis_port`, or the tier at `shared` (a URL)."""
+def start_node(binary, profile, port, cache_dir, redis_port, shared=None, extra=(), env=None):
+    """A serve node on `port` sharing the Redis on `redis_port` (none when it is None), or the
+    tier at `shared` (a URL)."""
+    tier = [] if redis_port is None and shared is None else ["--shared-cache", shared or f"redis://127.0.0.1:{redis_port}"]
     return subprocess.Popen([binary, "serve", profile, "--port", str(port), "--allow-unsigned", "--no-access-log",
-                             "--cache-dir", cache_dir, "--shared-cache", shared or f"redis://127.0.0.1:{redis_port}", *extra],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "MALLOC_ARENA_MAX": "2"})
+                             "--cache-dir", cache_dir, *tier, *extra],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "MALLOC_ARENA_MAX": "2", **(env or {})})
+
+
+def start_s3():
+    """moto's S3 server with authentication on (the venv scripts/setup makes), an IAM user made
+    through its IAM API (Tests/TestSupport/s3tool.py), and a bucket "bench": the process and
+    the AWS environment a node reaches it with."""
+    venv = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".build", "reference-venv", "bin")
+    tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "TestSupport", "s3tool.py")
+    port = free_port()
+    process = subprocess.Popen([os.path.join(venv, "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env={**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "3"})
+    endpoint = f"http://127.0.0.1:{port}"
+    wait_up(endpoint)
+    run = lambda *args: subprocess.run([os.path.join(venv, "python"), tool, endpoint, *args],
+                                       check=True, capture_output=True, text=True).stdout.split()
+    key, secret = run("setup")
+    run("mkbucket", key, secret, "bench")
+    return process, {"AWS_ACCESS_KEY_ID": key, "AWS_SECRET_ACCESS_KEY": secret, "AWS_ENDPOINT_URL": endpoint,
+                     "AWS_REGION": "us-east-1"}
 
 
 def stop(processes):
@@ -397,10 +420,12 @@ def tiers(seconds, binary, photos, results_path):
                 print(f"memory hits behind nginx, {count} node(s): {result['rps']:.0f} req/s, p99 {result['p99']:.1f} ms", file=sys.stderr)
             finally:
                 stop(nodes + ([nginx] if nginx else []))
-        # 2. Shared-tier hits against disk hits, for the same 300 variants.
-        port_a, port_b = free_port(), free_port()
+        # 2. Shared-tier hits against disk hits and object-store hits, for the same 300 variants.
+        port_a, port_b, port_c = free_port(), free_port(), free_port()
         sources = [path(f"{base}/tier/{i}/{names[i % len(names)]}") for i in range(300)]
-        node_a = start_node(binary, profile, port_a, os.path.join(work, "tier-a"), redis_port)
+        s3, aws = start_s3()
+        store = ["--object-store", "s3://bench/tiers"]
+        node_a = start_node(binary, profile, port_a, os.path.join(work, "tier-a"), redis_port, extra=store, env=aws)
         node_b = start_node(binary, profile, port_b, os.path.join(work, "tier-b"), redis_port)
         try:
             wait_up(f"http://127.0.0.1:{port_a}"); wait_up(f"http://127.0.0.1:{port_b}")
@@ -409,14 +434,22 @@ def tiers(seconds, binary, photos, results_path):
             time.sleep(2)  # the stores to Redis and to disk are off the request path
             out["shared hits"] = timed_gets(port_b, sources)
         finally:
-            stop([node_a, node_b])
+            stop([node_a, node_b])  # node A's stop drains its writes to the object store
         node_a = start_node(binary, profile, port_a, os.path.join(work, "tier-a"), redis_port)
         try:
             wait_up(f"http://127.0.0.1:{port_a}")
             out["disk hits"] = timed_gets(port_a, sources)
         finally:
             stop([node_a])
-        for label in ["shared hits", "disk hits"]:
+        # Node C: an empty disk and no Redis, so each variant comes from the object store.
+        node_c = start_node(binary, profile, port_c, os.path.join(work, "tier-c"), None, extra=store, env=aws)
+        try:
+            wait_up(f"http://127.0.0.1:{port_c}")
+            out["store hits"] = timed_gets(port_c, sources)
+        finally:
+            stop([node_c, s3])
+        out["tiers date"] = time.strftime("%Y-%m-%d")
+        for label in ["shared hits", "disk hits", "store hits"]:
             print(f"{label}: p50 {out[label]['p50']:.2f} ms, p99 {out[label]['p99']:.2f} ms, {out[label]['answers']}", file=sys.stderr)
     finally:
         stop([redis])
@@ -487,7 +520,14 @@ def write(results_path, report_path):
                   "disk (a disk hit; the files are in the page cache). The latency is the whole request, as the client sees it.", "",
                   "| hit | p50 | p99 | answers (X-Cache) |", "|---|---|---|---|",
                   f"| disk | {disk_hits['p50']:.2f} ms | {disk_hits['p99']:.2f} ms | {answers(disk_hits)} |",
-                  f"| shared (Redis on loopback) | {shared_hits['p50']:.2f} ms | {shared_hits['p99']:.2f} ms | {answers(shared_hits)} |", ""]
+                  f"| shared (Redis on loopback) | {shared_hits['p50']:.2f} ms | {shared_hits['p99']:.2f} ms | {answers(shared_hits)} |"]
+        if "store hits" in t:
+            store_hits = t["store hits"]
+            lines += [f"| store (moto's S3 server on loopback, on node C: an empty disk, no Redis) | {store_hits['p50']:.2f} ms | "
+                      f"{store_hits['p99']:.2f} ms | {answers(store_hits)} |", "",
+                      f"(These three rows: `scripts/bench_serve.py --tiers`, {t['tiers date']}. moto is a Python server "
+                      "made for tests; a real bucket adds its own network round trip to each store hit.)"]
+        lines += [""]
     lines += [MARK_END]
     replace_section(report_path, MARK_START, MARK_END, "\n".join(lines))
 

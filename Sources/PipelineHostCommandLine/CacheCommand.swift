@@ -5,7 +5,7 @@ import PipelineHost
 struct CacheCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cache",
-        abstract: "Inspect and maintain the disk cache.",
+        abstract: "Inspect and maintain the disk cache; purge a source from every cache.",
         discussion: """
             The disk cache holds original bytes and, where a profile asks, display-ready variants, \
             one checksummed file per entry. Several processes may share one directory.
@@ -14,6 +14,7 @@ struct CacheCommand: AsyncParsableCommand {
               pipelinehost cache stats
               pipelinehost cache verify --cache-dir /var/cache/covers
               pipelinehost cache prune --max-size 200M
+              pipelinehost cache purge https://example.com/cover.jpg
             """,
         subcommands: [Stats.self, Verify.self, Prune.self, Clear.self, Purge.self])
 

@@ -208,7 +208,9 @@ enum NegativeEntry {
     /// Failures that would only repeat within seconds; transient ones (timeouts, refused
     /// connections, 5xx) are not remembered.
     static func isWorthRemembering(_ error: PipelineError) -> Bool {
-        switch error.kind {
+        // This node's own credentials refused: another node, or this one fixed, would succeed.
+        if error.isLocalConfiguration { return false }
+        return switch error.kind {
         case .notAnImage, .unsupportedFormat, .pixelLimit, .tooLarge, .decodeFailed, .blocked, .invalidSource: true
         case .httpStatus:
             (400..<500).contains(error.upstreamStatus ?? 0)

@@ -117,8 +117,13 @@ public final class RedisTier: CacheTier {
                 // The source's index, which a purge empties: it lives as long as its longest entry.
                 let index = Self.sourceIndexKey(SourcePurge.digest(key.source))
                 _ = try await client.command("SADD", index, redisKey)
-                _ = try await client.command("PEXPIRE", index, String(milliseconds), "GT")
-                _ = try await client.command("PEXPIRE", index, String(milliseconds), "NX")
+                // Redis 7 extends it only (GT, or NX when it has none yet); an older Redis, which
+                // refuses the options, gets this entry's lifetime.
+                if case .error = try await client.command("PEXPIRE", index, String(milliseconds), "GT") {
+                    _ = try await client.command("PEXPIRE", index, String(milliseconds))
+                } else {
+                    _ = try await client.command("PEXPIRE", index, String(milliseconds), "NX")
+                }
             } catch {
                 counters.error(error)
                 logger.debug("shared tier store failed: \(error)")

@@ -111,7 +111,7 @@ struct FetchTests {
     func scheme() async throws {
         let error = try await TestPipeline.failure(fetchOnly(), source: "ftp://example.com/a.jpg")
         #expect(error?.kind == .invalidSource)
-        #expect(error?.reason == "unsupported scheme 'ftp' (use http, https, file or a path)")
+        #expect(error?.reason == "unsupported scheme 'ftp' (use http, https, file, s3 or a path)")
     }
 
     @Test("cancelling the waiting task aborts the transfer")

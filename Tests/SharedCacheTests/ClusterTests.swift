@@ -89,7 +89,8 @@ struct ClusterTests {
             }
             stored += keys
         }
-        #expect(stored.count == 60, "\(stored)")
+        #expect(stored.filter { $0.hasPrefix("pipelinehost:v1:{") }.count == 60, "\(stored)")
+        #expect(stored.filter { $0.hasPrefix("pipelinehost:v1:src:{") }.count == 30, "one index per source, for purge")
         #expect(first.tier.client.slotMap?.masters.count == 3)
 
         #expect(await load(paths, on: [second]) == 30)

@@ -77,11 +77,18 @@ import Testing
         _ = try await pipeline.image(for: ImageRequest(source: source, profile: "thumb"))
         await pipeline.flushCache()
         let stored = try await redis.dump()
-        #expect(stored.count == 2, "the original and the variant: \(stored.map(\.key))")
-        for (key, value) in stored {
+        let values = stored.filter { $0.key.hasPrefix("pipelinehost:v1:{") }
+        let indexes = stored.filter { $0.key.hasPrefix("pipelinehost:v1:src:{") }
+        #expect(values.count == 2, "the original and the variant: \(stored.map(\.key))")
+        #expect(indexes.count == 1 && stored.count == 3, "and the source's index, for purge: \(stored.map(\.key))")
+        let members = try await redis.cli(["SMEMBERS", try #require(indexes.first).key])
+        #expect(Set(members.split(separator: "\n").map(String.init)) == Set(values.map(\.key)))
+        for (key, _) in values {
             #expect(
                 key.hasPrefix("pipelinehost:v1:{") && key.hasSuffix("}") && key.count == "pipelinehost:v1:{}".count + 64
             )
+        }
+        for (key, value) in stored + [("members", members)] {
             for secret in ["secret", "u=ann", "ann&"] {
                 #expect(!key.contains(secret) && !value.contains(secret), "\(secret) in \(key)")
             }
@@ -123,8 +130,8 @@ import Testing
         await first.flushCache()
         #expect(!breaker.isOpen)
         #expect(
-            try await redis.cli(["DBSIZE"]).trimmingCharacters(in: .whitespacesAndNewlines) == "2",
-            "id=3's original and variant")
+            try await redis.cli(["DBSIZE"]).trimmingCharacters(in: .whitespacesAndNewlines) == "3",
+            "id=3's original and variant, and its source's index")
         withExtendedLifetime(firstDirectory) {}
     }
 

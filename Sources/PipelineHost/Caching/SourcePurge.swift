@@ -58,9 +58,11 @@ extension PurgeableTier {
 
 /// What a purge removed, by tier name ("memory", "disk", "shared", "store"), and what failed.
 public struct PurgeReport: Sendable, Equatable {
+    /// Entries removed, by tier name.
     public var removed: [String: Int] = [:]
     /// "store: S3 AccessDenied (HTTP 403) ...": a tier that could not be purged.
     public var failures: [String] = []
 
+    /// Nothing removed yet.
     public init() {}
 }

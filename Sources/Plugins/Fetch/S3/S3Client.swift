@@ -4,7 +4,9 @@ import PipelineHost
 /// and list, for the object-store tier and purge. Every call has a time limit and runs on the
 /// transfer threads, never the cooperative pool.
 public struct S3Client: Sendable {
+    /// How S3 is reached and signed for.
     public let configuration: S3Configuration
+    /// The bucket every call goes to.
     public let bucket: String
     private let options: FetchOptions
 
@@ -17,7 +19,9 @@ public struct S3Client: Sendable {
 
     /// What S3 answered: its status and body (an object, a listing or an error document).
     public struct Response: Sendable {
+        /// The HTTP status.
         public let status: Int
+        /// The body: the object, a listing or an error document.
         public let bytes: ImageBytes
         /// The failure a 4xx or 5xx makes, naming the bucket and S3's code.
         public let failure: PipelineError?

@@ -9,14 +9,21 @@ import PipelineHost
 /// `AWS_SESSION_TOKEN`, `AWS_REGION` or `AWS_DEFAULT_REGION`, and `AWS_ENDPOINT_URL_S3` or
 /// `AWS_ENDPOINT_URL` for an S3-compatible store (MinIO, R2, Ceph), which is then addressed
 /// path-style. libcurl signs each request with Signature V4.
-public struct S3Configuration: Sendable, Equatable {
+public struct S3Configuration: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
+    /// `AWS_ACCESS_KEY_ID`.
     public var accessKeyID: String
+    /// `AWS_SECRET_ACCESS_KEY`: given to libcurl's signer only, never printed.
     public var secretAccessKey: String
+    /// `AWS_SESSION_TOKEN`, sent as `x-amz-security-token`.
     public var sessionToken: String?
+    /// `AWS_REGION`, else `AWS_DEFAULT_REGION`, else us-east-1.
     public var region: String
     /// "http://127.0.0.1:9000", without a trailing slash; nil: AWS itself, virtual-hosted.
     public var endpoint: String?
 
+    /// A configuration given in full (the environment's is `from(environment:)`).
     public init(
         accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil, region: String = "us-east-1",
         endpoint: String? = nil
@@ -31,6 +38,7 @@ public struct S3Configuration: Sendable, Equatable {
     /// Why the environment does not make a configuration; names the variable, never its value
     /// when that value is a secret.
     public struct Problem: Error, CustomStringConvertible, Equatable {
+        /// The variable and what is wrong with it.
         public let description: String
     }
 
@@ -98,10 +106,22 @@ public struct S3Configuration: Sendable, Equatable {
             trimmed.allSatisfy({ $0.isASCII && !$0.isWhitespace })
         else {
             throw Problem(
-                description: "\(name) '\(text)' is not an http(s) URL of a host (such as http://127.0.0.1:9000)")
+                description:
+                    "\(name) '\(Redactor.redact(text))' is not an http(s) URL of a host (such as http://127.0.0.1:9000)"
+            )
         }
         return trimmed
     }
+
+    /// The key id, region and endpoint; never the secret or the token, wherever it is printed
+    /// (a log line, `dump`, string interpolation).
+    public var description: String {
+        "S3(key \(accessKeyID), region \(region), \(endpoint ?? "AWS")\(sessionToken == nil ? "" : ", session token"))"
+    }
+    /// The same as `description`.
+    public var debugDescription: String { description }
+    /// Only `description`, so `dump` and reflection show no secret either.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 
     /// libcurl's CURLOPT_AWS_SIGV4 provider string.
     var signingProvider: String { "aws:amz:\(region):s3" }

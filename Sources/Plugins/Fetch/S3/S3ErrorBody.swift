@@ -3,9 +3,12 @@ import PipelineHost
 /// S3's error document (`<Error><Code>NoSuchKey</Code><Message>...</Message></Error>`), read
 /// for its code and message only. A body that is not one gives nil: the status stands alone.
 public struct S3ErrorBody: Sendable, Equatable {
+    /// S3's code, such as "NoSuchKey".
     public let code: String
+    /// S3's message for a person.
     public let message: String?
 
+    /// Nil unless `body` is an S3 error document with a code.
     public init?(_ body: [UInt8]) {
         let text = String(decoding: body.prefix(16_384), as: UTF8.self)
         guard text.contains("<Error"), let code = Self.element("Code", in: text),

@@ -4,11 +4,14 @@ import PipelineHost
 /// is not empty, nothing else in the authority. The key is used as written: a key with spaces
 /// or other reserved characters is written percent-encoded, as in an https URL.
 public struct S3Source: Sendable, Equatable {
+    /// The bucket: the source's authority.
     public let bucket: String
     /// The key, as written in the source (percent-encoded where needed).
     public let key: String
+    /// After "?", as written (such as `versionId=...`).
     public let query: String?
 
+    /// Splits and checks `location`; an `invalid_source` error says what is wrong.
     public init(_ location: String) throws(PipelineError) {
         let parsed = SourceLocation(location)
         guard parsed.scheme == "s3", let authority = parsed.authority else {
