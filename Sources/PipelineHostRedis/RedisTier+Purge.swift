@@ -8,6 +8,14 @@ extension RedisTier: PurgeableTier {
     /// The index of a source's values.
     static func sourceIndexKey(_ digest: String) -> String { "pipelinehost:v1:src:{\(digest)}" }
 
+    /// Adds a value's key to its source's index and makes the index live at least as long as
+    /// the value: one round trip, and no `PEXPIRE GT` (Redis 7 only).
+    static let addToIndex = """
+        redis.call('SADD', KEYS[1], ARGV[1])
+        if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+        return 1
+        """
+
     public func purge(_ purge: SourcePurge, announce: Bool) async throws(PipelineError) -> Int {
         var removed = 0
         do throws(RedisClient.Failure) {

@@ -116,14 +116,7 @@ public final class RedisTier: CacheTier {
                 if case .error(let text) = reply { counters.error(RedisClient.Failure(description: text)) }
                 // The source's index, which a purge empties: it lives as long as its longest entry.
                 let index = Self.sourceIndexKey(SourcePurge.digest(key.source))
-                _ = try await client.command("SADD", index, redisKey)
-                // Redis 7 extends it only (GT, or NX when it has none yet); an older Redis, which
-                // refuses the options, gets this entry's lifetime.
-                if case .error = try await client.command("PEXPIRE", index, String(milliseconds), "GT") {
-                    _ = try await client.command("PEXPIRE", index, String(milliseconds))
-                } else {
-                    _ = try await client.command("PEXPIRE", index, String(milliseconds), "NX")
-                }
+                _ = try await client.command("EVAL", Self.addToIndex, "1", index, redisKey, String(milliseconds))
             } catch {
                 counters.error(error)
                 logger.debug("shared tier store failed: \(error)")

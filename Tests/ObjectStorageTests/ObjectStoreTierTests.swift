@@ -143,4 +143,42 @@ struct ObjectStoreTierTests {
         #expect(try await s3.keys("thumbs", prefix: "cli/").isEmpty)
         #expect(DiskCache(directory: cache).entryPaths.isEmpty)
     }
+
+    @Test func aStoreValueNotSealedWithTheSharedSecretIsCorruptAndTheWorkRuns() async throws {
+        defer { s3.stop() }
+        origin.route("/sealed.jpg", .ok(Fixtures.quadrants(width: 320, height: 200)))
+        let run = try fixture.variant("sealed.lua", replacing: ", block_private = false", with: "")
+        // PIPELINEHOST_OBJECT_STORE names the store, as --object-store does.
+        let environment = s3.environment.merging(["PIPELINEHOST_OBJECT_STORE": "s3://thumbs/sealed"]) { $1 }
+        func make(_ name: String, secret: String?) async throws -> CLIProcess.Outcome {
+            try await CLIProcess.run(
+                [
+                    "run", run, origin.url("/sealed.jpg"), "--output-dir", directory.file("out-\(name)"), "--cache-dir",
+                    directory.file(name), "--stats", "--no-progress",
+                ],
+                environment: environment.merging(secret.map { ["PIPELINEHOST_SHARED_SECRET": $0] } ?? [:]) { $1 })
+        }
+        let unsealed = try await make("plain", secret: nil)
+        #expect(unsealed.status == 0, "\(unsealed.output)")
+        #expect(try await s3.keys("thumbs", prefix: "sealed/").count == 2)
+        // A node with the secret refuses what was written without it: a forger's value reads the same.
+        let sealed = try await make("sealed", secret: String(repeating: "7e", count: 32))
+        #expect(sealed.status == 0, "\(sealed.output)")
+        #expect(sealed.stdout.contains("\"corrupt_entries\":2"), "the variant and the original: \(sealed.stdout)")
+        #expect(origin.requestCount("/sealed.jpg") == 2, "the work ran again")
+    }
+
+    @Test func anObjectStoreWithoutCredentialsIsAUsageErrorAtStart() async throws {
+        defer { s3.stop() }
+        let outcome = try await CLIProcess.run(
+            ["run", profileFile, "https://example.com/a.jpg", "--object-store", "s3://thumbs"],
+            environment: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""])
+        #expect(outcome.status == 2)
+        #expect(outcome.stderr.contains("--object-store s3://thumbs: no S3 credentials"), "\(outcome.stderr)")
+        let bad = try await CLIProcess.run([
+            "run", profileFile, "https://example.com/a.jpg", "--object-store", "s3://Thumbs",
+        ])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("--object-store takes s3://bucket"), "\(bad.stderr)")
+    }
 }

@@ -57,6 +57,20 @@ import Testing
         #expect(outcome.stdout.contains("\"type\":\"result\""))
     }
 
+    @Test func aMissingKeyGetsTheProfilesFallback() async throws {
+        defer { s3.stop() }
+        let placeholder = try directory.write("missing.jpg", try Fixtures.read(Fixtures.path("examples/sample.jpg")))
+        let profile = try fixture.variant(
+            "fallback.lua", replacing: "  encode     { format = \"jpeg\", quality = 80 },",
+            with: "  encode     { format = \"jpeg\", quality = 80 },\n  fallback   { file = \"\(placeholder)\" },")
+        let outcome = try await run(["s3://photos/covers/none.jpg", "--fallback", "--json"], profile: profile)
+        #expect(outcome.status == 1, "the failure is still reported")
+        #expect(outcome.stdout.contains("\"s3_code\":\"NoSuchKey\""), "\(outcome.output)")
+        let written = try FileManager.default.contentsOfDirectory(atPath: directory.file("out"))
+        #expect(
+            written.contains { $0.hasPrefix("none-") }, "the fallback stands where none.jpg's result would: \(written)")
+    }
+
     @Test func aWrongSecretIsSignatureDoesNotMatchAndNeverRememberedByTheSharedCache() async throws {
         defer { s3.stop() }
         let redis = try await RedisServer()

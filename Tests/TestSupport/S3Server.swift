@@ -87,8 +87,28 @@ public final class S3Server: Sendable {
 
     private static func tool(_ port: Int, _ arguments: [String]) async throws -> String {
         let (python, script) = (venv + "/python", tool)
-        let printed = try await onOwnThread {
-            try output(of: python, [script, "http://127.0.0.1:\(port)"] + arguments)
+        let (status, printed, errors) = try await onOwnThread { () -> (Int32, String, String) in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: python)
+            process.arguments = [script, "http://127.0.0.1:\(port)"] + arguments
+            let (out, err) = (Pipe(), Pipe())
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            // Read both before waiting, so neither pipe can fill and stall the tool.
+            let errorData = Locked(Data())
+            let reader = Thread { errorData.withLock { $0 = err.fileHandleForReading.readDataToEndOfFile() } }
+            reader.start()
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            while reader.isExecuting || !reader.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+            return (
+                process.terminationStatus, String(decoding: data, as: UTF8.self),
+                String(decoding: errorData.withLock { $0 }, as: UTF8.self)
+            )
+        }
+        guard status == 0 else {
+            throw ServerError("s3tool.py \(arguments.first ?? "") failed (\(status)): \(errors.suffix(600))")
         }
         return printed.trimmingCharacters(in: .whitespacesAndNewlines)
     }

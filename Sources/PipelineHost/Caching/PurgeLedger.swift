@@ -6,6 +6,9 @@
 /// land), then delete. A write committed after the record is checked against it and dropped;
 /// one committed before has landed by the time the deletes run.
 final class PurgeLedger: Sendable {
+    /// The process's ledger, which every pipeline's cache consults.
+    static let process = PurgeLedger()
+
     private let state = Locked<(count: UInt64, last: [String: UInt64])>((0, [:]))
 
     /// The count of purges so far.

@@ -16,8 +16,9 @@ final class TieredCache: Sendable {
     private let clock = ContinuousClock()
     /// The time of day every freshness decision is made at.
     let wall: WallClock
-    /// When each source was last purged: writes of work begun before are dropped.
-    let purges = PurgeLedger()
+    /// When each source was last purged: writes of work begun before are dropped. One for the
+    /// process, so a pipeline that a reload replaced, still finishing its requests, drops them too.
+    let purges = PurgeLedger.process
 
     init(settings: CacheSettings, blocking: BlockingExecutor, counters: PipelineCounters, logger: Logger) {
         mode = settings.mode
