@@ -123,7 +123,7 @@ public final class ObjectStoreTier: PurgeableTier {
     /// Deletes every entry of the purged sources (every profile's and option's, originals and
     /// variants): lists each source's folder and deletes what it holds. Returns how many. The
     /// store announces nothing; the shared tier's channel does.
-    public func purge(_ purge: SourcePurge, announce: Bool) async throws(PipelineError) -> Int {
+    public func purge(_ purge: SourcePurge) async throws(PipelineError) -> Int {
         var removed = 0
         for digest in purge.digests.sorted() {
             let keys = try await client.list(prefix: prefix + digest + "/")

@@ -16,7 +16,7 @@ extension RedisTier: PurgeableTier {
         return 1
         """
 
-    public func purge(_ purge: SourcePurge, announce: Bool) async throws(PipelineError) -> Int {
+    public func purge(_ purge: SourcePurge) async throws(PipelineError) -> Int {
         var removed = 0
         do throws(RedisClient.Failure) {
             for digest in purge.digests.sorted() {
@@ -30,16 +30,25 @@ extension RedisTier: PurgeableTier {
                     }
                 }
             }
-            if announce {
-                let message =
-                    DoneChannel.purgePrefix + done.nodeID + ":" + purge.digests.sorted().joined(separator: ",")
-                _ = try await client.command("PUBLISH", DoneChannel.name, message)
-            }
         } catch {
-            counters.error(error)
-            throw PipelineError(.transport, "Redis: \(error.description)")
+            throw failed(error)
         }
         return removed
+    }
+
+    /// Publishes the purge on the done channel: "purge:", this node's id, the digests.
+    public func announce(_ purge: SourcePurge) async throws(PipelineError) {
+        let message = DoneChannel.purgePrefix + done.nodeID + ":" + purge.digests.sorted().joined(separator: ",")
+        do throws(RedisClient.Failure) {
+            _ = try await client.command("PUBLISH", DoneChannel.name, message)
+        } catch {
+            throw failed(error)
+        }
+    }
+
+    private func failed(_ error: RedisClient.Failure) -> PipelineError {
+        counters.error(error)
+        return PipelineError(.transport, "Redis: \(error.description)")
     }
 
     public func onAnnouncedPurge(_ handler: @escaping @Sendable (SourcePurge) async -> Void) {

@@ -66,4 +66,60 @@ struct PurgeTests {
         #expect(!next.memoryHit && !next.diskHit)
         #expect(server.requestCount("/purge-a.jpg") == 2, "a miss with one transfer after the purge")
     }
+
+    @Test("while a purge is under way, a lookup of its source reads no tier")
+    func lookupsDuringAPurgeReadNoTier() async throws {
+        let tier = HeldPurgeTier(gates: gates)
+        let lua = """
+            profile "small" { fetch {}, cache { disk = true }, decode {}, downsample { size = 32 }, encode {},
+                              cache { memory = true, disk = true } }
+            """
+        let settings = CacheSettings(directory: directory.path, additionalTiers: [tier])
+        let pipeline = Pipeline(
+            profiles: try TestPipeline.load(lua, gates: gates), configuration: PipelineConfiguration(cache: settings))
+        let source = server.url("/purge-b.jpg")
+        _ = try await pipeline.image(for: ImageRequest(source: source, profile: "small"))
+        await pipeline.flushCache()
+        #expect(tier.count == 2, "the tier after disk holds the original and the variant")
+
+        // The purge has cleared memory and disk and now waits inside the tier's own purge, whose
+        // entries are still there: a request meanwhile must not be answered from them.
+        let purge = Task { await pipeline.purge(sources: [source]) }
+        await gates.waitUntilEntered("purge")
+        let during = try await pipeline.image(for: ImageRequest(source: source, profile: "small"))
+        #expect(!during.sharedHit && !during.memoryHit && !during.diskHit)
+        #expect(server.requestCount("/purge-b.jpg") == 2, "fetched again, not served from the tier under purge")
+        gates.open("purge")
+        #expect(await purge.value.removed["held"] == 2)
+    }
+}
+
+/// A tier after disk, in memory, whose purge waits at the test's "purge" gate before it deletes.
+final class HeldPurgeTier: PurgeableTier {
+    let name = "held"
+    let gates: HoldGates
+    private let entries = Locked<[StageKey: CacheEntry]>([:])
+
+    init(gates: HoldGates) { self.gates = gates }
+
+    var count: Int { entries.withLock { $0.count } }
+
+    func keeps(_ point: CachePoint) -> Bool { true }
+
+    func read(_ key: StageKey, at point: CachePoint) async -> CacheRead {
+        entries.withLock { $0[key] }.map(CacheRead.hit) ?? .miss
+    }
+
+    func store(_ entry: CacheEntry, for key: StageKey, at point: CachePoint) {
+        entries.withLock { $0[key] = entry }
+    }
+
+    func purge(_ purge: SourcePurge) async throws(PipelineError) -> Int {
+        await gates.pass("purge")
+        return entries.withLock { entries in
+            let doomed = entries.keys.filter(purge.matches)
+            for key in doomed { entries[key] = nil }
+            return doomed.count
+        }
+    }
 }

@@ -79,6 +79,15 @@ public final class HoldGates: Sendable {
 
     fileprivate func newID() -> Int { state.withLock { $0.nextID() } }
 
+    /// Waits at `gate` as the `hold` stage does, counted the same: for test doubles other than
+    /// stages (a cache tier whose purge a test holds).
+    public func pass(_ gate: String) async {
+        let id = newID()
+        await withCheckedContinuation { continuation in
+            if arrive(gate, id: id, continuation) { continuation.resume() }
+        }
+    }
+
     fileprivate func leave(_ gate: String, id: Int) {
         state.withLock { $0.waiting[gate]?.removeValue(forKey: id) }?.resume()
     }

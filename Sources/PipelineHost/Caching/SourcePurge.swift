@@ -42,16 +42,21 @@ public struct SourcePurge: Sendable, Hashable {
 /// A tier that can drop a source's entries itself (Redis, the object store), beside memory and
 /// disk, which the pipeline purges.
 public protocol PurgeableTier: CacheTier {
-    /// Deletes every entry of the purged sources; returns how many. `announce`: also tell the
-    /// other nodes, which then drop their memory and disk copies (false when this purge was
-    /// heard from another node).
-    func purge(_ purge: SourcePurge, announce: Bool) async throws(PipelineError) -> Int
+    /// Deletes every entry of the purged sources; returns how many.
+    func purge(_ purge: SourcePurge) async throws(PipelineError) -> Int
+
+    /// Tells the other nodes, which then drop their own copies; called once every tier of this
+    /// node is purged (never for a purge heard from another node).
+    func announce(_ purge: SourcePurge) async throws(PipelineError)
 
     /// Called with each purge another node announces; the pipeline installs it.
     func onAnnouncedPurge(_ handler: @escaping @Sendable (SourcePurge) async -> Void)
 }
 
 extension PurgeableTier {
+    /// Tells no one: a tier that no other node hears through.
+    public func announce(_ purge: SourcePurge) async throws(PipelineError) {}
+
     /// Hears nothing: a tier that no other node announces through.
     public func onAnnouncedPurge(_ handler: @escaping @Sendable (SourcePurge) async -> Void) {}
 }

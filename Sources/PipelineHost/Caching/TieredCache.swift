@@ -82,6 +82,10 @@ final class TieredCache: Sendable {
     func lookup(_ key: StageKey, at point: CachePoint) async -> Lookup {
         let started = clock.now
         let epoch = purges.now
+        // A source under purge: what the tiers hold is about to go, so nothing of it is read.
+        if purges.isPurging(key.source) {
+            return .miss(Miss(last: nil, validators: nil, reusable: nil, lookup: clock.now - started, epoch: epoch))
+        }
         // Memory was looked up when this work started; an expired entry still serves as the
         // last good one.
         var last = point.memory ? memory.entry(for: key) : nil
@@ -94,7 +98,7 @@ final class TieredCache: Sendable {
                     if isDisk { counters.add(\.diskHits) }
                     // Not when the source was purged while this tier was read.
                     for earlier in [memory] + lower[..<index] where earlier.keeps(point) {
-                        if purges.purged(key.source, since: epoch) { break }
+                        if purges.purged(key.source, since: epoch) || purges.isPurging(key.source) { break }
                         earlier.store(entry, for: key, at: point)
                     }
                     var value = StepValue(stored: entry, lookup: clock.now - started, stale: false)
@@ -204,11 +208,13 @@ final class TieredCache: Sendable {
     }
 
     /// Drops the purged sources from every tier: records the purge (work begun before it
-    /// stores nothing), waits for the stores already started, then deletes from memory, from
-    /// each of `directories` and from every tier after disk. `announce`: the shared tier tells
-    /// the other nodes.
+    /// stores nothing, and lookups of the source read no tier until it ends), waits for the
+    /// stores already started, then deletes from memory, from each of `directories` and from
+    /// every tier after disk. With `announce`, once all of that is done, the shared tier tells
+    /// the other nodes, which then find nothing of the source left anywhere but their own copies.
     func purge(_ purge: SourcePurge, directories: Set<String>, announce: Bool) async -> PurgeReport {
-        purges.record(purge)
+        purges.begin(purge)
+        defer { purges.end(purge) }
         await drain()
         var report = PurgeReport()
         report.removed["memory"] = memory.purge(purge)
@@ -220,9 +226,16 @@ final class TieredCache: Sendable {
         report.removed["disk"] = onDisk
         for case let tier as any PurgeableTier in lower {
             do {
-                report.removed[tier.name, default: 0] += try await tier.purge(purge, announce: announce)
+                report.removed[tier.name, default: 0] += try await tier.purge(purge)
             } catch {
                 report.failures.append("\(tier.name): \(error.reason)")
+            }
+        }
+        for case let tier as any PurgeableTier in lower where announce {
+            do {
+                try await tier.announce(purge)
+            } catch {
+                report.failures.append("\(tier.name): announcing the purge: \(error.reason)")
             }
         }
         return report
