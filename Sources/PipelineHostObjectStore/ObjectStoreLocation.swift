@@ -18,7 +18,7 @@ public struct ObjectStoreLocation: Sendable, Equatable, CustomStringConvertible 
         while prefix.hasSuffix("/") { prefix = prefix.dropLast() }
         guard S3Source.isBucketName(bucket), prefix.count <= 200,
             prefix.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-/".contains($0)) }),
-            !prefix.contains("//")
+            !prefix.contains("//"), !prefix.split(separator: "/").contains(where: { $0 == "." || $0 == ".." })
         else { return nil }
         self.bucket = String(bucket)
         self.prefix = String(prefix)

@@ -67,6 +67,8 @@ import Testing
         #expect(source.key == "albums/a%20b.jpg")
         for bad in [
             "s3://Photos/x", "s3://ab/x", "s3://photos", "s3://photos/", "s3://user@photos/x", "s3://photos/a b",
+            "s3://photos:443/x", "s3://photos/../other/x.jpg", "s3://photos/a/./b", "s3://photos/%2E%2e/other/x",
+            "s3://photos/..",
         ] {
             #expect(throws: PipelineError.self, "\(bad)") { try S3Source(bad) }
         }
@@ -89,7 +91,8 @@ import Testing
         #expect(location.bucket == "thumbs")
         #expect(location.prefix == "v1/cache")
         #expect(ObjectStoreLocation("s3://thumbs")?.prefix == "")
-        for bad in ["https://thumbs/x", "s3://Thumbs", "s3://thumbs/a b", "s3://thumbs/a//b", "s3://thumbs/%2e"] {
+        let bad = ["https://thumbs/x", "s3://Thumbs", "s3://thumbs/a b", "s3://thumbs/a//b", "s3://thumbs/a/../b"]
+        for bad in bad {
             #expect(ObjectStoreLocation(bad) == nil, "\(bad)")
         }
     }

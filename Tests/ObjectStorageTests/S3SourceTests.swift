@@ -118,6 +118,20 @@ import Testing
         #expect(try await run(["s3://photos/covers/one.jpg", "--no-cache"], profile: own).status == 0)
     }
 
+    @Test func aKeyCannotClimbIntoAnotherBucket() async throws {
+        defer { s3.stop() }
+        try await s3.makeBucket("private")
+        try await s3.put("private", "secret.jpg", file: Fixtures.path("examples/sample.jpg"))
+        let own = try fixture.variant(
+            "climb.lua", replacing: "retries = 0", with: "retries = 0, allow_hosts = { \"photos\" }")
+        // libcurl would send /photos/../private/secret.jpg as /private/secret.jpg (path-style).
+        for source in ["s3://photos/../private/secret.jpg", "s3://photos/%2e%2E/private/secret.jpg"] {
+            let outcome = try await run([source, "--no-cache", "--json"], profile: own)
+            #expect(outcome.status == 1, "\(source): \(outcome.output)")
+            #expect(outcome.stdout.contains("\"kind\":\"invalid_source\""), "\(outcome.stdout)")
+        }
+    }
+
     @Test func aStaleOriginalIsRevalidatedWithItsETag() async throws {
         defer { s3.stop() }
         let cache = directory.file("cache")

@@ -26,9 +26,22 @@ public struct S3Source: Sendable, Equatable {
         guard !path.contains(where: { $0.isWhitespace || $0 == "\\" }) else {
             throw PipelineError(.invalidSource, "the object key holds spaces; percent-encode them")
         }
+        // libcurl removes dot segments before it sends a path, so "s3://photos/../other/x" would
+        // reach the bucket "other" at a path-style endpoint: the bucket allow_hosts matched must
+        // be the one fetched. A key with a "." or ".." segment, written or %-encoded, is refused.
+        let segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        if segments.contains(where: Self.isDotSegment) {
+            throw PipelineError(.invalidSource, "the object key has a '.' or '..' segment")
+        }
         bucket = String(authority)
         key = String(path.dropFirst())
         query = parsed.query.map(String.init)
+    }
+
+    /// ".", "..", and their %2e spellings.
+    static func isDotSegment(_ segment: Substring) -> Bool {
+        let decoded = segment.lowercased().replacing("%2e", with: ".")
+        return decoded == "." || decoded == ".."
     }
 
     /// Bucket names: 3 to 63 lower-case letters, digits, dots and dashes, starting and ending
