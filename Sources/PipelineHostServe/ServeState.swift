@@ -16,6 +16,9 @@ final class ServeState: Sendable {
     /// Prefetch batches running now; more than a few are refused like a full queue.
     let prefetches = Locked(0)
     static let prefetchBatches = 4
+    /// Purges running now: each reads every disk entry's header, so a few at once at most.
+    let purges = Locked(0)
+    static let concurrentPurges = 2
 
     init(settings: ServeSettings, slot: PipelineSlot, registry: PrometheusCollectorRegistry, accessLog: Logger) {
         self.settings = settings
