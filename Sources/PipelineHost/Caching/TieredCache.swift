@@ -208,16 +208,17 @@ final class TieredCache: Sendable {
     }
 
     /// Drops the purged sources from every tier: records the purge (work begun before it
-    /// stores nothing, and lookups of the source read no tier until it ends), waits for the
-    /// stores already started, then deletes from memory, from each of `directories` and from
-    /// every tier after disk. With `announce`, once all of that is done, the shared tier tells
-    /// the other nodes, which then find nothing of the source left anywhere but their own copies.
+    /// stores nothing, and lookups of the source read no tier until it ends) and empties memory
+    /// of them at once (nothing stores them there again), waits for the stores already started,
+    /// then deletes from each of `directories` and from every tier after disk. With `announce`,
+    /// once all of that is done, the shared tier tells the other nodes, which then find nothing
+    /// of the source left anywhere but their own copies.
     func purge(_ purge: SourcePurge, directories: Set<String>, announce: Bool) async -> PurgeReport {
         purges.begin(purge)
         defer { purges.end(purge) }
-        await drain()
         var report = PurgeReport()
         report.removed["memory"] = memory.purge(purge)
+        await drain()
         var onDisk = 0
         for directory in directories.sorted() {
             let cache = DiskCache(directory: directory)
