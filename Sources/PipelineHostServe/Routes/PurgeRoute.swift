@@ -24,7 +24,8 @@ struct PurgeRoute: Sendable {
         }
         guard admitted else {
             var busy = ServeFailure(
-                .serviceUnavailable, "queue_full", "\(ServeState.concurrentPurges) purges are running; try again shortly")
+                .serviceUnavailable, "queue_full",
+                "\(ServeState.concurrentPurges) purges are running; try again shortly")
             busy.retryAfter = 1
             throw busy
         }
