@@ -71,6 +71,30 @@ struct ClusterTests {
         }
     }
 
+    @Test func aPurgeReachesEveryShardAndEveryNode() async throws {
+        let cluster = try await RedisCluster()
+        defer { cluster.stopNow() }
+        let paths = (1...6).map { "/cluster-purge-\($0).jpg" }
+        for path in paths { origin.route(path, .ok(Fixtures.quadrants(width: 64, height: 48))) }
+        let (a, b) = (try node(cluster), try node(cluster))
+        #expect(await load(paths, on: [a]) == 6)
+        await a.pipeline.flushCache()
+        #expect(await load(paths, on: [b]) == 6)
+        #expect(b.tier.stats.hits == 6, "b was served from the cluster")
+        let heard = b.tier.doneMessages
+
+        // One source's entries live on whichever shards their keys hash to; its index on another.
+        let report = await a.pipeline.purge(sources: [origin.url(paths[0])])
+        #expect(report.failures.isEmpty, "\(report)")
+        #expect(report.removed["shared"] == 2, "the original and the variant: \(report)")
+        #expect(await eventually { b.tier.doneMessages > heard }, "b heard the purge")
+        #expect(await eventually { await b.pipeline.stats().purges == 1 }, "and carried it out")
+        let again = try await b.pipeline.image(for: request(paths[0]))
+        #expect(!again.memoryHit && !again.sharedHit)
+        #expect(origin.requestCount(paths[0]) == 2, "one transfer after the purge")
+        #expect(try await b.pipeline.image(for: request(paths[1])).memoryHit, "another source is untouched")
+    }
+
     @Test func entriesSpreadOverTheMastersOnTheSlotsRedisGivesTheirKeys() async throws {
         let cluster = try await RedisCluster()
         defer { cluster.stopNow() }

@@ -239,6 +239,7 @@ final class TieredCache: Sendable {
                 report.failures.append("\(tier.name): announcing the purge: \(error.reason)")
             }
         }
+        counters.add(\.purges)
         return report
     }
 

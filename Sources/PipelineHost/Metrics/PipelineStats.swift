@@ -35,8 +35,11 @@ public struct PipelineStats: Sendable, Equatable {
     public var staleServed = 0
     /// Succeeded requests with a stale entry somewhere in them.
     public var staleResults = 0
-    /// Disk entries that failed their checksum; each was removed and treated as a miss.
+    /// Entries that failed their checksum (or a shared tier's seal); each was removed or
+    /// ignored and treated as a miss.
     public var corruptEntries = 0
+    /// Purges carried out, asked of this pipeline or heard from another node.
+    public var purges = 0
     /// Variants served again without being made again, because their original was confirmed
     /// unchanged (a 304, or the same validators).
     public var revalidatedVariants = 0
@@ -70,6 +73,7 @@ public struct PipelineStats: Sendable, Equatable {
             ("disk_writes", \.diskWrites), ("disk_write_errors", \.diskWriteErrors),
             ("oversized_sources", \.oversizedSources),
             ("revalidated_variants", \.revalidatedVariants), ("disk_refreshes", \.diskRefreshes),
+            ("purges", \.purges),
         ]
     }
 
