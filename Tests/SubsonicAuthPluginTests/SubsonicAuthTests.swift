@@ -96,7 +96,9 @@ struct SubsonicAuthTests {
         arguments: [
             ("PIPELINEHOST_KEY", "one of the service's own secrets"),
             ("PIPELINEHOST_SALT", "one of the service's own secrets"),
-            ("PIPELINEHOST_REDIS_PASSWORD", "one of the service's own secrets"), ("HOME", "--allow-env HOME"),
+            ("PIPELINEHOST_REDIS_PASSWORD", "one of the service's own secrets"),
+            ("AWS_SECRET_ACCESS_KEY", "one of the service's own secrets"),
+            ("AWS_SESSION_TOKEN", "one of the service's own secrets"), ("HOME", "--allow-env HOME"),
             ("SUBSONIC_PASSWORD", "--allow-env SUBSONIC_PASSWORD"),
         ])
     func secretsStayPut(_ variable: String, _ why: String) async throws {

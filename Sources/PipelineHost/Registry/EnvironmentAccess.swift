@@ -9,7 +9,8 @@
 ///
 /// A profile may name variables that start with `PIPELINEHOST_SECRET_`, and those the operator
 /// allows by name (`--allow-env NAME`). The service's own secrets (its signing keys and salts,
-/// its Redis and shared-tier credentials) are never readable, whatever is allowed. The policy is
+/// its Redis and shared-tier credentials, the AWS credentials its S3 sources and object store
+/// sign with) are never readable, whatever is allowed. The policy is
 /// the process's, like the environment it guards: a host sets it once at start.
 public enum EnvironmentAccess {
     /// Variables with this prefix are readable by profiles without being named.
@@ -18,6 +19,7 @@ public enum EnvironmentAccess {
     /// Names, or name prefixes ending in "_", that no profile may ever read.
     public static let reserved = [
         "PIPELINEHOST_KEY", "PIPELINEHOST_SALT", "PIPELINEHOST_REDIS", "PIPELINEHOST_SHARED_",
+        "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID",
     ]
 
     private static let allowedNames = Locked(Set<String>())
