@@ -28,6 +28,22 @@ final class ServeState: Sendable {
         self.accessLog = accessLog
     }
 
+    /// Counts one more of a bounded kind of work (`running` of at most `limit`), or throws the
+    /// 503 with `Retry-After: 1` that a full queue gets; the caller takes it off when done.
+    static func admit(_ running: Locked<Int>, limit: Int, _ what: String) throws(ServeFailure) {
+        let admitted = running.withLock { count in
+            guard count < limit else { return false }
+            count += 1
+            return true
+        }
+        guard admitted else {
+            var busy = ServeFailure(
+                .serviceUnavailable, "queue_full", "\(limit) \(what) are running; try again shortly")
+            busy.retryAfter = 1
+            throw busy
+        }
+    }
+
     var isDraining: Bool { draining.withLock { $0 } }
     func startDraining() { draining.withLock { $0 = true } }
 }

@@ -71,18 +71,7 @@ struct PrefetchRoute: Sendable {
 
     /// Runs the batch at low priority; at most a few batches at once.
     private func start(_ requests: [ImageRequest]) throws(ServeFailure) {
-        let admitted = state.prefetches.withLock { running in
-            guard running < ServeState.prefetchBatches else { return false }
-            running += 1
-            return true
-        }
-        guard admitted else {
-            var busy = ServeFailure(
-                .serviceUnavailable, "queue_full",
-                "\(ServeState.prefetchBatches) prefetch batches are running; try again shortly")
-            busy.retryAfter = 1
-            throw busy
-        }
+        try ServeState.admit(state.prefetches, limit: ServeState.prefetchBatches, "prefetch batches")
         let prefetch = state.slot.now.pipeline.prefetch(requests)
         let state = state
         Task {

@@ -17,18 +17,7 @@ struct PurgeRoute: Sendable {
         else {
             throw ServeFailure.forbidden("bad signature (sign the path with `pipelinehost sign --purge SOURCE`)")
         }
-        let admitted = state.purges.withLock { running in
-            guard running < ServeState.concurrentPurges else { return false }
-            running += 1
-            return true
-        }
-        guard admitted else {
-            var busy = ServeFailure(
-                .serviceUnavailable, "queue_full",
-                "\(ServeState.concurrentPurges) purges are running; try again shortly")
-            busy.retryAfter = 1
-            throw busy
-        }
+        try ServeState.admit(state.purges, limit: ServeState.concurrentPurges, "purges")
         defer { state.purges.withLock { $0 -= 1 } }
         let report = await state.slot.now.pipeline.purge(sources: [parsed.source])
         let removed = report.removed.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }
