@@ -36,8 +36,11 @@ public final class ObjectStoreTier: PurgeableTier {
         seal: EntrySeal? = nil, metrics: (any MetricsFactory)? = nil,
         logger: Logger = Logger(label: "pipelinehost.store")
     ) {
+        // An entry's bytes plus its header (metadata with the key, a seal): a long key's
+        // metadata passes a few KB, so leave room enough that the largest entry still reads.
         client = S3Client(
-            configuration: configuration, bucket: location.bucket, timeout: timeout, maxBytes: maxEntryBytes + 4096)
+            configuration: configuration, bucket: location.bucket, timeout: timeout, maxBytes: maxEntryBytes + (1 << 20)
+        )
         prefix = location.prefix.isEmpty ? "" : location.prefix + "/"
         self.seal = seal
         self.breaker = breaker
