@@ -25,6 +25,14 @@ let package = Package(
         .library(name: "PipelineHostObjectStore", targets: ["PipelineHostObjectStore"]),
         .executable(name: "pipelinehost", targets: ["PipelineHostExecutable"]),
     ],
+    // The OTLP/HTTP trace exporter (swift-otel) is the heaviest build of all: its TLS, HTTP client
+    // and protobuf types. Only the stock executable uses it, so it is a trait: scripts/run and
+    // scripts/test's release build enable it (`--traits OTLPExporter`); the debug, TSan and
+    // embedding builds leave it out. Without it, OTEL_* endpoints are refused with a clear error.
+    traits: [
+        .trait(name: "OTLPExporter", description: "Export traces over OTLP/HTTP with swift-otel."),
+        .default(enabledTraits: []),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
@@ -39,6 +47,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
         // `swift package generate-documentation` for the DocC catalogs (scripts/docs).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // Spans in the library targets (a light API); the executable's exporter (trait OTLPExporter).
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.0"),
+        .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         // System libraries, found through pkg-config (Debian: liblua5.4-dev, libvips-dev,
@@ -76,6 +87,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]),
 
         // Lua profile files: the sandbox and the loader that turns a file into a ProfileSet.
@@ -121,6 +133,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]),
 
         // The object-store tier on S3 or a compatible store: durable, after Redis. It reaches the
@@ -151,6 +164,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]),
 
         // Every subcommand, with the plugins a caller gives (`PipelineHostCommand.main(plugins:)`).
@@ -164,12 +178,16 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         // The stock executable: the command line with the built-in plugins.
         .executableTarget(
             name: "PipelineHostExecutable",
             dependencies: [
                 "PipelineHost", "PipelineHostCommandLine", "BuiltinPlugins",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "OTel", package: "swift-otel", condition: .when(traits: ["OTLPExporter"])),
                 // new-plugin: executable dependencies
             ]),
 
@@ -189,7 +207,7 @@ let package = Package(
                 "KeyNormalizePlugin", "VipsPlugin", "SubsonicAuthPlugin", "CirclePlugin",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            path: "Tests/TestSupport", exclude: ["s3tool.py"]),
+            path: "Tests/TestSupport", exclude: ["s3tool.py", "otlp_receiver.py"]),
         // The soak run (scripts/soak): thousands of mixed requests through one Pipeline.
         .executableTarget(
             name: "pipelinehost-soak",
@@ -226,6 +244,8 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
+        // OpenTelemetry traces of serve and run, exported by the release binary to a real receiver.
+        .testTarget(name: "TracingTests", dependencies: ["TestSupport"]),
         // new-plugin: test targets
     ]
 )

@@ -437,6 +437,22 @@ void ph_fetch(const ph_fetch_options *o, ph_fetch_result *r) {
         }
     }
     if (o->extra_header && strlen(o->extra_header) < 900) headers = curl_slist_append(headers, o->extra_header);
+    // The caller checked each line (no control characters, 512 bytes at most); split on '\n'.
+    if (o->trace_headers && strlen(o->trace_headers) < 2048) {
+        char line[1024];
+        const char *start = o->trace_headers;
+        while (*start) {
+            const char *end = strchr(start, '\n');
+            size_t length = end ? (size_t)(end - start) : strlen(start);
+            if (length > 0 && length < sizeof line) {
+                memcpy(line, start, length);
+                line[length] = 0;
+                headers = curl_slist_append(headers, line);
+            }
+            if (!end) break;
+            start = end + 1;
+        }
+    }
     if (o->method && strcmp(o->method, "GET") != 0) {
         if (strcmp(o->method, "HEAD") == 0) {
             curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);

@@ -14,8 +14,12 @@ public enum PipelineHostCommand {
     /// Registers `plugins`, then parses the process's arguments and runs the subcommand. A
     /// registry that cannot be built (two plugins register one stage name, or a plugin is for
     /// another plugin API version) is an error at start-up, exit code 2.
-    public static func main(plugins: [any PipelinePlugin.Type]) async {
+    ///
+    /// `traceExporter` exports the spans of `run`, `info` and `serve` when the OTEL_* environment
+    /// names an endpoint (docs/SERVE.md, "Tracing"); without one, nothing is exported.
+    public static func main(plugins: [any PipelinePlugin.Type], traceExporter: (any TraceExporter)? = nil) async {
         activePlugins.withLock { $0 = plugins }
+        activeTraceExporter.withLock { $0 = traceExporter }
         do {
             _ = try makeRegistry()
         } catch {

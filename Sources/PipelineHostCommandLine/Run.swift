@@ -156,6 +156,7 @@ struct Run: AsyncParsableCommand {
         // Reading the profile (up to its one-second limit) and the input list block: they run on
         // the blocking pool, never on Swift's cooperative one.
         let (profileFile, inputList) = (profileFile, inputList)
+        let telemetry = try Telemetry.start()
         try access.apply()
         let set = try await BlockingExecutor.shared.run { try loadProfiles(profileFile) }
         let chosen = try chooseProfiles(in: set)
@@ -182,6 +183,12 @@ struct Run: AsyncParsableCommand {
             configuration: PipelineConfiguration(
                 transfers: connections, transfersPerHost: perHost, cpuStages: cores,
                 cache: try cache.settingsWithSharedTier()))
+        try await telemetry.exporting { try await runBatch(requests, set: set, pipeline: pipeline, jobs: jobs) }
+    }
+
+    /// The batch, written as it finishes; with an exporter running beside it.
+    private func runBatch(_ requests: [ImageRequest], set: ProfileSet, pipeline: Pipeline, jobs: Int) async throws {
+        let directory = outputDirectory ?? "."
         let batch = await Batch.grouped(requests, in: pipeline, window: jobs)
         var writer = ResultWriter(
             file: output, directory: directory, linesToError: stats, trace: trace, json: json,

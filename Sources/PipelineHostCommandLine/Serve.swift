@@ -169,12 +169,15 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let telemetry = try Telemetry.start()
         let accessLevel: Logger.Level = noAccessLog ? .warning : .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = label == "pipelinehost.access" ? accessLevel : .info
-            return handler
-        }
+        // With an exporter, each line logged inside a request carries its trace_id and span_id.
+        LoggingSystem.bootstrap(
+            { label, metadata in
+                var handler = StreamLogHandler.standardError(label: label, metadataProvider: metadata)
+                handler.logLevel = label == "pipelinehost.access" ? accessLevel : .info
+                return handler
+            }, metadataProvider: telemetry.loggingMetadata)
         let signer = try Self.signer()
         try access.apply()
         try await cache.checkSharedCredentials()
@@ -203,7 +206,7 @@ struct Serve: AsyncParsableCommand {
             throw usageError("\(error)")
         }
         let host = host
-        try await service.run { port in
+        try await service.run(alongside: telemetry.service.map { [$0] } ?? []) { port in
             printError(
                 "pipelinehost serve: listening on http://\(host):\(port) (\(file); Ctrl-C or SIGTERM drains and stops)")
         }

@@ -20,5 +20,15 @@ enum Entry {
         ]
     }
 
-    static func main() async { await PipelineHostCommand.main(plugins: plugins) }
+    /// swift-otel's OTLP/HTTP exporter when built with the OTLPExporter trait (scripts/run and
+    /// scripts/test do), else none.
+    static var traceExporter: (any TraceExporter)? {
+        #if OTLPExporter
+            OTLPTraceExporter()
+        #else
+            nil
+        #endif
+    }
+
+    static func main() async { await PipelineHostCommand.main(plugins: plugins, traceExporter: traceExporter) }
 }

@@ -1,4 +1,5 @@
 import PipelineHost
+import Tracing
 
 /// One flight across nodes: before a node computes an entry the shared tier keeps, it takes a
 /// lease (`SET lock:K token NX PX lease`). The winner computes, stores, and releases the lease
@@ -12,9 +13,13 @@ import PipelineHost
 extension RedisTier: WorkCoordinator {
     public func coordinate(_ key: StageKey, at point: CachePoint) async -> Coordination {
         let keys = LeaseKeys(Self.names(key).redis)
-        let token = Self.token()
+        // The lease's value carries the leader's trace context after its token, so a waiter on
+        // another node can link its wait to the leader's work.
+        let token = Self.token() + LeaseTrace.suffix()
         var machine = LeaseMachine(settings: leases)
         var action = machine.next(after: .miss(now: .now))
+        var waitSpan: (any Span)?
+        defer { waitSpan?.end() }
         while true {
             let event: LeaseMachine.Event
             do throws(RedisClient.Failure) {
@@ -32,7 +37,12 @@ extension RedisTier: WorkCoordinator {
                         "SET", keys.lock, token, "NX", "PX", String(leases.milliseconds))
                     event = .lease(won: reply == .status("OK"))
                 case .markWaiting(let first):
-                    if first { counters.add(\.leasesWaited) }
+                    if first {
+                        // The leader's context is read while it surely holds the lease, before
+                        // the wait is counted (a test waits for the count, then lets it finish).
+                        waitSpan = await LeaseTrace.waitSpan(linkedToLeaderOf: keys, client: client)
+                        counters.add(\.leasesWaited)
+                    }
                     // Tells the leader someone waits, should its own requests leave (`othersWait`).
                     _ = try await client.command(
                         "SET", keys.waiting, "1", "PX", String(leases.waitingMarkerMilliseconds))
@@ -44,6 +54,7 @@ extension RedisTier: WorkCoordinator {
                     await release(keys, token: token)
                     event = .released
                 case .finish(let outcome):
+                    waitSpan?.attributes[SpanNames.leaseOutcome] = LeaseTrace.name(of: outcome)
                     return coordination(outcome, keys: keys, token: token)
                 }
             } catch {

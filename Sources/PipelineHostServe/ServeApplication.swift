@@ -64,10 +64,13 @@ public struct ServeApplication: Sendable {
             logger: logger)
     }
 
-    /// Serves until SIGTERM or SIGINT, then drains and returns.
-    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+    /// Serves until SIGTERM or SIGINT, then drains and returns. `services` run beside it, start
+    /// first and stop last: a trace exporter among them sends the drained requests' spans.
+    public func run(
+        alongside services: [any Service] = [], onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) async throws {
         var configuration = ServiceGroupConfiguration(
-            services: [
+            services: services.map { .init(service: $0) } + [
                 .init(service: await application(onListening: onListening)),
                 // Shut down first (services stop in reverse order): /ready turns 503 at once.
                 .init(service: DrainFlag(state: state, logger: logger), successTerminationBehavior: .ignore),

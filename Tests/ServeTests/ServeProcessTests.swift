@@ -5,16 +5,7 @@ import Testing
 /// `pipelinehost serve` as a user runs it: a subprocess on a loopback port, called with curl, in
 /// front of the loopback origin.
 @Suite(.serialized, .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin) struct ServeProcessTests {
-    static let profile = """
-        profile "thumb" {
-          fetch      { block_private = true, allow_loopback = true, retries = 0 },
-          cache      { disk = true },
-          decode     {},
-          downsample { size = 64, fit = "cover" },
-          encode     { format = "jpeg" },
-          cache      { memory = true, disk = true },
-        }
-        """
+    static let profile = Fixtures.cachedThumbProfile
 
     let origin = LoopbackServer.fixture
     let directory: TemporaryDirectory

@@ -54,6 +54,7 @@ typedef struct {
     size_t upload_length;
     const char *content_type;         // of the upload; may be NULL
     const char *extra_header;         // one more "Name: value" line; may be NULL
+    const char *trace_headers;        // "Name: value" lines joined by '\n' (traceparent, tracestate); may be NULL
 } ph_fetch_options;
 
 /// The response headers a cache needs, from the last response (after redirects). They are

@@ -47,3 +47,14 @@ public enum CacheRead: Sendable {
     /// Something was stored but unsound (a failed checksum); the tier has removed it.
     case corrupt
 }
+
+extension CacheRead {
+    /// The lookup's outcome as a cache span names it: hit, stale, miss or corrupt.
+    func traced(fresh: (CacheEntry) -> Bool) -> String {
+        switch self {
+        case .hit(let entry): fresh(entry) ? "hit" : "stale"
+        case .miss: "miss"
+        case .corrupt: "corrupt"
+        }
+    }
+}

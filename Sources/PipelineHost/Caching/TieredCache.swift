@@ -1,4 +1,5 @@
 import Logging
+import Tracing
 
 /// A pipeline's cache tiers and what they mean for a request: the order they are asked in
 /// (memory, disk, then `CacheSettings.additionalTiers`), when a stored entry answers, what a
@@ -39,8 +40,13 @@ final class TieredCache: Sendable {
         guard point.memory, mode != .refresh else { return nil }
         let started = clock.now
         counters.add(\.memoryLookups)
-        guard let entry = memory.entry(for: key) else { return nil }
+        let span = PipelineTracing.start(SpanNames.cache(memory.name))
+        guard let entry = memory.entry(for: key) else {
+            Self.end(span, tier: memory.name, "miss")
+            return nil
+        }
         let fresh = entry.isFresh(at: wall.now)
+        Self.end(span, tier: memory.name, fresh ? "hit" : "stale")
         guard fresh || mode == .offline else { return nil }
         counters.add(\.memoryHits)
         var value = StepValue(stored: entry, lookup: clock.now - started, stale: !fresh)
@@ -92,7 +98,10 @@ final class TieredCache: Sendable {
         for (index, tier) in lower.enumerated() where tier.keeps(point) {
             let isDisk = tier === disk
             if isDisk { counters.add(\.diskLookups) }
-            switch await tier.read(key, at: point) {
+            let span = PipelineTracing.start(SpanNames.cache(tier.name))
+            let read = await tier.read(key, at: point)
+            if let span { Self.end(span, tier: tier.name, read.traced(fresh: { $0.isFresh(at: wall.now) })) }
+            switch read {
             case .hit(let entry):
                 if entry.isFresh(at: wall.now), mode != .refresh {
                     if isDisk { counters.add(\.diskHits) }
@@ -124,6 +133,14 @@ final class TieredCache: Sendable {
             Miss(
                 last: last, validators: validators?.isEmpty == false ? validators : nil, reusable: reusable,
                 lookup: clock.now - started, epoch: epoch))
+    }
+
+    /// Ends a cache span with its tier and what the lookup found.
+    private static func end(_ span: (any Span)?, tier: String, _ lookup: String) {
+        guard let span else { return }
+        span.attributes[SpanNames.cacheTier] = tier
+        span.attributes[SpanNames.lookup] = lookup
+        span.end()
     }
 
     /// What the work behind a cache point gave, as the point answers it: a 304 becomes the

@@ -18,6 +18,7 @@ final class PipelineCounters: Sendable {
     private let state: Locked<State>
     private let factory: any MetricsFactory
     private let inFlight: Gauge
+    private let waiting: Gauge
     private let requestTimer: Timer
 
     init(factory: any MetricsFactory) {
@@ -28,6 +29,7 @@ final class PipelineCounters: Sendable {
         }
         state = Locked(State(counters: counters))
         inFlight = Gauge(label: "pipelinehost_in_flight", factory: factory)
+        waiting = Gauge(label: "pipelinehost_waiting_requests", factory: factory)
         requestTimer = Timer(label: "pipelinehost_request_duration", factory: factory)
     }
 
@@ -100,6 +102,9 @@ final class PipelineCounters: Sendable {
         state.withLock { $0.stats.inFlightPeak = max($0.stats.inFlightPeak, count) }
         inFlight.record(count)
     }
+
+    /// Requests waiting for their final step now: twins that joined running work count too.
+    func waitingChanged(to count: Int) { waiting.record(count) }
 }
 
 extension Duration {

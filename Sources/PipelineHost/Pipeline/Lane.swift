@@ -97,9 +97,12 @@ struct Lane<Grant> {
 typealias SlotGrant = CheckedContinuation<Bool, Never>
 
 /// The queues a step can wait in.
-enum LaneKind: Sendable {
+enum LaneKind: String, Sendable {
     case transfers
     case cpu
+
+    /// "transfers" or "cpu", as spans name the lane.
+    var name: String { rawValue }
 
     init?(_ role: StageRole) {
         switch role {

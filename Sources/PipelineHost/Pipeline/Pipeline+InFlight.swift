@@ -1,3 +1,5 @@
+import Tracing
+
 /// Joining running work, starting it, and reference-counted cancellation: the actor's side of
 /// `InFlightTable`, which decides; this file carries its decisions out (tasks, continuations,
 /// lane tickets).
@@ -17,18 +19,34 @@ extension Pipeline {
             return .success(hit)
         }
         let key = chain.keys[step]
+        let stage = chain.steps[step].name
         let id: Int, joined: Bool
+        var joinSpan: (any Span)?
         switch inFlight.claim(key, priority: priority) {
         case .held:
             return inFlight.heldValue(key).map { .success($0.sharing()) } ?? .failure(.cancelled())
         case .join(let work, let raised):
             (id, joined) = (work, true)
             for key in raised { moveTicket(of: key) }
+            // The wait for another request's work, linked to that work's span.
+            joinSpan = PipelineTracing.start(SpanNames.join(stage))
+            if let joinSpan, let shared = inFlight.handle(key)?.span {
+                joinSpan.attributes[SpanNames.stageName] = stage
+                joinSpan.addLink(SpanLink(context: shared, attributes: [:]))
+            }
         case .start(let work):
             (id, joined) = (work, false)
             counters.inFlightChanged(to: inFlight.count)
-            let task = Task { await self.perform(chain, step: step, work: WorkRef(key: key, id: work)) }
-            inFlight.setHandle(key, work: work) { $0 = WorkHandle(task: task) }
+            // The work's span is a child of the request (or work) that starts it, and the
+            // parent of everything the work does: its lookups, its input, its stage.
+            let span = PipelineTracing.start(SpanNames.work(stage))
+            span?.attributes[SpanNames.stageName] = stage
+            let task = Task {
+                await PipelineTracing.withActive(span) {
+                    await self.perform(chain, step: step, work: WorkRef(key: key, id: work), span: span)
+                }
+            }
+            inFlight.setHandle(key, work: work) { $0 = WorkHandle(task: task, span: span?.context) }
             activityMayHaveChanged()
         }
         let waiter = makeID()
@@ -51,20 +69,26 @@ extension Pipeline {
             Task { await self.leave(key, work: id, waiter: waiter) }
         }
         if asRequest { waitingRequests -= 1 }
+        PipelineTracing.end(joinSpan, failing: outcome.failure)
         return joined ? outcome.map { $0.sharing() } : outcome
     }
 
     /// The body of one piece of work: look in the cache when a cache stage follows this step,
     /// else (or on a miss) wait for the previous step and run this one.
-    private func perform(_ chain: Chain, step: Int, work: WorkRef) async {
-        guard inFlight.priority(work.key, work: work.id) != nil else { return }
+    private func perform(_ chain: Chain, step: Int, work: WorkRef, span: (any Span)?) async {
+        guard inFlight.priority(work.key, work: work.id) != nil else {
+            span?.end()
+            return
+        }
         let outcome: StepOutcome
         if let point = chain.caches[step] {
             outcome = await throughCache(chain, step: step, work: work, point: point)
         } else {
             outcome = await compute(chain, step: step, work: work)
         }
-        finish(work, with: outcome)
+        let answered = finish(work, with: outcome)
+        span?.attributes[SpanNames.waiters] = answered
+        PipelineTracing.end(span, failing: outcome.failure)
     }
 
     /// Waits for the previous step's value and runs this step on it. `validators` go to the
@@ -105,19 +129,27 @@ extension Pipeline {
         defer { if let lane { release(lane, host: host) } }
         let context = StageContext(
             source: chain.source, logger: logger, blocking: blocking.pool(for: role), fetcher: chain.fetcher)
-        return await StageRun.step(
-            configured, after: previous, in: context, queuedAt: queued, counters: counters, wall: cache.wall)
+        let span = PipelineTracing.start(SpanNames.stage(configured.name))
+        span?.attributes[SpanNames.stageName] = configured.name
+        let outcome = await PipelineTracing.withActive(span) {
+            await StageRun.step(
+                configured, after: previous, in: context, queuedAt: queued, counters: counters, wall: cache.wall)
+        }
+        PipelineTracing.end(span, failing: outcome.failure)
+        return outcome
     }
 
     /// Answers every waiter and takes the work out of the table. Work that was cancelled is
     /// already out of it, and its waiters were answered when they left. A cache step whose store
     /// waits for its request stays joinable until that request ends (`release` in `outcome`):
     /// a request arriving in between would find it neither in flight nor stored.
-    private func finish(_ work: WorkRef, with outcome: StepOutcome) {
+    /// Returns how many waiters it answered.
+    private func finish(_ work: WorkRef, with outcome: StepOutcome) -> Int {
         let hold = try? outcome.get().awaitingCommit(of: work.key)
-        guard let waiters = inFlight.finish(work.key, work: work.id, hold: hold) else { return }
+        guard let waiters = inFlight.finish(work.key, work: work.id, hold: hold) else { return 0 }
         for continuation in waiters { continuation.resume(returning: outcome) }
         activityMayHaveChanged()
+        return waiters.count
     }
 
     /// A waiter's task was cancelled: answer it, and carry out what its leaving means for the

@@ -7,7 +7,12 @@ extension Pipeline {
         guard let priority = inFlight.priority(work.key, work: work.id) else { return false }
         let ticket = makeID()
         inFlight.setHandle(work.key, work: work.id) { $0?.ticket = (lane, ticket) }
-        defer { inFlight.setHandle(work.key, work: work.id) { $0?.ticket = nil } }
+        // Only a real wait has a span: a free slot costs nothing to trace.
+        let span = PipelineTracing.start(SpanNames.queue(lane.name))
+        defer {
+            inFlight.setHandle(work.key, work: work.id) { $0?.ticket = nil }
+            span?.end()
+        }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { grant in
                 lanes[lane].enqueue(id: ticket, priority: priority, host: host, grant: grant)

@@ -31,7 +31,12 @@ public actor Pipeline {
     /// What the key stages made of recent requests, for the memory-hit path.
     var keyMemo = KeyMemo()
     /// Requests waiting for their final step right now.
-    var waitingRequests = 0 { didSet { activityMayHaveChanged() } }
+    var waitingRequests = 0 {
+        didSet {
+            counters.waitingChanged(to: waitingRequests)
+            activityMayHaveChanged()
+        }
+    }
     /// Callers of `waitForActivity` whose condition does not hold yet.
     var activityWaiters = ActivityWaiters()
     private var lastID = 0
@@ -65,6 +70,23 @@ public actor Pipeline {
         for request: ImageRequest, priority: Priority = .normal,
         joinable: (@Sendable () -> Void)? = nil
     ) async throws(PipelineError) -> PipelineResult {
+        guard let span = PipelineTracing.start(SpanNames.image) else {
+            return try await answer(request, priority: priority, joinable: joinable).get()
+        }
+        span.attributes[SpanNames.profile] = request.profile
+        span.attributes[SpanNames.source] = Redactor.redact(request.source)
+        let outcome = await PipelineTracing.withActive(span) {
+            await answer(request, priority: priority, joinable: joinable)
+        }
+        if case .success(let result) = outcome { span.attributes[SpanNames.cacheResult] = result.cacheTier }
+        PipelineTracing.end(span, failing: outcome.failure)
+        return try outcome.get()
+    }
+
+    /// `image(for:)` without its span: the memory-hit path, or the full one, counted.
+    private func answer(
+        _ request: ImageRequest, priority: Priority, joinable: (@Sendable () -> Void)?
+    ) async -> Result<PipelineResult, PipelineError> {
         counters.add(\.requests)
         let started = clock.now
         let remembered = keyMemo[request]
@@ -78,7 +100,7 @@ public actor Pipeline {
                 of: request, priority: priority, memoryChecked: remembered != nil, joinable: joinable)
         }
         counters.requestEnded(outcome, in: clock.now - started)
-        return try outcome.get()
+        return outcome
     }
 
     /// Starts `requests` at low priority, a few at a time. The results land wherever the

@@ -67,3 +67,21 @@ public struct PipelineResult: Sendable {
         return max(sourceSize.width, sourceSize.height) > 4 * max(size.width, size.height)
     }
 }
+
+extension PipelineResult {
+    /// The tier that answered: "memory", "disk", "shared", "store", or "none" when the work ran.
+    var cacheTier: String {
+        if memoryHit { return "memory" }
+        if diskHit { return "disk" }
+        if sharedHit { return sharedTier ?? "shared" }
+        return "none"
+    }
+}
+
+extension Result {
+    /// The error of a failure; nil for a success.
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}

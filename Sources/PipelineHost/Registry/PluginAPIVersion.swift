@@ -21,9 +21,10 @@ public struct PluginAPIVersion: Sendable, Hashable, Comparable, CustomStringConv
     /// 1.1 added `PipelinePlugin.canEncode` and `setThreadsPerOperation` (with defaults) and the
     /// `environmentVariable` parameter type. 1.2 added `ParameterList` (a stage's parameters
     /// declared once, read through key paths) and `ParameterChoice` (a choice read as an enum);
-    /// 1.3 added `ErrorDetails.isLocalConfiguration` (with a default). A plugin written for an
-    /// older 1.x still loads.
-    public static let current = PluginAPIVersion(major: 1, minor: 3)
+    /// 1.3 added `ErrorDetails.isLocalConfiguration` (with a default); 1.4 added
+    /// `PipelineTracing` (the process's tracer, and the trace headers a stage's own requests
+    /// carry). A plugin written for an older 1.x still loads.
+    public static let current = PluginAPIVersion(major: 1, minor: 4)
 
     /// "1.3".
     public var description: String { "\(major).\(minor)" }

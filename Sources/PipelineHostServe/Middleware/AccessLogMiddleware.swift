@@ -54,16 +54,40 @@ struct AccessLogMiddleware: RouterMiddleware {
 final class AccessNote: Sendable {
     /// The route that answered, the `endpoint` label of the HTTP metrics.
     enum Endpoint: String, Sendable {
-        case health, ready, metrics, prefetch, purge, image
+        case health, ready, metrics, prefetch, purge, image, info
         /// No route: a 404 or 405 from `NotFoundMiddleware`.
         case none
+
+        /// The route's template, as a server span names it (`GET /{signature}/{profile}/{source}`).
+        var route: String? {
+            switch self {
+            case .health: "/health"
+            case .ready: "/ready"
+            case .metrics: "/metrics"
+            case .prefetch: "/prefetch"
+            case .purge: "/purge/{signature}/{source}"
+            case .image: "/{signature}/{profile}/{source}"
+            case .info: "/info/{signature}/{profile}/{source}"
+            case .none: nil
+            }
+        }
+
+        /// The `endpoint` label of the HTTP metrics: /info is an image request there.
+        var metricsLabel: String { self == .info ? Endpoint.image.rawValue : rawValue }
     }
 
     private let state = Locked((endpoint: Endpoint.none, path: "-", cache: "-"))
+    private let profileNoted = Locked<String?>(nil)
 
     var noted: (endpoint: Endpoint, path: String, cache: String) { state.withLock { $0 } }
+    /// The profile the request ran, once its path was checked.
+    var profile: String? { profileNoted.withLock { $0 } }
 
     func note(endpoint: Endpoint, path: String, cache: String = "-") {
         state.withLock { $0 = (endpoint, path, cache) }
+    }
+
+    func note(profile: String) {
+        profileNoted.withLock { $0 = profile }
     }
 }

@@ -31,7 +31,7 @@ struct HTTPMetricsMiddleware: RouterMiddleware {
     }
 
     private func record(_ status: HTTPResponse.Status, _ context: Context, since started: ContinuousClock.Instant) {
-        let endpoint = context.access.noted.endpoint.rawValue
+        let endpoint = context.access.noted.endpoint.metricsLabel
         let (counter, timer) = made.withLock { made in
             let key = "\(endpoint) \(status.code)"
             let counter =

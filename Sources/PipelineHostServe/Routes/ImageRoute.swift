@@ -58,7 +58,7 @@ struct ImageRoute: Sendable {
         switch try await run(imageRequest, request: request, connection: context.channel) {
         case .success(let result):
             let answer = ImageResponse(result: result, vary: [], defaultMaxAge: state.settings.defaultMaxAge)
-            context.access.note(endpoint: .image, path: logPath, cache: answer.cacheResult)
+            context.access.note(endpoint: .info, path: logPath, cache: answer.cacheResult)
             return withClientHints(answer.response(for: request), profile: profile)
         case .failure(let error):
             throw ServeFailure(error)
@@ -71,14 +71,17 @@ struct ImageRoute: Sendable {
     /// costs a parse of the source: only for an access log that is written.
     private func noteRedacted(_ path: Substring, prefix: String, context: ServeContext) {
         let redacted = path.dropFirst().firstIndex(of: "/").map { Redactor.redactingPathParameters(path[$0...]) } ?? ""
-        context.access.note(endpoint: .image, path: state.accessLog.logLevel <= .info ? prefix + "/-" + redacted : "-")
+        context.access.note(
+            endpoint: prefix.isEmpty ? .image : .info,
+            path: state.accessLog.logLevel <= .info ? prefix + "/-" + redacted : "-")
     }
 
     /// Notes the checked image's profile and redacted source, and returns what was noted.
     private func note(_ image: ImagePath, prefix: String, context: ServeContext) -> String {
         let logPath =
             state.accessLog.logLevel <= .info ? "\(prefix)/-/\(image.profile)/\(Redactor.redact(image.source))" : "-"
-        context.access.note(endpoint: .image, path: logPath)
+        context.access.note(endpoint: prefix.isEmpty ? .image : .info, path: logPath)
+        context.access.note(profile: image.profile)
         return logPath
     }
 

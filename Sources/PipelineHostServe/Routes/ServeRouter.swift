@@ -9,6 +9,7 @@ import Prometheus
 enum ServeRouter {
     static func make(state: ServeState) -> Router<ServeContext> {
         let router = Router(context: ServeContext.self)
+        router.add(middleware: ServerSpanMiddleware())
         router.add(middleware: AccessLogMiddleware(log: state.accessLog))
         router.add(middleware: HTTPMetricsMiddleware(factory: PrometheusMetricsFactory(registry: state.registry)))
         router.add(middleware: TransferCodingMiddleware())

@@ -38,11 +38,19 @@ enum CurlTransfer {
         var upload: [UInt8]?
         var contentType: String?
         var extraHeader: String?
+        /// The trace context of the fetch's span (`traceparent`, `tracestate`), so the origin's
+        /// own traces join the request's.
+        var traceHeaders: [(name: String, value: String)] = []
         /// Signs with Signature V4; the transfer goes to an endpoint the operator chose, so the
         /// address guard and allow_hosts (which matched the bucket) do not apply to it.
         var signing: S3Configuration?
         /// Named in S3 errors.
         var bucket: String?
+
+        /// `traceHeaders` as "Name: value" lines joined by newlines, as ph_curl.c takes them.
+        var traceHeaderLines: String? {
+            traceHeaders.isEmpty ? nil : traceHeaders.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
+        }
     }
 
     static func fetch(_ url: FetchURL.Resolved, validators: Validators?, options: FetchOptions, context: StageContext)
@@ -97,6 +105,7 @@ enum CurlTransfer {
             validators?.lastModified, request.url.host, allowHosts, request.signing?.signingProvider,
             request.signing?.credentials, request.signing?.sessionToken, request.method, request.contentType,
             request.extraHeader,
+            request.traceHeaderLines,
         ]
         let upload = request.upload ?? []
         withCStrings(strings) { c in
@@ -130,6 +139,7 @@ enum CurlTransfer {
                 o.upload_length = body.count
                 o.content_type = c[12]
                 o.extra_header = c[13]
+                o.trace_headers = c[14]
                 ph_fetch(&o, &result)
             }
         }

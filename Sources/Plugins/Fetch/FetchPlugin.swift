@@ -157,6 +157,8 @@ struct FetchStage: Stage {
         }
         var transfer = request
         transfer.validators = source.validators
+        // An S3 request is signed as it is sent: it carries nothing more.
+        if transfer.signing == nil { transfer.traceHeaders = PipelineTracing.propagationHeaders() }
         let body = try await options.retry.run(context: context) {
             try await CurlTransfer.fetch(transfer, options: options, context: context)
         }

@@ -79,18 +79,7 @@ public struct S3Configuration: Sendable, Equatable, CustomStringConvertible, Cus
     }
 
     /// The process's own environment, read once.
-    public static let processEnvironment: [String: String] = {
-        var values: [String: String] = [:]
-        var pointer = environ
-        while let entry = pointer.pointee {
-            let text = String(cString: entry)
-            if text.hasPrefix("AWS_"), let equals = text.firstIndex(of: "=") {
-                values[String(text[..<equals])] = String(text[text.index(after: equals)...])
-            }
-            pointer += 1
-        }
-        return values
-    }()
+    public static let processEnvironment: [String: String] = ProcessEnvironment.variables(withPrefix: "AWS_")
 
     /// The process's configuration, or why there is none; read once.
     public static let current: Result<S3Configuration, Problem> = Result {
