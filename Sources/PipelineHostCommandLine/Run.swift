@@ -24,6 +24,10 @@ struct Run: AsyncParsableCommand {
             Sources with the same stable key (the same image behind different auth salts) and \
             the profiles of one source run together: one download, and shared stages run once.
 
+            With OTEL_EXPORTER_OTLP_ENDPOINT set, each source is an OpenTelemetry trace, sent \
+            when the batch ends: where its time went, which cache answered (docs/SERVE.md, \
+            "Tracing").
+
             Output files are named <name>-<hash>.<profile>.<ext> in --output-dir (default: the \
             current directory), where <hash> comes from the normalized source. Files are \
             written to a temporary name and renamed, so no half-written file is ever left.

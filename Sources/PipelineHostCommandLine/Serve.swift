@@ -48,6 +48,11 @@ struct Serve: AsyncParsableCommand {
             Fetch stages refuse private addresses (block_private) and non-http(s) sources \
             unless the profile sets block_private or schemes itself.
 
+            Traces: with OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318, each request is an \
+            OpenTelemetry trace (its stages, cache tiers and the work it shared), continuing \
+            the caller's traceparent; OTEL_SERVICE_NAME and OTEL_TRACES_SAMPLER apply \
+            (docs/SERVE.md, "Tracing").
+
             Example:
               export PIPELINEHOST_KEY=$(openssl rand -hex 32)
               export PIPELINEHOST_SALT=$(openssl rand -hex 16)
