@@ -15,7 +15,7 @@ public enum PipelineHostCommand {
     /// registry that cannot be built (two plugins register one stage name, or a plugin is for
     /// another plugin API version) is an error at start-up, exit code 2.
     ///
-    /// `traceExporter` exports the spans of `run`, `info` and `serve` when the OTEL_* environment
+    /// `traceExporter` exports the spans of `run` and `serve` when the OTEL_* environment
     /// names an endpoint (docs/SERVE.md, "Tracing"); without one, nothing is exported.
     public static func main(plugins: [any PipelinePlugin.Type], traceExporter: (any TraceExporter)? = nil) async {
         activePlugins.withLock { $0 = plugins }

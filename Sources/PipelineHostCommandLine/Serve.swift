@@ -211,9 +211,11 @@ struct Serve: AsyncParsableCommand {
             throw usageError("\(error)")
         }
         let host = host
+        let traces = telemetry.summary.map { "; " + $0 } ?? ""
         try await service.run(alongside: telemetry.service.map { [$0] } ?? []) { port in
             printError(
-                "pipelinehost serve: listening on http://\(host):\(port) (\(file); Ctrl-C or SIGTERM drains and stops)")
+                "pipelinehost serve: listening on http://\(host):\(port) (\(file); Ctrl-C or SIGTERM drains and stops\(traces))"
+            )
         }
         printError("pipelinehost serve: stopped")
     }

@@ -46,6 +46,11 @@ struct ServeTracingTests {
         origin.route("/a.jpg", .ok(Fixtures.sample))
         let receiver = try await TraceReceiver()
         let service = try await start(receiver, environment: ["OTEL_SERVICE_NAME": "thumbs-test"])
+        #expect(
+            service.running.outputSoFar.contains(
+                "traces to \(receiver.endpoint)/v1/traces (http/protobuf, service thumbs-test, sampler parentbased_always_on)"
+            ),
+            "serve says where its traces go")
         let trace = TraceID.random(), caller = SpanID.random()
         let answer = try await Curl.get(
             url(service, "/a.jpg"), headers: ["traceparent: 00-\(trace)-\(caller)-01", "tracestate: vendor=abc"])

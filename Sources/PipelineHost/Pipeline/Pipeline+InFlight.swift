@@ -30,8 +30,8 @@ extension Pipeline {
             for key in raised { moveTicket(of: key) }
             // The wait for another request's work, linked to that work's span.
             joinSpan = PipelineTracing.start(SpanNames.join(stage))
+            joinSpan?.attributes[SpanNames.stageName] = stage
             if let joinSpan, let shared = inFlight.handle(key)?.span {
-                joinSpan.attributes[SpanNames.stageName] = stage
                 joinSpan.addLink(SpanLink(context: shared, attributes: [:]))
             }
         case .start(let work):

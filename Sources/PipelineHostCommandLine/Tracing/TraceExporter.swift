@@ -2,7 +2,7 @@ import Logging
 import PipelineHost
 import ServiceLifecycle
 
-/// What exports the spans of `run`, `info` and `serve`. The stock executable brings swift-otel's
+/// What exports the spans of `run` and `serve`. The stock executable brings swift-otel's
 /// OTLP/HTTP exporter (built with the OTLPExporter trait); a package that builds its own
 /// `pipelinehost` may pass it too, or none.
 public protocol TraceExporter: Sendable {
@@ -21,6 +21,8 @@ let activeTraceExporter = Locked<(any TraceExporter)?>(nil)
 struct Telemetry: Sendable {
     let service: (any Service)?
     let loggingMetadata: Logger.MetadataProvider?
+    /// What is exported where, for serve's start-up line; nil when nothing is.
+    var summary: String?
 
     /// Reads the OTEL_* environment; a value that does not read is a usage error, exit 2.
     static func start(environment: [String: String] = otelEnvironment()) throws -> Telemetry {
@@ -38,7 +40,11 @@ struct Telemetry: Sendable {
             return Telemetry(service: nil, loggingMetadata: nil)
         }
         do {
-            return Telemetry(service: try exporter.bootstrap(settings), loggingMetadata: exporter.loggingMetadata)
+            return Telemetry(
+                service: try exporter.bootstrap(settings), loggingMetadata: exporter.loggingMetadata,
+                summary:
+                    "traces to \(Redactor.redact(settings.endpoint)) (\(settings.exportProtocol), service \(settings.serviceName), sampler \(settings.sampler))"
+            )
         } catch {
             throw usageError("the trace exporter did not start: \(error)")
         }
