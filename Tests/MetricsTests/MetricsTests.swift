@@ -71,4 +71,31 @@ struct MetricsTests {
         let gauge = try metrics.expectGauge("pipelinehost_in_flight")
         #expect(gauge.values.max() == Double(stats.inFlightPeak))
     }
+
+    @Test("the queue gauge follows steps into a lane's queue, out on a slot, and out on a cancel")
+    func queueGauge() async throws {
+        server.route("/slot.jpg", .held(gate: "slot", .ok(image, contentType: "image/jpeg")))
+        var configuration = TestPipeline.configuration(cacheIn: directory)
+        configuration.metrics = metrics
+        configuration.transfers = 1
+        let pipeline = Pipeline(
+            profiles: try TestPipeline.load(TestPipeline.thumbnail(size: 100, fetchTimeout: 120)),
+            configuration: configuration)
+        func request(_ path: String) -> Task<PipelineResult, any Error> {
+            let request = ImageRequest(source: server.url(path), profile: "thumbnail")
+            return Task { try await pipeline.image(for: request) }
+        }
+        let held = request("/slot.jpg")
+        await pipeline.waitForActivity { $0.runningTransfers == 1 }
+        let queued = request("/other.jpg")
+        await pipeline.waitForActivity { $0.queuedTransfers == 1 }
+        let leaving = request("/missing.jpg")
+        await pipeline.waitForActivity { $0.queuedTransfers == 2 }
+        leaving.cancel()
+        await pipeline.waitForActivity { $0.queuedTransfers == 1 }
+        server.open("slot")
+        _ = try await (held.value, queued.value)
+        let gauge = try metrics.expectGauge("pipelinehost_queued", [("lane", "transfers")])
+        #expect(gauge.values == [1, 2, 1, 0], "queued, queued, cancelled, granted")
+    }
 }

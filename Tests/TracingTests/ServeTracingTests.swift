@@ -94,8 +94,12 @@ struct ServeTracingTests {
                 $0.path == "/v1/traces" && $0.contentType == "application/x-protobuf"
             })
         let outcome = try await service.stop()
-        // Log lines written inside a request carry its trace id.
-        #expect(outcome.stderr.contains("trace_id=\(trace)"), "\(outcome.stderr)")
+        // Log lines written inside a request carry its trace id and the active span's id: the
+        // access log line, written inside the server span, carries the server span's.
+        #expect(
+            outcome.stderr.split(separator: "\n").contains {
+                $0.contains("trace_id=\(trace)") && $0.contains("span_id=\(server.spanID)") && $0.contains(" 200 ")
+            }, "\(outcome.stderr)")
     }
 
     @Test func aTwinRequestLinksItsWaitToTheWorkItJoined() async throws {
@@ -131,6 +135,39 @@ struct ServeTracingTests {
         #expect(work.name == "work " + join.name.dropFirst("join ".count))
         #expect(work.attributes["pipelinehost.waiters"] == "2", "\(work.attributes)")
         #expect(!spans.contains { $0.traceID == second && $0.name == "fetch" }, "the twin fetched nothing")
+        _ = try await service.stop()
+    }
+
+    @Test func aTransferThatWaitedForASlotShowsItsWaitInTheQueue() async throws {
+        origin.route("/first.jpg", .held(gate: "slot", .ok(Fixtures.sample)))
+        origin.route("/second.jpg", .ok(Fixtures.sample))
+        let receiver = try await TraceReceiver()
+        // One transfer at a time to the origin: the second source's fetch queues behind the first.
+        let service = try await start(receiver, ["--per-host", "1"])
+        async let first = Curl.get(url(service, "/first.jpg"))
+        #expect(await eventually { origin.requestCount("/first.jpg") == 1 })
+        let trace = TraceID.random()
+        async let second = Curl.get(
+            url(service, "/second.jpg"), headers: ["traceparent: 00-\(trace)-\(SpanID.random())-01"])
+        #expect(
+            await eventually {
+                let metrics = (try? await Curl.get(service.baseURL + "/metrics").text) ?? ""
+                return metrics.split(separator: "\n").contains {
+                    $0 == #"pipelinehost_queued{lane="transfers"} 1"#
+                        || $0 == #"pipelinehost_queued{lane="transfers"} 1.0"#
+                }
+            })
+        origin.open("slot")
+        #expect(try await first.status == 200)
+        #expect(try await second.status == 200)
+        let spans = try await receiver.spans { $0.contains { $0.traceID == trace && $0.kind == 2 } }
+        let mine = spans.filter { $0.traceID == trace }
+        let queue = try #require(mine.first { $0.name == "queue transfers" }, "\(mine.map(\.name))")
+        let work = try #require(mine.first { $0.name == "work fetch" })
+        #expect(queue.parentSpanID == work.spanID, "the wait is the fetch work's")
+        let fetch = try #require(mine.first { $0.name == "fetch" })
+        #expect(fetch.parentSpanID == work.spanID)
+        #expect(!spans.contains { $0.traceID != trace && $0.name == "queue transfers" }, "the first never waited")
         _ = try await service.stop()
     }
 

@@ -19,6 +19,8 @@ final class PipelineCounters: Sendable {
     private let factory: any MetricsFactory
     private let inFlight: Gauge
     private let waiting: Gauge
+    /// `pipelinehost_queued{lane=transfers|cpu}`: steps waiting for a slot now.
+    private let queued: (transfers: Gauge, cpu: Gauge)
     private let requestTimer: Timer
 
     init(factory: any MetricsFactory) {
@@ -30,6 +32,10 @@ final class PipelineCounters: Sendable {
         state = Locked(State(counters: counters))
         inFlight = Gauge(label: "pipelinehost_in_flight", factory: factory)
         waiting = Gauge(label: "pipelinehost_waiting_requests", factory: factory)
+        queued = (
+            Gauge(label: "pipelinehost_queued", dimensions: [("lane", LaneKind.transfers.name)], factory: factory),
+            Gauge(label: "pipelinehost_queued", dimensions: [("lane", LaneKind.cpu.name)], factory: factory)
+        )
         requestTimer = Timer(label: "pipelinehost_request_duration", factory: factory)
     }
 
@@ -105,6 +111,11 @@ final class PipelineCounters: Sendable {
 
     /// Requests waiting for their final step now: twins that joined running work count too.
     func waitingChanged(to count: Int) { waiting.record(count) }
+
+    /// Steps waiting for a slot of `lane` now: recorded when its queue changes, not per slot.
+    func queueChanged(_ lane: LaneKind, to count: Int) {
+        (lane == .transfers ? queued.transfers : queued.cpu).record(count)
+    }
 }
 
 extension Duration {

@@ -16,6 +16,7 @@ extension Pipeline {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { grant in
                 lanes[lane].enqueue(id: ticket, priority: priority, host: host, grant: grant)
+                counters.queueChanged(lane, to: lanes[lane].queue.count)
             }
         } onCancel: {
             Task { await self.drop(ticket, from: lane) }
@@ -23,11 +24,16 @@ extension Pipeline {
     }
 
     func release(_ lane: LaneKind, host: String?) {
-        for ticket in lanes[lane].release(host: host) { ticket.grant.resume(returning: true) }
+        let granted = lanes[lane].release(host: host)
+        guard !granted.isEmpty else { return }
+        counters.queueChanged(lane, to: lanes[lane].queue.count)
+        for ticket in granted { ticket.grant.resume(returning: true) }
     }
 
     /// Takes a cancelled work's ticket out of the queue, so queued CPU work is skipped.
     private func drop(_ ticket: Int, from lane: LaneKind) {
-        lanes[lane].remove(id: ticket)?.grant.resume(returning: false)
+        guard let dropped = lanes[lane].remove(id: ticket) else { return }
+        counters.queueChanged(lane, to: lanes[lane].queue.count)
+        dropped.grant.resume(returning: false)
     }
 }
