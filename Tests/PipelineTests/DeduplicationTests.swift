@@ -33,7 +33,7 @@ struct DeduplicationTests {
     @Test("URLs that differ only in their auth salt share one transfer")
     func saltedTwins() async throws {
         server.route("/rest/getCoverArt", .held(gate: "salted", .ok(Fixtures.sample, contentType: "image/jpeg")))
-        let pipeline = Pipeline(profiles: try TestPipeline.example("examples/salted-urls.lua"))
+        let pipeline = Pipeline(profiles: try TestPipeline.example("examples/salted-urls.lua", fetchTimeout: 120))
         let requests = (1...10).map { n in
             ImageRequest(
                 source: server.url("/rest/getCoverArt?id=al-7&u=me&t=token\(n)&s=salt\(n)&v=1.16.1&c=app"),
@@ -53,7 +53,7 @@ struct DeduplicationTests {
     @Test("two profiles on one URL share the transfer and the decode, and make different images")
     func twoProfiles() async throws {
         server.route("/rest/getCoverArt", .held(gate: "profiles", .ok(Fixtures.sample, contentType: "image/jpeg")))
-        let pipeline = Pipeline(profiles: try TestPipeline.example("examples/salted-urls.lua"))
+        let pipeline = Pipeline(profiles: try TestPipeline.example("examples/salted-urls.lua", fetchTimeout: 120))
         let url = server.url("/rest/getCoverArt?id=al-9&s=abc&t=def")
         async let thumbnail = pipeline.image(for: ImageRequest(source: url, profile: "thumbnail"))
         async let background = pipeline.image(for: ImageRequest(source: url, profile: "blurred-background"))

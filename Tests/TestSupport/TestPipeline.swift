@@ -36,6 +36,22 @@ public enum TestPipeline {
         try ProfileLoader(registry: registry()).load(file: Fixtures.path(relative))
     }
 
+    /// Loads a profile file from the package with every fetch's timeout set to `fetchTimeout`
+    /// (and its low-speed time to match): for a suite that holds the example's transfers on
+    /// purpose and opens them itself, as `thumbnail(fetchTimeout:)`.
+    public static func example(_ relative: String, fetchTimeout: Int) throws -> ProfileSet {
+        let text = try String(contentsOfFile: Fixtures.path(relative), encoding: .utf8)
+        let longer = text.replacing(/(fetch\s*\{\s*timeout = )\d+/) {
+            "\($0.output.1)\(fetchTimeout), low_speed_time = \(lowSpeedTime(for: fetchTimeout))"
+        }
+        guard longer != text else { throw ServerError("\(relative) has no fetch { timeout = N } to lengthen") }
+        return try load(longer, name: (relative as NSString).lastPathComponent)
+    }
+
+    /// How long a transfer may send nothing before libcurl gives up: the fetch stage's default
+    /// (15 s), or a long `fetchTimeout` itself, so a held transfer is not cut off by its speed.
+    static func lowSpeedTime(for fetchTimeout: Int) -> Int { min(600, max(15, fetchTimeout)) }
+
     /// A configuration whose disk cache lives in `directory`, for profiles with cache stages.
     public static func configuration(
         cacheIn directory: TemporaryDirectory, mode: CacheSettings.Mode = .normal,
@@ -113,14 +129,15 @@ public enum TestPipeline {
 
     /// A profile with every stage default except those given, ending in a JPEG.
     /// `fetchTimeout`: a suite that holds a transfer on purpose, and opens it itself, gives a long
-    /// one, so a busy machine's slow set-up cannot run into it.
+    /// one, so a busy machine's slow set-up cannot run into it; the low-speed time follows it, or
+    /// a held transfer that sends nothing is cut off after 15 s all the same.
     public static func thumbnail(size: Int = 300, fit: String = "cover", extra: String = "", fetchTimeout: Int = 5)
         -> String
     {
         """
         profile "thumbnail" {
           normalize  { drop_query = { "u", "t", "s", "p" } },
-          fetch      { timeout = \(fetchTimeout) },
+          fetch      { timeout = \(fetchTimeout), low_speed_time = \(lowSpeedTime(for: fetchTimeout)) },
           decode     {},
           downsample { size = \(size), fit = "\(fit)" },\(extra)
           encode     { format = "jpeg" },
