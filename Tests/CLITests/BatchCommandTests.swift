@@ -76,17 +76,18 @@ struct BatchCommandTests {
     @Test("Ctrl-C mid-batch: exit 130, transfers aborted, a summary, and no temporary or partial files")
     func interrupt() async throws {
         server.route("/fast.jpg", .ok(Fixtures.sample, contentType: "image/jpeg"))
-        // Each slow source would take about a minute.
-        for n in 1...4 { server.route("/slow-\(n).jpg", .drip(Fixtures.sample, chunk: 256, pause: 0.08)) }
+        // The slow sources send a little and then nothing: only the interrupt ends them.
+        for n in 1...4 { server.route("/slow-\(n).jpg", .stalled(Fixtures.sample, gate: "never", sent: 256)) }
         let out = directory.file("out")
         let sources = [server.url("/fast.jpg")] + (1...4).map { server.url("/slow-\($0).jpg") }
         // Five transfer slots for the host: the fast one never waits behind a slow one, whatever
         // order the cache lookups before them finish in.
-        // thumbnail.lua with a 600 s fetch timeout: only the test's interrupt ends the slow
-        // transfers, even on a machine so busy that the example's 10 s would pass first.
+        // thumbnail.lua with 600 s for a transfer and for a stall: only the test's interrupt ends
+        // the slow transfers, even on a machine so busy that the example's 10 s would pass first.
         let example = try String(contentsOfFile: Fixtures.path("examples/thumbnail.lua"), encoding: .utf8)
         let profile = try directory.write(
-            "thumbnail.lua", Array(example.replacingOccurrences(of: "timeout = 10,", with: "timeout = 600,").utf8))
+            "thumbnail.lua",
+            Array(example.replacingOccurrences(of: "timeout = 10,", with: "timeout = 600, low_speed_time = 600,").utf8))
         #expect(profile != Fixtures.path("examples/thumbnail.lua") && example.contains("timeout = 10,"))
         let running = try CLIProcess.start(
             ["run", profile] + sources + ["--output-dir", out, "--stats", "--per-host", "5"])

@@ -33,9 +33,13 @@ struct HostileProfileCLITests {
             + "table.sort(t)\nprofile \"x\" { fetch {}, decode {}, encode {} }\n"
         let path = try directory.write("slow.lua", Array(slow.utf8))
         let running = try CLIProcess.start(["check", path])
-        // Slept and sent from a pool thread: on time however busy the test threads are.
+        // Sent once the process catches SIGINT, which it does only while it loads the profile,
+        // from a pool thread: on time however busy the test threads are.
         await BlockingExecutor.shared.run {
-            Thread.sleep(forTimeInterval: 0.5)
+            let deadline = Date().addingTimeInterval(120)
+            while Date() < deadline, running.isRunning, !ProcFacts.catches(SIGINT, pid: running.pid) {
+                Thread.sleep(forTimeInterval: 0.002)
+            }
             running.interrupt()
         }
         let outcome = try await running.finished(timeout: 30)

@@ -14,7 +14,8 @@ struct FetchLimitTests {
 
     @Test("a server that drips slower than low_speed_limit times out")
     func lowSpeed() async throws {
-        server.route("/drip", .drip([UInt8](repeating: 1, count: 200), chunk: 1, pause: 0.2))
+        // A few bytes, then nothing: slower than any low_speed_limit, whatever the machine.
+        server.route("/drip", .stalled([UInt8](repeating: 1, count: 200), gate: "never", sent: 10))
         let error = try await TestPipeline.failure(
             fetchOnly("low_speed_limit = 100, low_speed_time = 1"),
             source: server.url("/drip"))

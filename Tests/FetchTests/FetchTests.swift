@@ -63,7 +63,7 @@ struct FetchTests {
 
     @Test("a slow server hits the timeout")
     func timeout() async throws {
-        server.route("/slow", .delayed(seconds: 3, .ok(jpeg)))
+        server.route("/slow", .held(gate: "never", .ok(jpeg)))
         let error = try await TestPipeline.failure(fetchOnly("timeout = 0.3"), source: server.url("/slow"))
         #expect(error?.kind == .timeout)
     }
@@ -116,11 +116,12 @@ struct FetchTests {
 
     @Test("cancelling the waiting task aborts the transfer")
     func cancel() async throws {
-        server.route("/drip", .drip([UInt8](repeating: 1, count: 100), chunk: 1, pause: 0.1))
-        let set = try TestPipeline.load(fetchOnly())
+        server.route("/drip", .stalled([UInt8](repeating: 1, count: 100), gate: "never", sent: 10))
+        // Ten minutes for the transfer and for a stall: only the cancellation ends it.
+        let set = try TestPipeline.load(fetchOnly("timeout = 600, low_speed_time = 600"))
         let pipeline = Pipeline(profiles: set)
         let task = Task { try await pipeline.image(for: ImageRequest(source: server.url("/drip"), profile: "raw")) }
-        // The transfer is under way (it drips for 10 s); then the only waiter leaves.
+        // The transfer is under way (and never ends by itself); then the only waiter leaves.
         #expect(await eventually { server.requestCount("/drip") == 1 })
         task.cancel()
         let outcome = await task.result

@@ -18,7 +18,7 @@ struct SlowOriginTests {
         fast.route("/stored.jpg", .ok(Fixtures.quadrants(width: 48, height: 64), contentType: "image/jpeg"))
         let directory = try TemporaryDirectory()
         let profile = """
-            profile "p" { fetch { retries = 0 }, cache { disk = true }, decode {}, downsample { size = 32 }, encode {} }
+            profile "p" { fetch { retries = 0, timeout = 120, low_speed_time = 120 }, cache { disk = true }, decode {}, downsample { size = 32 }, encode {} }
             """
         // Serve's defaults: 64 transfers, 8 to one host.
         let configuration = PipelineConfiguration(

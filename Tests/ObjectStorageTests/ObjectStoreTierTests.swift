@@ -69,7 +69,7 @@ struct ObjectStoreTierTests {
         s3.stop()
         for index in 1...6 {
             origin.route("/store-down-\(index).jpg", .ok(Fixtures.quadrants(width: 320, height: 200)))
-            let answer = try await Curl.get(serve.baseURL + path("/store-down-\(index).jpg"), maxTime: 20)
+            let answer = try await Curl.get(serve.baseURL + path("/store-down-\(index).jpg"), maxTime: 120)
             #expect(answer.status == 200, "request \(index) while the store is down")
         }
         let metrics = try await Curl.get(serve.baseURL + "/metrics").text

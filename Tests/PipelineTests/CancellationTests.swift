@@ -15,8 +15,8 @@ struct CancellationTests {
 
     @Test("cancelling one of two waiters lets the other finish with the right bytes")
     func cancelOne() async throws {
-        // About 2 s of dripping: long enough to cancel mid-transfer.
-        server.route("/slow.jpg", .drip(Fixtures.sample, chunk: 4096, pause: 0.04))
+        // Mid-transfer until the test opens the gate, after the first waiter has left.
+        server.route("/slow.jpg", .stalled(Fixtures.sample, gate: "one-left", sent: 4096))
         let pipeline = Pipeline(profiles: try TestPipeline.load(profile))
         let request = ImageRequest(source: server.url("/slow.jpg"), profile: "thumbnail")
         let leaving = Task { try await pipeline.image(for: request) }
@@ -26,6 +26,8 @@ struct CancellationTests {
         leaving.cancel()
         let left = await leaving.result
         #expect(throws: PipelineError.self) { try left.get() }
+        await pipeline.waitForActivity { $0.waitingRequests == 1 && $0.runningTransfers == 1 }
+        server.open("one-left")
         let result = try await staying.value
         let reference = try await TestPipeline.run(profile, source: server.url("/cover.jpg"))
         #expect(result.bytes.array == reference.bytes.array)
@@ -38,8 +40,8 @@ struct CancellationTests {
 
     @Test("cancelling every waiter aborts the transfer, empties the in-flight table and keeps nothing")
     func cancelAll() async throws {
-        // About 40 s of dripping if nobody stopped it.
-        server.route("/slow.jpg", .drip(Fixtures.sample, chunk: 512, pause: 0.1))
+        // Mid-transfer and never ending: only the cancellation stops it.
+        server.route("/slow.jpg", .stalled(Fixtures.sample, gate: "never", sent: 512))
         let pipeline = Pipeline(profiles: try TestPipeline.load(profile))
         let request = ImageRequest(source: server.url("/slow.jpg"), profile: "thumbnail")
         let first = Task { try await pipeline.image(for: request) }
@@ -52,7 +54,7 @@ struct CancellationTests {
             let error = await #expect(throws: PipelineError.self) { try await task.value }
             #expect(error?.kind == .cancelled)
         }
-        // The server sees the client go away long before the body would have ended.
+        // The server sees the client go away while it holds the rest of the body.
         #expect(await eventually { server.abortedCount("/slow.jpg") == 1 })
         await pipeline.waitForActivity { $0.isIdle }
         let stats = await pipeline.stats()

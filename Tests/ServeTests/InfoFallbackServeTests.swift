@@ -13,7 +13,7 @@ import Testing
 struct InfoFallbackServeTests {
     static let profiles = """
         profile "thumb" {
-          fetch      { block_private = true, allow_loopback = true, timeout = 5, retries = 0 },
+          fetch      { block_private = true, allow_loopback = true, timeout = 120, low_speed_time = 120, retries = 0 },
           decode     {},
           downsample { size = 32, fit = "cover" },
           encode     { format = "png" },
@@ -23,7 +23,7 @@ struct InfoFallbackServeTests {
         }
         profile "sized" {
           params     { w = { 16, 48, default = 16 } },
-          fetch      { block_private = true, allow_loopback = true, timeout = 5, retries = 0 },
+          fetch      { block_private = true, allow_loopback = true, timeout = 120, low_speed_time = 120, retries = 0 },
           decode     {},
           downsample { size = param "w", fit = "cover" },
           encode     { format = "png" },
@@ -31,7 +31,7 @@ struct InfoFallbackServeTests {
           info       {},
         }
         profile "plain" {
-          fetch      { block_private = true, allow_loopback = true, timeout = 5, retries = 0 },
+          fetch      { block_private = true, allow_loopback = true, timeout = 120, low_speed_time = 120, retries = 0 },
           decode     {},
           encode     { format = "png" },
         }

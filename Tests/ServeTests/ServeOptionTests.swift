@@ -15,7 +15,7 @@ struct ServeOptionTests {
     static let profiles = """
         profile "resize" {
           params     { w = { 100, 300, 600, default = 300 }, q = { 60, 80, default = 80 }, dpr = { 1, 2, 3, hint = "DPR" } },
-          fetch      { block_private = true, allow_loopback = true, timeout = 5, retries = 0 },
+          fetch      { block_private = true, allow_loopback = true, timeout = 120, low_speed_time = 120, retries = 0 },
           decode     {},
           downsample { width = param "w", dpr = param "dpr" },
           encode     { format = "jpeg", quality = param "q" },

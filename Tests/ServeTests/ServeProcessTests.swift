@@ -22,7 +22,11 @@ import Testing
     }
 
     func url(_ service: ServeProcess, _ path: String, profile: String = "thumb") -> String {
-        service.baseURL + "/unsafe/\(profile)/" + base64url(origin.url(path))
+        service.baseURL + route(path, profile: profile)
+    }
+
+    func route(_ path: String, profile: String = "thumb") -> String {
+        "/unsafe/\(profile)/" + base64url(origin.url(path))
     }
 
     @Test func aHundredConcurrentRequestsMakeOneTransferAndOneDecode() async throws {
@@ -37,24 +41,33 @@ import Testing
     }
 
     @Test func aClientThatLeavesAbortsTheTransferWhenNobodyElseWaits() async throws {
-        origin.route("/slow.jpg", .drip(Fixtures.sample, chunk: 2048, pause: 0.05))
+        // Mid-transfer and never ending: only the client's leaving can stop it.
+        origin.route("/slow.jpg", .stalled(Fixtures.sample, gate: "never", sent: 2048))
         let service = try await start()
-        let answer = try await Curl.get(url(service, "/slow.jpg"), maxTime: 0.5)
-        #expect(answer.status == 0)
-        #expect(await eventually(within: 10) { origin.abortedCount("/slow.jpg") == 1 })
-        let metrics = try await Curl.get(service.baseURL + "/metrics").text
-        #expect(metrics.contains("pipelinehost_cancelled_total 1\n"))
+        let client = try service.request(route("/slow.jpg"))
+        #expect(await eventually { origin.requestCount("/slow.jpg") == 1 })
+        client.close()
+        #expect(await eventually { origin.abortedCount("/slow.jpg") == 1 })
+        let cancelled = {
+            (try? await Curl.get(service.baseURL + "/metrics").text)?.contains("pipelinehost_cancelled_total 1\n")
+        }
+        #expect(await eventually { await cancelled() == true })
         let outcome = try await service.stop()
         #expect(outcome.stderr.contains(" 499 "), "\(outcome.stderr)")
     }
 
     @Test func aClientThatLeavesCancelsOnlyItsOwnRequest() async throws {
-        origin.route("/shared.jpg", .drip(Fixtures.sample, chunk: 4096, pause: 0.02))
+        // Mid-transfer until the test opens the gate, once the leaving client has left.
+        origin.route("/shared.jpg", .stalled(Fixtures.sample, gate: "one-left", sent: 4096))
         let service = try await start()
         async let stays = Curl.get(url(service, "/shared.jpg"))
         #expect(await eventually { origin.requestCount("/shared.jpg") == 1 })
-        let leaves = try await Curl.get(url(service, "/shared.jpg"), maxTime: 0.3)
-        #expect(leaves.status == 0)
+        let leaves = try service.request(route("/shared.jpg"))
+        #expect(await service.waitUntilWaiting(2), "the second client joined the first one's work")
+        leaves.close()
+        #expect(await eventually { service.running.outputSoFar.contains(" 499 ") }, "serve saw it leave")
+        #expect(await service.waitUntilWaiting(1))
+        origin.open("one-left")
         let answer = try await stays
         #expect(answer.status == 200)
         #expect(Fixtures.info(answer.body)?.width == 64)

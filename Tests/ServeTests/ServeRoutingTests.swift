@@ -39,7 +39,8 @@ import Testing
         origin.route("/gone.jpg", .status(404))
         origin.route("/broken.jpg", .status(500))
         origin.route("/page.jpg", .ok(Array("<!doctype html><html>hi</html>".utf8), contentType: "text/html"))
-        origin.route("/slow.jpg", .delayed(seconds: 3, .ok(Fixtures.sample)))
+        // Never answered: only the fetch timeout ends it, however slow the machine.
+        origin.route("/slow.jpg", .held(gate: "never", .ok(Fixtures.sample)))
     }
 
     func service(
@@ -187,7 +188,8 @@ import Testing
     /// No request holds the service past --request-timeout: it is answered 504, and its
     /// transfer stops (its only request left).
     @Test func aRequestPastItsTimeBudgetIs504AndItsWorkStops() async throws {
-        origin.route("/dripping.jpg", .drip(Fixtures.sample, chunk: 512, pause: 0.1))
+        // A transfer under way that never ends: only the request's time budget stops it.
+        origin.route("/dripping.jpg", .stalled(Fixtures.sample, gate: "never"))
         try await service(requestTimeout: .milliseconds(500)).application().test(.live) { client in
             let response = try await client.execute(uri: signed("thumb", "/dripping.jpg"), method: .get)
             #expect(response.status == .gatewayTimeout, "\(String(buffer: response.body))")

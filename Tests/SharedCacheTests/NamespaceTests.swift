@@ -43,7 +43,7 @@ struct NamespaceTests {
                 ])
         }
         #expect(
-            await eventually(within: 30) {
+            await eventually {
                 if (try? await lab.run(in: hostA, "/usr/bin/redis-cli", ["-h", redisAddress, "PING"]))?.contains("PONG")
                     == true
                 {
@@ -99,7 +99,7 @@ struct NamespaceTests {
         try await onOwnThread { try lab.setLink(hostA, cable, up: true) }
         var next = 10
         #expect(
-            await eventually(within: 60) {
+            await eventually {
                 guard next < 40 else { return false }
                 let path = "/p\(next).jpg"
                 next += 1

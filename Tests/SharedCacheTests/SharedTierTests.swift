@@ -7,10 +7,12 @@ import Testing
 /// The shared tier on a real redis-server (started on loopback for each test): two pipelines,
 /// standing for two nodes, each with its own memory and disk, share what either made.
 @Suite(.serialized, .tags(.pixels, .network, .redis), .notInFastRun, .loopbackOrigin) struct SharedTierTests {
+    /// Transfers may last two minutes: an origin a test holds is let go by the test, never by
+    /// a clock that a loaded machine can outrun.
     static let profile = """
         profile "thumb" {
           normalize  { drop_query = { "u", "t", "s", "p" } },
-          fetch      { retries = 0 },
+          fetch      { retries = 0, timeout = 120, low_speed_time = 120 },
           cache      { disk = true },
           decode     {},
           downsample { size = 48, fit = "cover" },
@@ -25,9 +27,7 @@ import Testing
         try directory.write(
             "shared.lua",
             Array(
-                profile.replacingOccurrences(
-                    of: "fetch      { retries = 0 }", with: "fetch      { retries = 0, block_private = false }"
-                ).utf8))
+                profile.replacingOccurrences(of: "retries = 0,", with: "retries = 0, block_private = false,").utf8))
     }
 
     let origin = LoopbackServer.fixture

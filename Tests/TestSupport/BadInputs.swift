@@ -74,8 +74,8 @@ public enum BadInputs {
                 response: .ok([UInt8](repeating: 0xFF, count: 2_000_000), contentType: "image/jpeg"),
                 kind: .tooLarge, reason: "body larger than max_bytes (1000000 bytes)", requests: 1),
             BadInput(
-                name: "slow drip", path: "/bad/drip.jpg",
-                response: .drip(Array(whole.prefix(400)), chunk: 1, pause: 0.2),
+                name: "a server that stops sending", path: "/bad/drip.jpg",
+                response: .stalled(Array(whole.prefix(400)), gate: "never", sent: 10),
                 kind: .timeout, reason: "timed out (Operation too slow", requests: 1),
             BadInput(
                 name: "connection closed mid-body", path: "/bad/cut.jpg",

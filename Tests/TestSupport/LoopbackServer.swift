@@ -3,7 +3,8 @@ import Glibc
 import PipelineHost
 
 /// An HTTP/1.1 server on 127.0.0.1 that tests start themselves. It counts requests per path and
-/// connections, and can delay, fail with a status, truncate a body, drip it, or redirect.
+/// connections, and can delay, fail with a status, truncate a body, drip it, stall it on a gate,
+/// or redirect.
 ///
 /// It is written on plain sockets on purpose: tests need to misbehave on the wire (announce more
 /// bytes than they send, close mid-body) in ways a proper HTTP server library prevents.
@@ -18,8 +19,14 @@ public final class LoopbackServer: Sendable {
         case truncated([UInt8], missing: Int)
         /// Sends the body in small pieces with a pause after each.
         case drip([UInt8], chunk: Int, pause: Double)
-        /// Holds the request until the test calls `open(gate)`, then answers.
+        /// Holds the request until the test calls `open(gate)`, then answers. A client that
+        /// leaves meanwhile is counted in `abortedCount`.
         case held(gate: String, Response)
+        /// Sends the head and the first `sent` bytes of the body, then holds the rest until the
+        /// test calls `open(gate)`: a transfer under way that cannot finish before the test says
+        /// so, however fast or slow the machine. A client that leaves meanwhile is counted in
+        /// `abortedCount`. With a gate the test never opens, it is a server that stops sending.
+        case stalled([UInt8], gate: String, sent: Int = 100)
         /// A Subsonic server: answers when the query carries valid auth for `user`/`password`
         /// (u, t = md5(password + s), s; or p=enc:<hex>), and otherwise sends Subsonic's error
         /// document with status 200, as real servers do.
@@ -113,7 +120,7 @@ public final class LoopbackServer: Sendable {
     /// Every request's path, in the order they arrived.
     public var requestLog: [String] { state.withLock { $0.log } }
 
-    /// How many responses to `path` the client cut off by closing the connection mid-body.
+    /// How many answers to `path` the client cut off by closing the connection before their end.
     public func abortedCount(_ path: String) -> Int { state.withLock { $0.aborted[path, default: 0] } }
 
     /// Lets requests held at `gate` be answered (and any that arrive later).
@@ -244,10 +251,13 @@ public final class LoopbackServer: Sendable {
                 #"<subsonic-response status="failed" version="1.16.1"><error code="40" message="Wrong username or password"/></subsonic-response>"#
             return send(fd, status: 200, headers: ["Content-Type": "text/xml"], body: Array(error.utf8))
         case .held(let gate, let inner):
-            while !state.withLock({ $0.openGates.contains(gate) || !$0.running }) {
-                Thread.sleep(forTimeInterval: 0.005)
-            }
+            guard hold(fd, at: gate, path: path) else { return false }
             return respond(inner, on: fd, request: request, extra: extra)
+        case .stalled(let body, let gate, let sent):
+            let head = Array(header(200, ["Content-Type": "image/jpeg"], length: body.count).utf8)
+            let first = min(max(sent, 0), body.count)
+            guard writeAll(fd, head + body[..<first]), hold(fd, at: gate, path: path) else { return false }
+            return writeAll(fd, Array(body[first...]))
         case .sequence(let responses):
             return respond(responses.last ?? .status(404), on: fd, request: request, extra: extra)
         case .hangUp:
@@ -273,6 +283,25 @@ public final class LoopbackServer: Sendable {
             }
             return true
         }
+    }
+
+    /// Waits until `gate` opens or the server stops (true), or until the client closes the
+    /// connection (false, counted as aborted). The client's leaving is an event the test can
+    /// wait for, not a write that happens to fail later.
+    private func hold(_ fd: Int32, at gate: String, path: String) -> Bool {
+        while !state.withLock({ $0.openGates.contains(gate) || !$0.running }) {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 5) > 0 else { continue }
+            var byte: UInt8 = 0
+            // Readable with nothing to read, or an error: the client is gone. A byte waiting is
+            // a pipelined request, read later.
+            if poller.revents & Int16(POLLHUP | POLLERR) != 0 || recv(fd, &byte, 1, Int32(MSG_PEEK)) <= 0 {
+                state.withLock { $0.aborted[path, default: 0] += 1 }
+                return false
+            }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        return true
     }
 
     private func header(_ status: Int, _ headers: [String: String], length: Int) -> String {

@@ -25,7 +25,7 @@ public final class S3Server: Sendable {
         server.standardError = FileHandle.nullDevice
         try server.run()
         process = Locked(server)
-        let up = await eventually(within: 60) {
+        let up = await eventually {
             guard server.isRunning else { return true }
             return Self.accepts(port: port)
         }

@@ -25,7 +25,7 @@ public final class ServeProcess: Sendable {
             ?? CLIProcess.start(serve, environment: environment)
         let started = running
         var found: (host: String, port: Int)?
-        _ = await eventually(within: 30) {
+        _ = await eventually {
             found = Self.address(in: started.outputSoFar)
             return found != nil || !started.isRunning
         }
@@ -37,6 +37,24 @@ public final class ServeProcess: Sendable {
     }
 
     public var baseURL: String { "http://\(host):\(port)" }
+
+    /// A client that asks for `path` and leaves when the test says (`close()`): its leaving is
+    /// an event the test chooses, not a time limit that a slow machine may outrun.
+    public func request(_ path: String) throws -> RawConnection {
+        let connection = try RawConnection(port: port)
+        connection.send("GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\n\r\n")
+        return connection
+    }
+
+    /// Waits until the gauge `pipelinehost_waiting_requests` reads `count`: that many requests
+    /// are in the pipeline, each waiting for its final step (joined work counts once per request).
+    public func waitUntilWaiting(_ count: Int) async -> Bool {
+        await eventually {
+            let metrics = (try? await Curl.get(baseURL + "/metrics").text) ?? ""
+            return metrics.contains("pipelinehost_waiting_requests \(count).0\n")
+                || metrics.contains("pipelinehost_waiting_requests \(count)\n")
+        }
+    }
 
     /// Sends SIGTERM and waits for the exit.
     public func stop() async throws -> CLIProcess.Outcome {

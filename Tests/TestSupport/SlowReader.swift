@@ -60,6 +60,16 @@ public enum ProcFacts {
         }
     }
 
+    /// Whether process `pid` has a handler of its own for `signal` (its SigCgt mask): the event
+    /// a test waits for before it signals a process that must catch it.
+    public static func catches(_ signal: Int32, pid: Int32) -> Bool {
+        guard let status = read("/proc/\(pid)/status"),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigCgt:") }),
+            let mask = UInt64(line.dropFirst("SigCgt:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+        else { return false }
+        return mask & (1 << UInt64(signal - 1)) != 0
+    }
+
     /// A /proc file to its end: they report a size of 0, and a read by size stops at one page.
     private static func read(_ path: String) -> String? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }

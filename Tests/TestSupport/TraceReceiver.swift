@@ -75,7 +75,7 @@ public final class TraceReceiver: Sendable {
     public func requests() async throws -> [Request] { try await received().requests }
 
     private func received() async throws -> Received {
-        let answer = try await Curl.get(endpoint + "/spans", maxTime: 10)
+        let answer = try await Curl.get(endpoint + "/spans", maxTime: 60)
         return try JSONDecoder().decode(Received.self, from: Data(answer.body))
     }
 

@@ -113,12 +113,7 @@ struct ServeTracingTests {
         async let twin = Curl.get(
             url(service, "/twin.jpg"), headers: ["traceparent: 00-\(second)-\(SpanID.random())-01"])
         // Both wait for their final step now: the twin has joined the leader's work.
-        #expect(
-            await eventually {
-                let metrics = (try? await Curl.get(service.baseURL + "/metrics").text) ?? ""
-                return metrics.contains("pipelinehost_waiting_requests 2.0\n")
-                    || metrics.contains("pipelinehost_waiting_requests 2\n")
-            })
+        #expect(await service.waitUntilWaiting(2))
         origin.open("go")
         #expect(try await leader.status == 200)
         #expect(try await twin.status == 200)
