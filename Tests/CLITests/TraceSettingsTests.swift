@@ -27,6 +27,15 @@ import Testing
                 "OTEL_TRACES_SAMPLER_ARG": "0.25",
             ]))
         #expect(own.endpoint == "https://b/otlp")
+        // The traces path goes on the URL's path, before a query or fragment, never after it.
+        for (base, traces) in [
+            ("http://h/?token=X", "http://h/v1/traces?token=X"), ("http://h?token=X", "http://h/v1/traces?token=X"),
+            ("https://h/otlp/?k=1&j=2#f", "https://h/otlp/v1/traces?k=1&j=2#f"),
+            ("http://h/otlp", "http://h/otlp/v1/traces"),
+        ] {
+            let settings = try TraceSettings.from(environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": base])
+            #expect(settings?.endpoint == traces, "\(base)")
+        }
         #expect(own.serviceName == "thumbs")
         #expect(own.samplerRatio == 0.25)
     }

@@ -81,7 +81,7 @@ public final class TraceReceiver: Sendable {
 
     /// Waits (on events: each look is a request) until `condition` holds of the spans received;
     /// returns them either way.
-    public func spans(within seconds: Double = 30, until condition: @escaping @Sendable ([Span]) -> Bool)
+    public func spans(within seconds: Double = 120, until condition: @escaping @Sendable ([Span]) -> Bool)
         async throws -> [Span]
     {
         let found = Locked<[Span]>([])

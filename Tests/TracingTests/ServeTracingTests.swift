@@ -191,6 +191,21 @@ struct ServeTracingTests {
         _ = try await service.stop()
         #expect(try await receiver.spans().isEmpty)
     }
+
+    /// A collector behind a URL with a query (a token, say) gets the spans at its path plus
+    /// `v1/traces`, the query kept after it; the token is shown redacted.
+    @Test func anEndpointWithAQueryGetsTheTracesPathBeforeTheQuery() async throws {
+        origin.route("/q.jpg", .ok(Fixtures.sample))
+        let receiver = try await TraceReceiver()
+        let service = try await start(
+            receiver, environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint + "/?token=T0KEN7"])
+        #expect(service.running.outputSoFar.contains("traces to \(receiver.endpoint)/v1/traces?token=REDACTED"))
+        #expect(try await Curl.get(url(service, "/q.jpg")).status == 200)
+        _ = try await receiver.spans { $0.contains { $0.kind == 2 } }
+        let paths = try await receiver.requests().map(\.path)
+        #expect(!paths.isEmpty && paths.allSatisfy { $0 == "/v1/traces?token=T0KEN7" }, "\(paths)")
+        _ = try await service.stop()
+    }
 }
 
 /// W3C ids for a caller's traceparent.

@@ -6,7 +6,7 @@ import PipelineHost
 /// this only decides on and range-checks what it would otherwise take or ignore silently.
 public struct TraceSettings: Sendable, Equatable {
     /// Where spans go: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as is, or OTEL_EXPORTER_OTLP_ENDPOINT
-    /// with `/v1/traces` added.
+    /// with `/v1/traces` added to its path (`tracesPath(on:)`). The exporter is given this URL.
     public var endpoint: String
     /// `http/protobuf` (the default) or `http/json`.
     public var exportProtocol: String
@@ -46,8 +46,7 @@ public struct TraceSettings: Sendable, Equatable {
         if let traces = value("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
             endpoint = try checkedEndpoint(traces, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
         } else if let shared = value("OTEL_EXPORTER_OTLP_ENDPOINT") {
-            let base = try checkedEndpoint(shared, "OTEL_EXPORTER_OTLP_ENDPOINT")
-            endpoint = base + (base.hasSuffix("/") ? "" : "/") + "v1/traces"
+            endpoint = Self.tracesPath(on: try checkedEndpoint(shared, "OTEL_EXPORTER_OTLP_ENDPOINT"))
         } else {
             return nil
         }
@@ -89,6 +88,15 @@ public struct TraceSettings: Sendable, Equatable {
     }
 
     /// An http(s) URL with a host; user information in it is never echoed.
+    /// `base` with `v1/traces` added to its path, before any query or fragment: the spec's
+    /// "base URL ending in a slash", for a URL that carries a query (`http://h/?token=X` sends to
+    /// `http://h/v1/traces?token=X`, not to `/?token=X/v1/traces`).
+    static func tracesPath(on base: String) -> String {
+        let cut = base.firstIndex { $0 == "?" || $0 == "#" } ?? base.endIndex
+        let path = base[..<cut]
+        return path + (path.hasSuffix("/") ? "" : "/") + "v1/traces" + base[cut...]
+    }
+
     private static func checkedEndpoint(_ text: String, _ name: String) throws(TraceSettingsError) -> String {
         let location = SourceLocation(text)
         let shown = Redactor.redact(text)
