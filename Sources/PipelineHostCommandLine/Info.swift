@@ -97,7 +97,7 @@ struct Info: AsyncParsableCommand {
                     failed += error.kind == .cancelled ? 0 : 1
                     printOutput(
                         ResultJSON.failure(
-                            error, source: error.source ?? Redactor.redact(request.source), profile: name))
+                            error, source: error.source ?? set.redaction(request.source), profile: name))
                 }
             }
             return (ending, failed)

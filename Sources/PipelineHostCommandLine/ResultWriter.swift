@@ -36,6 +36,7 @@ struct ResultWriter: Sendable {
         var progress = progress
         var summary = Summary()
         var claims = OutputClaims()
+        let redaction = batch.pipeline.profiles.redaction
         progress.update()
         let ending = await batch.run { request, outcome in
             switch outcome {
@@ -65,7 +66,7 @@ struct ResultWriter: Sendable {
                 if error.kind == .cancelled { summary.cancelled += 1 } else { summary.failed += 1 }
                 let written = error.kind == .cancelled ? nil : await writeFallback(for: request, error)
                 report(
-                    error, source: error.source ?? Redactor.redact(request.source), request: request,
+                    error, source: error.source ?? redaction(request.source), request: request,
                     progress: progress,
                     fallback: written)
             }

@@ -29,6 +29,9 @@ struct CredentialTests {
             "profile \"p\" { fetch {}, cache { disk = true }, decode {}, downsample { size = 32 }, encode {}, cache { disk = true } }",
             // A normalize that drops nothing, with the profile's own secret name.
             "profile \"p\" { normalize { redact_query = { \"ticket\" } }, fetch {}, cache { disk = true }, decode {}, encode {}, cache { disk = true } }",
+            // The name is another profile's in the same file: one redaction for the whole set.
+            "profile \"p\" { fetch {}, cache { disk = true }, decode {}, encode {}, cache { disk = true } }\n"
+                + "profile \"other\" { normalize { redact_query = { \"ticket\" } }, fetch {}, decode {}, encode {} }",
         ])
     func nowhere(_ lua: String) async throws {
         let profile = try directory.write("p.lua", Array(lua.utf8))
@@ -36,7 +39,8 @@ struct CredentialTests {
         var everything = ""
         for flags in [["--trace"], ["--json", "--stats"], ["--stats"]] {
             let run = try await CLIProcess.run(
-                ["run", profile, url, "--output-dir", directory.file("out"), "--cache-dir", cache] + flags)
+                ["run", profile, url, "--profile", "p", "--output-dir", directory.file("out"), "--cache-dir", cache]
+                    + flags)
             #expect(run.status == 0, "\(run.stderr)")
             everything += run.stdout + run.stderr
         }

@@ -19,6 +19,22 @@ struct NormalizeTests {
         return source
     }
 
+    @Test("a profile set redacts every name any of its profiles' normalize drops or redacts, for every sink")
+    func oneRedactionForTheSet() throws {
+        let set = try TestPipeline.load(
+            """
+            profile "named" { normalize { drop_query = { "u" }, redact_query = { "pw" } }, fetch {} }
+            profile "plain" { fetch {} }
+            """)
+        #expect(set.redaction.names == ["u", "pw"])
+        let shown = set.redaction("http://h/a.jpg?u=ALICEUSER&pw=HUNTER2&w=300&token=T1")
+        #expect(shown == "http://h/a.jpg?u=REDACTED&pw=REDACTED&w=300&token=REDACTED")
+        // A request that runs "plain" reaches no normalize, and its errors are shown the same way.
+        let plain = try TestPipeline.load(#"profile "plain" { fetch {} }"#)
+        #expect(plain.redaction.names.isEmpty)
+        #expect(plain.redaction("http://h/a.jpg?pw=HUNTER2") == "http://h/a.jpg?pw=HUNTER2")
+    }
+
     @Test("scheme and host are lower-cased, the default port and fragment dropped, the query sorted")
     func canonical() async throws {
         let source = try await normalized("HTTPS://Music.Example.COM:443/rest/getCoverArt?size=300&id=al-1#top")

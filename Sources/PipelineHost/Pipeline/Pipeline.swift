@@ -74,7 +74,7 @@ public actor Pipeline {
             return try await answer(request, priority: priority, joinable: joinable).get()
         }
         span.attributes[SpanNames.profile] = request.profile
-        span.attributes[SpanNames.source] = Redactor.redact(request.source)
+        span.attributes[SpanNames.source] = profiles.redaction(request.source)
         let outcome = await PipelineTracing.withActive(span) {
             await answer(request, priority: priority, joinable: joinable)
         }
@@ -94,7 +94,9 @@ public actor Pipeline {
         if let remembered, let hit = cache.memoryHit(remembered.key, at: remembered.point) {
             joinable?()
             outcome = .success(
-                PipelineResult(request, origin: remembered.origin, key: remembered.key, keyTimings: [], hit))
+                PipelineResult(
+                    request, origin: remembered.origin, key: remembered.key, keyTimings: [], hit,
+                    redaction: profiles.redaction))
         } else {
             outcome = await self.outcome(
                 of: request, priority: priority, memoryChecked: remembered != nil, joinable: joinable)
@@ -179,7 +181,9 @@ public actor Pipeline {
             }
             cache.commit(prefix.pending)
             return .success(
-                PipelineResult(request, origin: source, key: chain.keys.last!, keyTimings: keyTimings, prefix))
+                PipelineResult(
+                    request, origin: source, key: chain.keys.last!, keyTimings: keyTimings, prefix,
+                    redaction: profiles.redaction))
         }
     }
 }

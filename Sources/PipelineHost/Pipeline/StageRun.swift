@@ -46,12 +46,12 @@ enum StageRun {
         do {
             plan = try RequestPlan(request, in: profiles)
         } catch {
-            return .failure(error.from(Redactor.redact(request.source)))
+            return .failure(error.from(profiles.redaction(request.source)))
         }
         let source: Source, keyTimings: [PipelineResult.StageTiming]
         switch await keyStages(request, plan, logger: logger, blocking: blocking) {
         case .success(let keyed): (source, keyTimings) = keyed
-        case .failure(let error): return .failure(error.from(Redactor.redact(request.source)))
+        case .failure(let error): return .failure(error.from(profiles.redaction(request.source)))
         }
         let chain = Chain(source: source, plan: plan, settings: settings, profileFile: profiles.file)
         guard !chain.steps.isEmpty else {
@@ -113,7 +113,7 @@ extension PipelineResult {
     /// A request's result from its final step's value, which holds encoded bytes.
     init(
         _ request: ImageRequest, origin: Source, key: StageKey, keyTimings: [PipelineResult.StageTiming],
-        _ value: StepValue
+        _ value: StepValue, redaction: Redaction
     ) {
         guard case .encoded(let encoded) = value.value else { preconditionFailure("a final step gives encoded bytes") }
         self.init(
@@ -122,6 +122,6 @@ extension PipelineResult {
             timings: keyTimings + value.timings, coalesced: value.coalesced,
             memoryHit: value.memoryHit, diskHit: value.diskHit, sharedHit: value.sharedHit,
             sharedTier: value.sharedTier, stale: value.stale,
-            expiresAt: value.expiresAt, noStore: value.noStore)
+            expiresAt: value.expiresAt, noStore: value.noStore, redaction: redaction)
     }
 }

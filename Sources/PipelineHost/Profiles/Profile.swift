@@ -86,12 +86,18 @@ public struct ProfileSet: Sendable {
     /// The profiles, in the order the file declares them.
     public let profiles: [Profile]
 
+    /// How every sink shows a source: the built-in secret names and each name a key stage of
+    /// any profile here declares (`SourceRewriter.secretQueryNames`).
+    public let redaction: Redaction
+
     /// The chains made from the profiles for `info` and fallbacks, by name.
     private let derived: [String: Profile]
 
     package init(file: String, profiles: [Profile]) {
         self.file = file
         self.profiles = profiles
+        let stages = profiles.flatMap { [$0.info, $0.fallback].compactMap { $0 } + $0.stages }
+        redaction = Redaction(names: stages.reduce(into: []) { $0.formUnion($1.rewriter?.secretQueryNames ?? []) })
         var derived: [String: Profile] = [:]
         for profile in profiles {
             if let chain = DerivedChains.info(of: profile) { derived[Self.infoName(profile.name)] = chain }

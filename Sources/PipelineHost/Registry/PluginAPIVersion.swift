@@ -23,8 +23,9 @@ public struct PluginAPIVersion: Sendable, Hashable, Comparable, CustomStringConv
     /// declared once, read through key paths) and `ParameterChoice` (a choice read as an enum);
     /// 1.3 added `ErrorDetails.isLocalConfiguration` (with a default); 1.4 added
     /// `PipelineTracing` (the process's tracer, and the trace headers a stage's own requests
-    /// carry). A plugin written for an older 1.x still loads.
-    public static let current = PluginAPIVersion(major: 1, minor: 4)
+    /// carry); 1.5 added `SourceRewriter.secretQueryNames` (with a default), which every sink
+    /// redacts through `ProfileSet.redaction`. A plugin written for an older 1.x still loads.
+    public static let current = PluginAPIVersion(major: 1, minor: 5)
 
     /// "1.3".
     public var description: String { "\(major).\(minor)" }

@@ -23,6 +23,15 @@ extension Stage {
 /// request, memory hits included, and an async call would cost two executor hops each.
 public protocol SourceRewriter: Stage {
     func rewrite(_ source: Source) throws -> Source
+    /// Query parameters this stage treats as secrets whatever the source (it adds them to
+    /// `Source.volatileParameters` too): every sink hides their values from the moment a request
+    /// is made, before the stage has run (`ProfileSet.redaction`). None by default. (Plugin API 1.5.)
+    var secretQueryNames: Set<String> { get }
+}
+
+extension SourceRewriter {
+    /// No secret names of its own: the built-in ones and the other stages' still apply.
+    public var secretQueryNames: Set<String> { [] }
 }
 
 extension SourceRewriter {

@@ -5,21 +5,21 @@ import PipelineHost
 /// `--allow-source-host`, only the listed hosts. Private addresses are refused by fetch's
 /// `block_private`, which serve turns on (`ServedProfiles`), after every redirect too.
 enum SourcePolicy {
-    static func check(_ source: String, allowedHosts: Set<String>) throws(ServeFailure) {
+    static func check(_ source: String, allowedHosts: Set<String>, redaction: Redaction) throws(ServeFailure) {
         let location = SourceLocation(source)
         if let ambiguity = location.ambiguity {
             throw ServeFailure(
-                .badRequest, "invalid_source", "ambiguous source: \(ambiguity)", source: Redactor.redact(source))
+                .badRequest, "invalid_source", "ambiguous source: \(ambiguity)", source: redaction(source))
         }
         guard let scheme = location.scheme, scheme == "http" || scheme == "https" else {
             throw ServeFailure(
-                .forbidden, "blocked", "serve fetches only http and https sources", source: Redactor.redact(source))
+                .forbidden, "blocked", "serve fetches only http and https sources", source: redaction(source))
         }
         guard !allowedHosts.isEmpty else { return }
         guard let host = location.host, allowedHosts.contains(host) else {
             throw ServeFailure(
                 .forbidden, "blocked", "the source's host is not in --allow-source-host",
-                source: Redactor.redact(source))
+                source: redaction(source))
         }
     }
 }

@@ -51,7 +51,8 @@ struct ImageResolver: Sendable {
         } catch {
             throw ServeFailure(.badRequest, "invalid_option", error.message)
         }
-        try SourcePolicy.check(image.source, allowedHosts: settings.allowedSourceHosts)
+        try SourcePolicy.check(
+            image.source, allowedHosts: settings.allowedSourceHosts, redaction: profiles.set.redaction)
         return Resolved(image: image, overrides: chosen.overrides, hints: chosen.hints)
     }
 }

@@ -17,7 +17,7 @@ struct ImageRoute: Sendable {
         noteRedacted(path, prefix: "", context: context)
         let (resolved, profiles) = try resolve(request, path: path)
         let image = resolved.image
-        let logPath = note(image, prefix: "", context: context)
+        let logPath = note(image, prefix: "", redaction: profiles.set.redaction, context: context)
         let profile = profiles.set[image.profile]
         var overrides = resolved.overrides
         let format = profile?.autoFormatOverride(
@@ -45,7 +45,7 @@ struct ImageRoute: Sendable {
         noteRedacted(path, prefix: Self.infoPrefix, context: context)
         let (resolved, profiles) = try resolve(request, path: path)
         let image = resolved.image
-        let logPath = note(image, prefix: Self.infoPrefix, context: context)
+        let logPath = note(image, prefix: Self.infoPrefix, redaction: profiles.set.redaction, context: context)
         let profile = profiles.set[image.profile]
         guard profile?.declaresInfo == true else {
             throw ServeFailure.notFound(
@@ -76,10 +76,13 @@ struct ImageRoute: Sendable {
             path: state.accessLog.logLevel <= .info ? prefix + "/-" + redacted : "-")
     }
 
-    /// Notes the checked image's profile and redacted source, and returns what was noted.
-    private func note(_ image: ImagePath, prefix: String, context: ServeContext) -> String {
+    /// Notes the checked image's profile and its source as the profiles redact it, and returns
+    /// what was noted.
+    private func note(
+        _ image: ImagePath, prefix: String, redaction: Redaction, context: ServeContext
+    ) -> String {
         let logPath =
-            state.accessLog.logLevel <= .info ? "\(prefix)/-/\(image.profile)/\(Redactor.redact(image.source))" : "-"
+            state.accessLog.logLevel <= .info ? "\(prefix)/-/\(image.profile)/\(redaction(image.source))" : "-"
         context.access.note(endpoint: prefix.isEmpty ? .image : .info, path: logPath)
         context.access.note(profile: image.profile)
         return logPath

@@ -19,10 +19,11 @@ struct PrefetchRoute: Sendable {
         let paths = try await Self.paths(request)
         var requests: [ImageRequest] = []
         var refused: [String] = []
+        let redaction = state.slot.now.profiles.set.redaction
         for path in paths {
             switch check(path) {
             case .success(let imageRequest): requests.append(imageRequest)
-            case .failure(let failure): refused.append("\(Redactor.redact(path)): \(failure.reason)")
+            case .failure(let failure): refused.append("\(redaction(path)): \(failure.reason)")
             }
         }
         if !requests.isEmpty { try start(requests) }

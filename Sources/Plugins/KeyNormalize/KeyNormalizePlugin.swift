@@ -33,11 +33,12 @@ struct NormalizeStage: SourceRewriter {
     let dropped: Set<String>
     let redacted: Set<String>
 
+    var secretQueryNames: Set<String> { dropped.union(redacted) }
+
     func rewrite(_ source: Source) throws -> Source {
         var source = source
         source.key = try SourceKey.normalized(source.location, dropping: dropped)
-        source.volatileParameters.formUnion(dropped)
-        source.volatileParameters.formUnion(redacted)
+        source.volatileParameters.formUnion(secretQueryNames)
         return source
     }
 }

@@ -63,7 +63,9 @@ struct SubsonicAuthStage: SourceRewriter {
             SubsonicSigner(
                 user: user, password: password, method: method,
                 version: version, client: client))
-        source.volatileParameters.formUnion(SubsonicAuthPlugin.parameterNames)
+        source.volatileParameters.formUnion(secretQueryNames)
         return source
     }
+
+    var secretQueryNames: Set<String> { SubsonicAuthPlugin.parameterNames }
 }
