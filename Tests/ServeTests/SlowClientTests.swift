@@ -92,6 +92,25 @@ import Testing
         _ = try await service.stop()
     }
 
+    /// Pipelined requests are answered in order, each one up to and including the one that says
+    /// Connection: close; the connection closes after that answer, and a request after it is
+    /// not answered.
+    @Test func pipelinedRequestsAreAnsweredUpToTheOneThatCloses() async throws {
+        let service = try await ServeProcess(profileFile: profileFile, ["--allow-unsigned", "--idle-timeout", "600"])
+        for closing in [1, 2, 3] {
+            let connection = try RawConnection(port: service.port)
+            let heads = (1...4).map { index in
+                "GET /health HTTP/1.1\r\nHost: x\r\n" + (index == closing ? "Connection: close\r\n" : "") + "\r\n"
+            }
+            connection.send(heads.joined())
+            let (answers, closed) = try await connection.receiveUntilClosed(within: 60)
+            #expect(closed, "closing at \(closing): \(answers)")
+            #expect(answers.components(separatedBy: "HTTP/1.1 200 ").count - 1 == closing, "\(closing): \(answers)")
+            #expect(answers.hasSuffix("ok\n"), "\(answers)")
+        }
+        _ = try await service.stop()
+    }
+
     @Test(
         "a body in a transfer coding other than chunked is 501 and closes its connection",
         arguments: [("xchunked", 501), ("gzip, chunked", 501), ("identity", 501), ("chunked, gzip", 400)])
