@@ -168,6 +168,29 @@ struct CacheOptions: ParsableArguments {
         return settings
     }
 
+    /// Refuses tier time limits that a request's deadline would cut short. A request that misses
+    /// every tier while they hang waits, at worst, two calls on each tier after disk (its
+    /// variant's cache point and its original's) and one wait for another node's work; at or
+    /// past `requestTimeout` (seconds), a hung Redis or store would fail requests (504) instead
+    /// of costing them time, as the tiers promise.
+    func checkTierWaits(against requestTimeout: Double) throws {
+        var parts: [String] = []
+        var total = 0.0
+        if try sharedAddress() != nil {
+            total += 2 * Double(sharedTimeout) / 1000 + sharedWait
+            parts.append("2 × --shared-timeout \(sharedTimeout) ms + --shared-wait \(sharedWait) s")
+        }
+        if try objectStoreLocation() != nil {
+            total += 2 * Double(storeTimeout) / 1000
+            parts.append("2 × --store-timeout \(storeTimeout) ms")
+        }
+        guard total >= requestTimeout else { return }
+        throw ValidationError(
+            "a request that misses every cache tier may wait \(total) s on tiers that hang "
+                + "(\(parts.joined(separator: " + "))), not less than --request-timeout \(requestTimeout) s: "
+                + "a hung tier would fail requests instead of slowing them; lower those or raise --request-timeout")
+    }
+
     /// The object store's place: --object-store, else PIPELINEHOST_OBJECT_STORE; nil for none.
     func objectStoreLocation() throws -> ObjectStoreLocation? {
         guard !noCache else { return nil }

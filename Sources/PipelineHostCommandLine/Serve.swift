@@ -159,6 +159,7 @@ struct Serve: AsyncParsableCommand {
         try FlagRange.count(perHost, "--per-host", in: 1...10_000)
         if let maxConnections { try FlagRange.count(maxConnections, "--max-connections", in: 1...1_000_000) }
         _ = try timeouts()
+        try cache.checkTierWaits(against: requestTimeout)
     }
 
     /// The time flags as durations: the drain may be 0, the others must be more.

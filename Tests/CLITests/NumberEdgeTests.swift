@@ -43,6 +43,28 @@ struct NumberEdgeTests {
         }
     }
 
+    /// A hung tier must cost a request time, never fail it: serve refuses tier limits that its
+    /// own request deadline would cut short, naming them, before it starts.
+    @Test(
+        "serve refuses tier time limits that --request-timeout would cut short",
+        arguments: [
+            (["--object-store", "s3://bucket", "--store-timeout", "30000"], "2 × --store-timeout 30000 ms"),
+            (
+                ["--object-store", "s3://bucket", "--store-timeout", "10000", "--request-timeout", "20"],
+                "--store-timeout"
+            ),
+            (["--shared-cache", "redis://127.0.0.1:1", "--shared-wait", "30"], "--shared-wait 30.0 s"),
+            (
+                ["--shared-cache", "redis://127.0.0.1:1", "--object-store", "s3://bucket", "--request-timeout", "18"],
+                "2 × --shared-timeout 50 ms + --shared-wait 15.0 s + 2 × --store-timeout 2000 ms"
+            ),
+        ])
+    func tierWaitsPastTheDeadline(_ flags: [String], _ named: String) async throws {
+        let outcome = try await CLIProcess.run(["serve", "examples/thumbnail.lua"] + flags, in: Fixtures.root.path)
+        #expect(outcome.status == 2, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains(named) && outcome.stderr.contains("--request-timeout"), "\(outcome.stderr)")
+    }
+
     @Test("a value at the top of its range is accepted")
     func topOfRange() async throws {
         let directory = try TemporaryDirectory()

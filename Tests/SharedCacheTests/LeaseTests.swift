@@ -71,7 +71,8 @@ import Testing
                 profileFile: profile,
                 [
                     "--allow-unsigned", "--shared-cache", redis.url, "--no-access-log",
-                    "--shared-lease", "60", "--shared-wait", "90", "--shared-timeout", "2000",
+                    "--shared-lease", "60", "--shared-wait", "90", "--shared-timeout", "2000", "--request-timeout",
+                    "300",
                     "--cache-dir", directory.file("node\(index)"),
                 ])
         }
@@ -289,7 +290,7 @@ import Testing
         // within its client's 300 s.
         let waiter = try await ServeProcess(
             profileFile: profile,
-            arguments + ["--cache-dir", directory.file("b"), "--shared-wait", "600", "--request-timeout", "600"])
+            arguments + ["--cache-dir", directory.file("b"), "--shared-wait", "600", "--request-timeout", "900"])
         let path = "/unsafe/thumb/" + base64url(origin.url("/stuck.jpg"))
         async let lost = Curl.get(leader.baseURL + path, maxTime: 600)
         #expect(await eventually { origin.requestCount("/stuck.jpg") == 1 })

@@ -62,7 +62,8 @@ struct NamespaceTests {
                     [
                         "--host", address, "--allow-unsigned", "--no-access-log", "--shared-cache",
                         "redis://\(redisAddress):6379",
-                        "--shared-lease", "60", "--shared-wait", "90", "--shared-timeout", "500", "--cache-dir",
+                        "--shared-lease", "60", "--shared-wait", "90", "--shared-timeout", "500", "--request-timeout",
+                        "300", "--cache-dir",
                         directory.file("node\(index)"),
                     ], namespace: host))
         }

@@ -68,6 +68,7 @@ struct RunAndSharedTracingTests {
                     profileFile: profileFile,
                     [
                         "--allow-unsigned", "--shared-cache", redis.url, "--shared-lease", "60", "--shared-wait", "90",
+                        "--request-timeout", "300",
                         "--cache-dir", directory.file("cache-\(name)"), "--no-access-log",
                     ],
                     environment: [
