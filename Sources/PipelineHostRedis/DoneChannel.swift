@@ -23,11 +23,9 @@ final class DoneChannel: Sendable {
     private let received = Locked(0)
     /// Whether the subscriber is subscribed now, for tests that must not publish before it is.
     private let subscribed = Locked(false)
-    /// Gets the text after `purgePrefix` of each purge message another node publishes.
-    private let purgeHandler = Locked<(@Sendable (String) -> Void)?>(nil)
-    /// Purges travel on the same channel: "purge:", the sender's id, ":" and the source digests,
-    /// comma-separated. A node ignores its own.
-    static let purgePrefix = "purge:"
+    /// Gets the text after `PurgeMessage.prefix` of each purge message, which it reads.
+    private let purgeHandler = Locked<(@Sendable (Substring) -> Void)?>(nil)
+    /// This node's id, which its purge messages carry.
     let nodeID = String(UInt64.random(in: 1...UInt64.max), radix: 16)
 
     var messagesReceived: Int { received.withLock { $0 } }
@@ -60,7 +58,7 @@ final class DoneChannel: Sendable {
     }
 
     /// Hands every purge message to `handler`, from now on: the subscriber starts at once.
-    func onPurge(_ handler: @escaping @Sendable (String) -> Void) {
+    func onPurge(_ handler: @escaping @Sendable (Substring) -> Void) {
         purgeHandler.withLock { $0 = handler }
         startIfNeeded()
     }
@@ -126,11 +124,8 @@ final class DoneChannel: Sendable {
                     decoding: UnsafeBufferPointer(start: payload.data, count: payload.length), as: UTF8.self)
                 ph_redis_reply_free(&payload)
                 received.withLock { $0 += 1 }
-                if digest.hasPrefix(Self.purgePrefix) {
-                    let body = digest.dropFirst(Self.purgePrefix.count)
-                    if !body.hasPrefix(nodeID + ":"), let colon = body.firstIndex(of: ":") {
-                        purgeHandler.withLock { $0 }?(String(body[body.index(after: colon)...]))
-                    }
+                if digest.hasPrefix(PurgeMessage.prefix) {
+                    purgeHandler.withLock { $0 }?(digest.dropFirst(PurgeMessage.prefix.count))
                 } else {
                     wake(digest)
                 }

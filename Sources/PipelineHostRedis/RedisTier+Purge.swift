@@ -36,11 +36,12 @@ extension RedisTier: PurgeableTier {
         return removed
     }
 
-    /// Publishes the purge on the done channel: "purge:", this node's id, the digests.
+    /// Publishes the purge on the done channel (`PurgeMessage`: sealed with the shared secret,
+    /// in messages of at most 500 sources).
     public func announce(_ purge: SourcePurge) async throws(PipelineError) {
-        let message = DoneChannel.purgePrefix + done.nodeID + ":" + purge.digests.sorted().joined(separator: ",")
+        let messages = PurgeMessage.write(digests: purge.digests, node: done.nodeID, now: clock.now, seal: seal)
         do throws(RedisClient.Failure) {
-            _ = try await client.command("PUBLISH", DoneChannel.name, message)
+            for message in messages { _ = try await client.command("PUBLISH", DoneChannel.name, message) }
         } catch {
             throw failed(error)
         }
@@ -51,13 +52,64 @@ extension RedisTier: PurgeableTier {
         return PipelineError(.transport, "Redis: \(error.description)")
     }
 
+    /// Hands each purge another node announces to `handler`, one at a time; a message that is
+    /// not sealed with the shared secret (when there is one), too old, malformed or over 500
+    /// sources, and one that finds 16 purges already waiting, is dropped and counted
+    /// (`pipelinehost_purge_messages_dropped_total`), never acted on.
     public func onAnnouncedPurge(_ handler: @escaping @Sendable (SourcePurge) async -> Void) {
-        done.onPurge { text in
-            let digests = text.split(separator: ",").map(String.init).filter { digest in
-                digest.count == 64 && digest.allSatisfy(\.isHexDigit)
+        let (node, clock, seal) = (done.nodeID, clock, seal)
+        done.onPurge { [weak self] text in
+            guard let self else { return }
+            switch PurgeMessage.read(text, node: node, now: clock.now, seal: seal) {
+            case .own: return
+            case .dropped(let why): dropped(why)
+            case .purge(let digests):
+                if !announced.enqueue(SourcePurge(digests: digests), to: handler) { dropped("16 purges already wait") }
             }
-            guard !digests.isEmpty else { return }
-            Task { await handler(SourcePurge(digests: Set(digests))) }
+        }
+    }
+
+    /// A purge message not acted on: counted, and logged the first time and every 1000th.
+    private func dropped(_ why: String) {
+        counters.add(\.purgeMessagesDropped)
+        let count = counters.stats.purgeMessagesDropped
+        if count == 1 || count.isMultiple(of: 1000) {
+            logger.warning(
+                "a purge message on the done channel was dropped: \(why)", metadata: ["dropped": "\(count)"])
+        }
+    }
+}
+
+/// Purges other nodes announced, run one at a time with at most `limit` waiting, the waiting
+/// ones merged into one: a burst of messages costs a bounded queue, never a task (and a thread
+/// of disk work) each.
+final class AnnouncedPurges: Sendable {
+    static let limit = 16
+    private let state = Locked<(running: Bool, waiting: [SourcePurge])>((false, []))
+
+    /// Queues `purge` for `handler`; false when `limit` purges already wait.
+    func enqueue(_ purge: SourcePurge, to handler: @escaping @Sendable (SourcePurge) async -> Void) -> Bool {
+        let start: Bool? = state.withLock { state in
+            guard state.waiting.count < Self.limit else { return nil }
+            state.waiting.append(purge)
+            defer { state.running = true }
+            return !state.running
+        }
+        guard let start else { return false }
+        if start { Task { await self.drain(handler) } }
+        return true
+    }
+
+    private func drain(_ handler: @Sendable (SourcePurge) async -> Void) async {
+        while let next = state.withLock({ state -> SourcePurge? in
+            guard !state.waiting.isEmpty else {
+                state.running = false
+                return nil
+            }
+            defer { state.waiting = [] }
+            return SourcePurge(digests: state.waiting.reduce(into: Set<String>()) { $0.formUnion($1.digests) })
+        }) {
+            await handler(next)
         }
     }
 }

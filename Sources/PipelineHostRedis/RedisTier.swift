@@ -36,7 +36,9 @@ public final class RedisTier: CacheTier {
     public let leases: LeaseSettings
     /// Wakes this node's waiters when another node finishes an entry.
     let done: DoneChannel
-    private let logger: Logger
+    /// Purges other nodes announced, waiting to run here.
+    let announced = AnnouncedPurges()
+    let logger: Logger
     /// The time of day entries' lifetimes are counted from.
     let clock: WallClock
     /// With a shared secret, every value and negative entry is sealed, and one that is not is
@@ -188,6 +190,9 @@ public struct SharedTierStats: Sendable, Equatable {
     public var leasesTakenOver = 0
     /// Failures answered from another node's negative entry.
     public var negativeHits = 0
+    /// Purge messages on the done channel not acted on: unsealed (with a shared secret), too
+    /// old, malformed, too large, or past the queue of purges waiting.
+    public var purgeMessagesDropped = 0
 }
 
 /// The tier's counters, kept for `stats` and sent to swift-metrics.
@@ -203,7 +208,7 @@ final class Counters: Sendable {
         self.openings = openings
         let names = [
             "shared_hits", "shared_misses", "redis_errors", "leases_won", "leases_waited", "leases_taken_over",
-            "negative_hits", "breaker_open",
+            "negative_hits", "breaker_open", "purge_messages_dropped",
         ]
         metrics = Dictionary(
             uniqueKeysWithValues: names.map { ($0, Counter(label: "pipelinehost_\($0)_total", factory: factory)) })
@@ -224,6 +229,7 @@ final class Counters: Sendable {
         case \.leasesTakenOver: "leases_taken_over"
         case \.negativeHits: "negative_hits"
         case \.breakerOpened: "breaker_open"
+        case \.purgeMessagesDropped: "purge_messages_dropped"
         default: "redis_errors"
         }
     }

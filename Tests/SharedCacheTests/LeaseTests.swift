@@ -17,18 +17,7 @@ import Testing
     func nodes(_ count: Int, leases: LeaseSettings = LeaseSettings()) throws -> [(
         pipeline: Pipeline, tier: RedisTier, directory: TemporaryDirectory
     )] {
-        try (0..<count).map { _ in
-            // A generous timeout: these tests are about leases, and the machine runs other tests
-            // at the same time; a call that times out would (rightly) make a node compute alone.
-            let client = RedisClient(address: try #require(RedisAddress(redis.url)), timeout: .seconds(2))
-            let tier = RedisTier(client: client, leases: leases)
-            let directory = try TemporaryDirectory()
-            let settings = CacheSettings(directory: directory.path, additionalTiers: [tier])
-            let pipeline = Pipeline(
-                profiles: try TestPipeline.load(SharedTierTests.profile),
-                configuration: PipelineConfiguration(cache: settings))
-            return (pipeline, tier, directory)
-        }
+        try (0..<count).map { _ in try SharedTierTests.node(redis.url, leases: leases) }
     }
 
     @Test func sixtyRequestsOverThreeNodesMakeOneTransferAndOneDecode() async throws {

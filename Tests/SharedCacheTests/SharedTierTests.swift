@@ -38,12 +38,15 @@ import Testing
         redis = try await RedisServer()
     }
 
-    /// A node: its own pipeline, memory and disk directory, and a tier on `address`.
-    func node(_ address: String, breaker: CircuitBreaker = CircuitBreaker()) throws -> (
-        Pipeline, RedisTier, TemporaryDirectory
-    ) {
+    /// A node: its own pipeline on `profile`, memory and disk directory, and a tier on
+    /// `address`. A generous call timeout: the machine runs other tests at the same time, and a
+    /// call that timed out would (rightly) make a node compute alone.
+    static func node(
+        _ address: String, breaker: CircuitBreaker = CircuitBreaker(), leases: LeaseSettings = LeaseSettings(),
+        seal: EntrySeal? = nil
+    ) throws -> (pipeline: Pipeline, tier: RedisTier, directory: TemporaryDirectory) {
         let client = RedisClient(address: try #require(RedisAddress(address)), timeout: .seconds(2), breaker: breaker)
-        let tier = RedisTier(client: client)
+        let tier = RedisTier(client: client, leases: leases, seal: seal)
         let directory = try TemporaryDirectory()
         let settings = CacheSettings(directory: directory.path, additionalTiers: [tier])
         let pipeline = Pipeline(
@@ -52,8 +55,8 @@ import Testing
     }
 
     @Test func aVariantMadeOnOneNodeIsServedByAnotherWithNoTransfer() async throws {
-        let (first, firstTier, firstDirectory) = try node(redis.url)
-        let (second, secondTier, secondDirectory) = try node(redis.url)
+        let (first, firstTier, firstDirectory) = try Self.node(redis.url)
+        let (second, secondTier, secondDirectory) = try Self.node(redis.url)
         let request = ImageRequest(source: origin.url("/cover.jpg?u=ann&t=a1&s=s1"), profile: "thumb")
         let made = try await first.image(for: request)
         await first.flushCache()
@@ -71,7 +74,7 @@ import Testing
     }
 
     @Test func redisHoldsNoCredential() async throws {
-        let (pipeline, _, directory) = try node(redis.url)
+        let (pipeline, _, directory) = try Self.node(redis.url)
         let source = origin.url(
             "/cover.jpg?id=7&u=ann&t=tok-secret-1&s=salt-secret-2&p=enc:pass-secret-3&token=bearer-secret-4")
         _ = try await pipeline.image(for: ImageRequest(source: source, profile: "thumb"))
@@ -99,7 +102,7 @@ import Testing
     @Test func redisDownCostsNothingButTheTierAndTheBreakerOpens() async throws {
         await redis.stop()
         let breaker = CircuitBreaker(threshold: 3, cooldown: .seconds(60))
-        let (pipeline, tier, directory) = try node(redis.url, breaker: breaker)
+        let (pipeline, tier, directory) = try Self.node(redis.url, breaker: breaker)
         for id in 1...6 {
             let result = try await pipeline.image(
                 for: ImageRequest(source: origin.url("/cover.jpg?id=\(id)"), profile: "thumb"))
@@ -117,7 +120,7 @@ import Testing
 
     @Test func theTierIsUsedAgainWhenRedisComesBack() async throws {
         let breaker = CircuitBreaker(threshold: 2, cooldown: .milliseconds(200))
-        let (first, _, firstDirectory) = try node(redis.url, breaker: breaker)
+        let (first, _, firstDirectory) = try Self.node(redis.url, breaker: breaker)
         await redis.stop()
         _ = try await first.image(for: ImageRequest(source: origin.url("/cover.jpg?id=1"), profile: "thumb"))
         _ = try await first.image(for: ImageRequest(source: origin.url("/cover.jpg?id=2"), profile: "thumb"))

@@ -1,3 +1,5 @@
+import Logging
+
 extension Pipeline {
     /// Drops every original and variant of `sources` (for every profile of this pipeline and
     /// every option) from memory, from every disk directory the profiles use, and from the tiers
@@ -22,12 +24,20 @@ extension Pipeline {
         return await cache.purge(SourcePurge(sourceKeys: keys), directories: cacheDirectories, announce: announce)
     }
 
-    /// A purge another node announced: the same, without announcing it again.
+    /// A purge another node announced: the same, without announcing it again (the shared tiers
+    /// too, so a store this node's own earlier work had under way goes as well). A failure says so.
     func purgeAnnounced(_ purge: SourcePurge) async {
         let report = await cache.purge(purge, directories: cacheDirectories, announce: false)
-        logger.info(
-            "purged on another node's request",
-            metadata: ["removed": "\(report.removed.values.reduce(0, +))", "sources": "\(purge.digests.count)"])
+        let metadata: Logger.Metadata = [
+            "removed": "\(report.removed.values.reduce(0, +))", "sources": "\(purge.digests.count)",
+        ]
+        if report.failures.isEmpty {
+            logger.info("purged on another node's request", metadata: metadata)
+        } else {
+            logger.warning(
+                "a purge another node asked for failed here: \(report.failures.joined(separator: "; "))",
+                metadata: metadata)
+        }
     }
 
     /// Every disk directory this pipeline's profiles keep entries in.

@@ -29,6 +29,22 @@ extension UInt8 {
     }
 }
 
+extension [UInt8] {
+    /// The bytes of `hex`, two digits (either case) each; nil for an odd length or any other
+    /// character: the one hex decoder (signatures, sealed purge messages).
+    public init?(hex: Substring) {
+        let digits = Array(hex.utf8)
+        guard digits.count.isMultiple(of: 2) else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = digits[index].hexValue, let low = digits[index + 1].hexValue else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        self = bytes
+    }
+}
+
 extension Substring {
     /// Strict percent-decoding: nil for a stray "%" or bytes that are not UTF-8. Serve's plain
     /// sources and the user information of a Redis URL read it.

@@ -38,7 +38,7 @@ public struct URLSigner: Sendable {
         }
         var pairs: [KeyPair] = []
         for (index, (key, salt)) in zip(keyList, saltList).enumerated() {
-            guard let keyBytes = Self.hex(key), !keyBytes.isEmpty else {
+            guard let keyBytes = [UInt8](hex: key), !keyBytes.isEmpty else {
                 throw KeyError(description: "PIPELINEHOST_KEY entry \(index + 1) is not hex")
             }
             guard keyBytes.count >= minimumKeyBytes else {
@@ -51,7 +51,7 @@ public struct URLSigner: Sendable {
                     description: "PIPELINEHOST_KEY entry \(index + 1) repeats a few byte values (all zero, or typed): "
                         + "it is no random key; make one with `openssl rand -hex 32`")
             }
-            guard let saltBytes = Self.hex(salt), !saltBytes.isEmpty else {
+            guard let saltBytes = [UInt8](hex: salt), !saltBytes.isEmpty else {
                 throw KeyError(
                     description: "PIPELINEHOST_SALT entry \(index + 1) is \(salt.isEmpty ? "empty" : "not hex"); "
                         + "give each key a salt, such as `openssl rand -hex 16`")
@@ -89,17 +89,5 @@ public struct URLSigner: Sendable {
     private static func split(_ list: String?) -> [Substring] {
         guard let list, !list.isEmpty else { return [] }
         return list.split(separator: ",", omittingEmptySubsequences: false).map { $0.drop { $0 == " " } }
-    }
-
-    private static func hex(_ text: Substring) -> [UInt8]? {
-        let digits = Array(text.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let high = digits[index].hexValue, let low = digits[index + 1].hexValue else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return bytes
     }
 }
