@@ -43,13 +43,17 @@ struct ServeRedactionTests {
         func get(_ profile: String, _ source: String) async throws -> HTTPAnswer {
             try await Curl.get(service.baseURL + "/unsafe/\(profile)/" + base64url(source))
         }
-        let secrets = ["ALICEUSER1", "SECRETPW1", "ALICEUSER2", "SECRETPW2", "SECRETPW3", "SECRETPW4"]
+        let secrets = ["ALICEUSER1", "SECRETPW1", "ALICEUSER2", "SECRETPW2", "SECRETPW3", "SECRETPW4", "SECRETPW5"]
         var bodies: [String] = []
         #expect(try await get("thumb", origin.url("/a.jpg?u=ALICEUSER1&pw=SECRETPW1&w=1")).status == 200)
         #expect(try await get("bare", origin.url("/a.jpg?u=ALICEUSER2&pw=SECRETPW2")).status == 200)
         let failed = try await get("thumb", origin.url("/gone.jpg?pw=SECRETPW3"))
         #expect(failed.status == 404, "\(failed.text)")
         bodies.append(failed.text)
+        // The same failure through "bare", whose own stages name no secret.
+        let bare = try await get("bare", origin.url("/gone.jpg?pw=SECRETPW5"))
+        #expect(bare.status == 404 && bare.text.contains("pw=REDACTED"), "\(bare.text)")
+        bodies.append(bare.text)
         // Refused by serve's source policy, before any stage: its error names the source too.
         let refused = try await get("bare", "file:///tmp/a.jpg?pw=SECRETPW4")
         #expect(refused.status == 403, "\(refused.text)")
@@ -57,7 +61,7 @@ struct ServeRedactionTests {
         bodies.append(refused.text)
 
         let spans = try await receiver.spans { spans in
-            spans.filter { $0.kind == 2 }.count >= 4 && spans.filter { $0.name == "pipeline.image" }.count >= 3
+            spans.filter { $0.kind == 2 }.count >= 5 && spans.filter { $0.name == "pipeline.image" }.count >= 4
         }
         let log = try await service.stop().stderr
         #expect(log.contains("u=REDACTED&pw=REDACTED"), "\(log)")

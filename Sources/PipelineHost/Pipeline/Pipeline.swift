@@ -94,9 +94,7 @@ public actor Pipeline {
         if let remembered, let hit = cache.memoryHit(remembered.key, at: remembered.point) {
             joinable?()
             outcome = .success(
-                PipelineResult(
-                    request, origin: remembered.origin, key: remembered.key, keyTimings: [], hit,
-                    redaction: profiles.redaction))
+                PipelineResult(request, origin: remembered.origin, key: remembered.key, keyTimings: [], hit))
         } else {
             outcome = await self.outcome(
                 of: request, priority: priority, memoryChecked: remembered != nil, joinable: joinable)
@@ -181,9 +179,7 @@ public actor Pipeline {
             }
             cache.commit(prefix.pending)
             return .success(
-                PipelineResult(
-                    request, origin: source, key: chain.keys.last!, keyTimings: keyTimings, prefix,
-                    redaction: profiles.redaction))
+                PipelineResult(request, origin: source, key: chain.keys.last!, keyTimings: keyTimings, prefix))
         }
     }
 }

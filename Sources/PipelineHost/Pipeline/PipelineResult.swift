@@ -22,11 +22,8 @@ public struct PipelineResult: Sendable {
     /// The source as the key stages left it; `source` and the keys are made from it on demand.
     let origin: Source
     let stageKey: StageKey
-    /// The source with credentials redacted: the names its key stages marked, and every name
-    /// the profile set calls secret (`ProfileSet.redaction`).
-    public var source: String {
-        Redactor.redact(origin.location, extraNames: origin.volatileParameters.union(redaction.names))
-    }
+    /// The source with credentials redacted (`Source.redacted`).
+    public var source: String { origin.redacted }
     /// The stable key of the source alone (after key stages such as normalize).
     public var sourceKey: String { origin.key }
     /// The stable key: normalized source plus every stage identity. Equal keys mean equal output.
@@ -60,8 +57,6 @@ public struct PipelineResult: Sendable {
     public let expiresAt: Double?
     /// The origin said Cache-Control: no-store, so nothing made from it may be kept.
     public let noStore: Bool
-    /// The profile set's redaction, for `source`.
-    let redaction: Redaction
 
     /// Time in stages plus time queued for them.
     public var duration: Duration { timings.reduce(.zero) { $0 + $1.duration + $1.waited } }

@@ -7,6 +7,9 @@ struct RequestPlan: Sendable {
     let steps: [ConfiguredStage]
     /// The cache policy after step i, by i.
     let caches: [Int: CachePolicy]
+    /// The names the profile set calls secret, which the request's source hides wherever it
+    /// is shown (`Source.shownSecrets`).
+    let secretNames: Set<String>
 
     init(_ request: ImageRequest, in profiles: ProfileSet) throws(PipelineError) {
         guard let profile = profiles[request.profile] else {
@@ -37,6 +40,7 @@ struct RequestPlan: Sendable {
         }
         self.steps = steps
         self.caches = caches
+        secretNames = profiles.redaction.names
     }
 }
 

@@ -70,6 +70,7 @@ enum StageRun {
     {
         let clock = ContinuousClock()
         var source = Source(location: request.source)
+        source.shownSecrets = plan.secretNames
         // One reading of a source for every reader: what the key would be made from must be
         // what the transfer connects to, so a source either reads alike everywhere or runs nothing.
         if let ambiguity = SourceLocation(request.source).ambiguity {
@@ -113,7 +114,7 @@ extension PipelineResult {
     /// A request's result from its final step's value, which holds encoded bytes.
     init(
         _ request: ImageRequest, origin: Source, key: StageKey, keyTimings: [PipelineResult.StageTiming],
-        _ value: StepValue, redaction: Redaction
+        _ value: StepValue
     ) {
         guard case .encoded(let encoded) = value.value else { preconditionFailure("a final step gives encoded bytes") }
         self.init(
@@ -122,6 +123,6 @@ extension PipelineResult {
             timings: keyTimings + value.timings, coalesced: value.coalesced,
             memoryHit: value.memoryHit, diskHit: value.diskHit, sharedHit: value.sharedHit,
             sharedTier: value.sharedTier, stale: value.stale,
-            expiresAt: value.expiresAt, noStore: value.noStore, redaction: redaction)
+            expiresAt: value.expiresAt, noStore: value.noStore)
     }
 }

@@ -11,6 +11,10 @@ public struct Source: Sendable, Hashable {
     /// Query parameter names whose values are secrets or salts, never shown. Key stages also
     /// leave most of them out of `key` (normalize's drop_query); its redact_query keeps them.
     public var volatileParameters: Set<String>
+    /// More names whose values are hidden wherever the source is shown: those the profile set
+    /// calls secret (`ProfileSet.redaction`), set before any key stage runs. Not part of the
+    /// source's identity, and not a part its key hides.
+    public var shownSecrets: Set<String> = []
     /// Applied in order by the fetch stage, at transfer time only. Not part of the source's
     /// identity: two sources that differ only in signers are equal.
     public var signers: [any TransferSigner] = []
@@ -44,7 +48,7 @@ public struct Source: Sendable, Hashable {
     }
 
     /// The location with credentials hidden, fit for any log line or output.
-    public var redacted: String { Redactor.redact(location, extraNames: volatileParameters) }
+    public var redacted: String { Redactor.redact(location, extraNames: volatileParameters.union(shownSecrets)) }
 
     /// The location with every signer applied: what a transfer should use, and nothing else.
     public func signedLocation() throws(PipelineError) -> String {
