@@ -10,7 +10,7 @@
 // - Blocks of 2 MiB or more are mapped here and marked MADV_HUGEPAGE (what glibc's
 //   glibc.malloc.hugetlb=1 tunable does for its own mappings): a 50 MB buffer takes ~25 faults.
 // - A freed block is kept, up to 6 blocks and 128 MiB in all (a 4096x4096 4:4:4 photo takes 3
-//   of 34 MiB), and handed to the next request of a size it fits (no more than twice the
+//   of 34 MiB; less in a small memory limit, ph_jpeg_set_kept_limit), and handed to the next request of a size it fits (no more than twice the
 //   size): no faults and no zeroing by the kernel. libjpeg, like malloc's callers, expects
 //   nothing of a block's contents. Those 128 MiB stay resident once used.
 // Smaller blocks come from malloc, behind the same header. PIPELINEHOST_JPEG_HUGE_PAGES=0 sends
@@ -44,10 +44,16 @@ static const uint64_t header_magic = 0x70686a7067626c6bULL;  // "phjpgblk"
 static atomic_long mapped_blocks, reused_blocks;
 
 enum { kept_most = 6 };
-static const size_t kept_bytes_most = (size_t)128 << 20;
+static size_t kept_bytes_most = (size_t)128 << 20;  // under kept_lock
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *kept[kept_most];
 static size_t kept_length[kept_most], kept_total;
+
+void ph_jpeg_set_kept_limit(size_t bytes) {
+    pthread_mutex_lock(&kept_lock);
+    kept_bytes_most = bytes;
+    pthread_mutex_unlock(&kept_lock);
+}
 
 // A kept mapping of at least `length` and at most twice it, taken out of the store; NULL if none.
 static void *take_kept(size_t length, size_t *found) {

@@ -40,11 +40,7 @@ enum ResultLine {
         "failed  \(source): \(reason)"
     }
 
-    static func bytes(_ count: Int) -> String {
-        if count < 1024 { return "\(count) B" }
-        if count < 1024 * 1024 { return String(format1: Double(count) / 1024) + " KB" }
-        return String(format1: Double(count) / (1024 * 1024)) + " MB"
-    }
+    static func bytes(_ count: Int) -> String { ByteText.bytes(count) }
 
     static func milliseconds(_ duration: Duration) -> String {
         "\(Int(duration.milliseconds.rounded())) ms"
@@ -53,8 +49,5 @@ enum ResultLine {
 
 extension String {
     /// One decimal place, without Foundation's locale-dependent formatting.
-    init(format1 value: Double) {
-        let tenths = Int((value * 10).rounded())
-        self = "\(tenths / 10).\(tenths % 10)"
-    }
+    init(format1 value: Double) { self = ByteText.tenths(value) }
 }

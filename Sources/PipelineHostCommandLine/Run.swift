@@ -126,6 +126,9 @@ struct Run: AsyncParsableCommand {
             valueName: "name=value"))
     var params: [String] = []
 
+    @OptionGroup(title: "Memory")
+    var memory: MemoryOptions
+
     @OptionGroup(title: "Cache")
     var cache: CacheOptions
 
@@ -186,7 +189,7 @@ struct Run: AsyncParsableCommand {
             profiles: set,
             configuration: PipelineConfiguration(
                 transfers: connections, transfersPerHost: perHost, cpuStages: cores,
-                cache: try cache.settingsWithSharedTier()))
+                cache: try cache.settingsWithSharedTier(), memoryBudget: memory.bytes))
         try await telemetry.exporting { try await runBatch(requests, set: set, pipeline: pipeline, jobs: jobs) }
     }
 

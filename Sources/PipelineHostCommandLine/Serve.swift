@@ -141,6 +141,9 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup(title: "Profiles")
     var access: ProfileAccessOptions
 
+    @OptionGroup(title: "Memory")
+    var memory: MemoryOptions
+
     @OptionGroup(title: "Cache")
     var cache: CacheOptions
 
@@ -200,7 +203,10 @@ struct Serve: AsyncParsableCommand {
             canWriteAVIF: pluginsCanEncode("avif"), sharedTier: try cache.sharedTierFactory(),
             objectStore: try cache.objectStoreFactory(),
             pipeline: PipelineConfiguration(
-                transfers: connections, transfersPerHost: perHost, cpuStages: cores, cache: cache.settings))
+                transfers: connections, transfersPerHost: perHost, cpuStages: cores, cache: cache.settings,
+                // Work that waits for memory gives up at three quarters of the request's time: a
+                // 503 with Retry-After, not a 504.
+                memoryBudget: memory.bytes, memoryWait: timeouts.request * 3 / 4))
         settings.acceptClientHints = acceptClientHints
         let file = profileFile
         let service: ServeApplication
@@ -213,9 +219,10 @@ struct Serve: AsyncParsableCommand {
         }
         let host = host
         let traces = telemetry.summary.map { "; " + $0 } ?? ""
+        let memorySummary = memory.summary
         try await service.run(alongside: telemetry.service.map { [$0] } ?? []) { port in
             printError(
-                "pipelinehost serve: listening on http://\(host):\(port) (\(file); Ctrl-C or SIGTERM drains and stops\(traces))"
+                "pipelinehost serve: listening on http://\(host):\(port) (\(file); \(memorySummary); Ctrl-C or SIGTERM drains and stops\(traces))"
             )
         }
         printError("pipelinehost serve: stopped")

@@ -41,7 +41,7 @@ struct ServeFailure: Error, Sendable {
             case .notAnImage, .tooLarge, .unsupportedFormat, .pixelLimit, .decodeFailed, .invalidSource:
                 .unprocessableContent
             case .blocked: .forbidden
-            case .cancelled: .serviceUnavailable
+            case .cancelled, .overloaded: .serviceUnavailable
             default: .internalServerError
             }
         // A source that is not there is not_found, as for an unknown profile and as a fallback's
@@ -50,6 +50,8 @@ struct ServeFailure: Error, Sendable {
         self.init(status, kind, error.reason, source: error.source)
         details = error.details?.jsonFields ?? [:]
         if let upstream { details["upstream_status"] = .integer(upstream) }
+        // The memory budget was full for this request's whole wait: memory frees as work ends.
+        if error.kind == .overloaded { retryAfter = 2 }
     }
 
     /// The JSON body: keys sorted, so a body compares as text.

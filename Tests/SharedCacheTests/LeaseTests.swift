@@ -293,8 +293,10 @@ import Testing
         let answer = try await taken
         #expect(answer.status == 200)
         #expect(origin.requestCount("/stuck.jpg") == 2)
-        let metrics = try await Curl.get(waiter.baseURL + "/metrics").text
-        #expect(metrics.contains("pipelinehost_leases_taken_over_total 1"), "\(metrics)")
+        // The variant's lease, and the original's too when the waiter found it still held: the
+        // dead leader held both, and which one lapses first is the kernel's timing.
+        let takenOver = await waiter.metric("pipelinehost_leases_taken_over_total") ?? 0
+        #expect((1...2).contains(takenOver), "taken over: \(takenOver)")
         _ = try? await lost
         _ = try await waiter.stop()
     }

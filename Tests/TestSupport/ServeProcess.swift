@@ -10,19 +10,23 @@ public final class ServeProcess: Sendable {
     public let host: String
 
     /// Starts serve on `profileFile` with `arguments` added (`--port 0` is added) and waits for
-    /// its start-up line. With `namespace`, it runs in that network namespace (`ip netns exec`).
+    /// its start-up line. With `namespace`, it runs in that network namespace (`ip netns exec`);
+    /// with `memoryGroup`, in that memory cgroup.
     public init(
         profileFile: String, _ arguments: [String] = [], environment: [String: String] = [:],
-        namespace: String? = nil
+        namespace: String? = nil, memoryGroup: MemoryGroup? = nil
     ) async throws {
         let serve = ["serve", profileFile, "--port", "0"] + arguments
-        running =
-            try namespace.map {
-                try CLIProcess.start(
-                    ["netns", "exec", $0, CLIProcess.executable] + serve,
-                    environment: environment, executable: "/usr/sbin/ip")
-            }
-            ?? CLIProcess.start(serve, environment: environment)
+        if let namespace {
+            running = try CLIProcess.start(
+                ["netns", "exec", namespace, CLIProcess.executable] + serve,
+                environment: environment, executable: "/usr/sbin/ip")
+        } else if let memoryGroup {
+            let launch = memoryGroup.launching([CLIProcess.executable] + serve)
+            running = try CLIProcess.start(launch.arguments, environment: environment, executable: launch.executable)
+        } else {
+            running = try CLIProcess.start(serve, environment: environment)
+        }
         let started = running
         var found: (host: String, port: Int)?
         _ = await eventually {
@@ -53,6 +57,15 @@ public final class ServeProcess: Sendable {
             let metrics = (try? await Curl.get(baseURL + "/metrics").text) ?? ""
             return metrics.contains("pipelinehost_waiting_requests \(count).0\n")
                 || metrics.contains("pipelinehost_waiting_requests \(count)\n")
+        }
+    }
+
+    /// The value of the unlabelled metric `name` in `/metrics` now ("name 12" or "name 12.0");
+    /// nil when it is not there or the service does not answer.
+    public func metric(_ name: String) async -> Double? {
+        let text = (try? await Curl.get(baseURL + "/metrics").text) ?? ""
+        return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap {
+            Double($0.split(separator: " ")[1])
         }
     }
 

@@ -23,6 +23,8 @@ long ph_orc_guarded_calls(void);
 long ph_jpeg_huge_blocks(void);
 /// How many of those blocks were kept from an earlier decode and used again.
 long ph_jpeg_reused_blocks(void);
+/// The most bytes of freed blocks kept for the next decode (128 MiB unless set).
+void ph_jpeg_set_kept_limit(size_t bytes);
 
 /// The error buffer's text (g_free it), clearing the buffer. NULL when empty.
 char *ph_vips_take_error(void);

@@ -22,7 +22,7 @@ public struct PipelineError: Error, Sendable, CustomStringConvertible {
         static let coreNames: Set<String> = [
             "invalid_source", "http_status", "transport", "timeout", "too_large", "not_an_image",
             "unsupported_format", "pixel_limit", "decode_failed", "encode_failed", "blocked", "cancelled",
-            "not_cached", "profile", "stage_failed",
+            "not_cached", "profile", "stage_failed", "overloaded",
         ]
 
         /// Empty, malformed or disallowed sources, and redirects to a scheme that is not allowed.
@@ -53,6 +53,8 @@ public struct PipelineError: Error, Sendable, CustomStringConvertible {
         public static let notCached = Kind(core: "not_cached")
         /// A per-request override that does not fit the profile.
         public static let profile = Kind(core: "profile")
+        /// The memory budget could not take the work within the wait it allows: come back later.
+        public static let overloaded = Kind(core: "overloaded")
         /// A plugin's stage failed in a way of its own.
         public static let stageFailed = Kind(core: "stage_failed")
     }

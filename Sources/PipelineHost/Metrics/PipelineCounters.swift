@@ -11,6 +11,8 @@ final class PipelineCounters: Sendable {
     private struct State {
         var stats = PipelineStats()
         var stageTimers: [String: Timer] = [:]
+        /// The memory budget's largest totals seen (waits, refusals, timeouts), for its counters.
+        var memoryTotals = (0, 0, 0)
         /// Key paths are not Sendable, so the map from field to metric sits behind the lock too.
         let counters: [WritableKeyPath<PipelineStats, Int>: Counter]
     }
@@ -22,6 +24,10 @@ final class PipelineCounters: Sendable {
     /// `pipelinehost_queued{lane=transfers|cpu}`: steps waiting for a slot now.
     private let queued: (transfers: Gauge, cpu: Gauge)
     private let requestTimer: Timer
+    /// The memory budget: `pipelinehost_memory_budget_bytes`, `_drawn_bytes`, `_waiting`, and
+    /// the totals of draws that waited, work refused as too large, and waits past their limit.
+    private let memory:
+        (budget: Gauge, drawn: Gauge, waiting: Gauge, waits: Counter, refusals: Counter, timeouts: Counter)
 
     init(factory: any MetricsFactory) {
         self.factory = factory
@@ -37,6 +43,14 @@ final class PipelineCounters: Sendable {
             Gauge(label: "pipelinehost_queued", dimensions: [("lane", LaneKind.cpu.name)], factory: factory)
         )
         requestTimer = Timer(label: "pipelinehost_request_duration", factory: factory)
+        memory = (
+            Gauge(label: "pipelinehost_memory_budget_bytes", factory: factory),
+            Gauge(label: "pipelinehost_memory_drawn_bytes", factory: factory),
+            Gauge(label: "pipelinehost_memory_waiting", factory: factory),
+            Counter(label: "pipelinehost_memory_waits_total", factory: factory),
+            Counter(label: "pipelinehost_memory_refusals_total", factory: factory),
+            Counter(label: "pipelinehost_memory_wait_timeouts_total", factory: factory)
+        )
     }
 
     /// The figures so far.
@@ -111,6 +125,24 @@ final class PipelineCounters: Sendable {
 
     /// Requests waiting for their final step now: twins that joined running work count too.
     func waitingChanged(to count: Int) { waiting.record(count) }
+
+    /// The memory budget changed: gauges take the new figures, counters what was added since.
+    func memoryChanged(_ usage: MemoryUsage) {
+        // Snapshots may arrive out of order: the counters only ever move up to the largest seen.
+        let added = state.withLock { state in
+            let seen = state.memoryTotals
+            state.memoryTotals = (max(seen.0, usage.waits), max(seen.1, usage.refusals), max(seen.2, usage.timeouts))
+            return (
+                state.memoryTotals.0 - seen.0, state.memoryTotals.1 - seen.1, state.memoryTotals.2 - seen.2
+            )
+        }
+        memory.budget.record(usage.capacity)
+        memory.drawn.record(usage.drawn)
+        memory.waiting.record(usage.waiting)
+        if added.0 > 0 { memory.waits.increment(by: added.0) }
+        if added.1 > 0 { memory.refusals.increment(by: added.1) }
+        if added.2 > 0 { memory.timeouts.increment(by: added.2) }
+    }
 
     /// Steps waiting for a slot of `lane` now: recorded when its queue changes, not per slot.
     func queueChanged(_ lane: LaneKind, to count: Int) {

@@ -117,11 +117,42 @@ extension Pipeline {
     private func runStep(_ chain: Chain, step: Int, work: WorkRef, after previous: StepValue) async -> StepOutcome {
         let configured = chain.steps[step]
         let role = configured.definition.role
-        let lane = LaneKind(role)
-        let host = lane == .transfers ? chain.host : nil
         if role == .fetch, configuration.cache.mode == .offline {
             return .failure(PipelineError(.notCached, "not in the cache, and the pipeline is offline"))
         }
+        // A body draws its room before its transfer takes a slot.
+        var body: MemoryDraw?
+        if role == .fetch {
+            switch await drawForBody(of: work) {
+            case .success(let draw): body = draw
+            case .failure(let error): return .failure(error)
+            }
+        }
+        let outcome = await runInLane(chain, step: step, work: work, after: previous)
+        guard case .success(var value) = outcome else { return outcome }
+        if let body, case .encoded(let encoded) = value.value {
+            body.resize(to: encoded.bytes.count)
+            value.memory.append(body)
+        }
+        // An image opened from bytes draws its predicted peak before any later stage makes its
+        // pixels, and after this step gave its CPU slot back: work that holds a slot never
+        // waits for memory, so the work that would free memory can always run.
+        if case .image(let image) = value.value, previous.value.kind != .image {
+            switch await drawForPixels(of: image, work: work) {
+            case .success(let draw?): value.memory.append(draw)
+            case .success(nil): break
+            case .failure(let error): return .failure(error)
+            }
+        }
+        return .success(value)
+    }
+
+    /// Runs a step in its lane's slot.
+    private func runInLane(_ chain: Chain, step: Int, work: WorkRef, after previous: StepValue) async -> StepOutcome {
+        let configured = chain.steps[step]
+        let role = configured.definition.role
+        let lane = LaneKind(role)
+        let host = lane == .transfers ? chain.host : nil
         let queued = clock.now
         if let lane {
             guard await acquire(lane, host: host, for: work) else { return .failure(.cancelled()) }

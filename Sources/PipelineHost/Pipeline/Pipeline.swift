@@ -26,6 +26,8 @@ public actor Pipeline {
     /// Slots for transfers and for CPU stages; every change answers `activityWaiters`.
     var lanes: Lanes { didSet { activityMayHaveChanged() } }
     let counters: PipelineCounters
+    /// What transfers' bodies and decodes may hold at once; nil when the configuration sets none.
+    nonisolated let memory: MemoryBudget?
     /// Memory, disk and any additional tiers, and what a lookup behind a cache point means.
     let cache: TieredCache
     /// What the key stages made of recent requests, for the memory-hit path.
@@ -55,7 +57,11 @@ public actor Pipeline {
         lanes = Lanes(
             transfers: Lane(limit: configuration.transfers, perHostLimit: configuration.transfersPerHost),
             cpu: Lane(limit: configuration.cpuStages))
-        counters = PipelineCounters(factory: configuration.metrics ?? MetricsSystem.factory)
+        let counters = PipelineCounters(factory: configuration.metrics ?? MetricsSystem.factory)
+        self.counters = counters
+        memory = configuration.memoryBudget.map { bytes in
+            MemoryBudget(capacity: bytes) { counters.memoryChanged($0) }
+        }
         cache = TieredCache(
             settings: configuration.cache, blocking: self.blocking.io, counters: counters, logger: logger)
         listenForAnnouncedPurges()
@@ -124,6 +130,9 @@ public actor Pipeline {
     public func stats() -> PipelineStats {
         counters.stats(inFlight: inFlight.count)
     }
+
+    /// The memory budget's figures now; nil without a budget.
+    public nonisolated var memoryUsage: MemoryUsage? { memory?.usage }
 
     /// What is running and queued right now.
     public func activity() -> PipelineActivity {

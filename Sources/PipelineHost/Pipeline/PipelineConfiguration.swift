@@ -16,6 +16,13 @@ public struct PipelineConfiguration: Sendable {
     public var cpuStages: Int
     /// What the profiles' `cache` stages may do, and where the disk cache lives.
     public var cache: CacheSettings
+    /// Bytes that transfers' bodies and decodes' predicted peaks may hold at once
+    /// (`MemoryBudget`); nil: no budget. Default: `MemoryLimit.defaultBudget`, half of the
+    /// memory cgroup's limit or of physical memory.
+    public var memoryBudget: Int?
+    /// How long work may wait for the memory budget before it fails `overloaded`; nil: as long
+    /// as it takes (a batch), which a service caps below its request deadline.
+    public var memoryWait: Duration?
     /// Where counters and timers go; nil means swift-metrics' bootstrapped backend
     /// (`MetricsSystem.factory`), which does nothing until an app bootstraps one.
     public var metrics: (any MetricsFactory)?
@@ -23,13 +30,16 @@ public struct PipelineConfiguration: Sendable {
     /// Slots for transfers (in all and per host) and CPU stages, the cache settings, and where metrics go.
     public init(
         transfers: Int = 8, transfersPerHost: Int = 4, cpuStages: Int = PipelineConfiguration.cores,
-        cache: CacheSettings = CacheSettings(), metrics: (any MetricsFactory)? = nil
+        cache: CacheSettings = CacheSettings(), metrics: (any MetricsFactory)? = nil,
+        memoryBudget: Int? = MemoryLimit.defaultBudget, memoryWait: Duration? = nil
     ) {
         self.transfers = max(1, transfers)
         self.transfersPerHost = max(1, transfersPerHost)
         self.cpuStages = max(1, cpuStages)
         self.cache = cache
         self.metrics = metrics
+        self.memoryBudget = memoryBudget.map { max(1, $0) }
+        self.memoryWait = memoryWait
     }
 
     /// The cores this process may use.

@@ -25,6 +25,9 @@ struct StepValue: Sendable {
     /// Stores that wait for a request using this value to succeed, so an original that turns
     /// out not to decode is never kept.
     var pending: [CacheWrite] = []
+    /// What this value holds of the memory budget (a fetched body, a decode's predicted peak):
+    /// given back when the last value carrying it is gone.
+    var memory: [MemoryDraw] = []
 
     init(value: StageValue, timings: [PipelineResult.StageTiming], coalesced: Bool) {
         self.value = value
@@ -47,6 +50,8 @@ struct StepValue: Sendable {
         var next = self
         next.value = value
         next.timings = timings
+        // Encoded from an image: its pixels and the body they came from go with the image.
+        if case .encoded = value, case .image = self.value { next.memory = [] }
         if case .encoded(let encoded) = value, let hints = encoded.cacheHints {
             next.noStore = next.noStore || hints.noStore
             if let version = hints.validators.version { next.originVersion = version }

@@ -24,8 +24,10 @@ public struct PluginAPIVersion: Sendable, Hashable, Comparable, CustomStringConv
     /// 1.3 added `ErrorDetails.isLocalConfiguration` (with a default); 1.4 added
     /// `PipelineTracing` (the process's tracer, and the trace headers a stage's own requests
     /// carry); 1.5 added `SourceRewriter.secretQueryNames` (with a default), which every sink
-    /// redacts through `ProfileSet.redaction`. A plugin written for an older 1.x still loads.
-    public static let current = PluginAPIVersion(major: 1, minor: 5)
+    /// redacts through `ProfileSet.redaction`; 1.6 added
+    /// `PipelineImage.predictedPeakBytes` (with a default), which the memory budget draws. A
+    /// plugin written for an older 1.x still loads.
+    public static let current = PluginAPIVersion(major: 1, minor: 6)
 
     /// "1.3".
     public var description: String { "\(major).\(minor)" }

@@ -17,6 +17,17 @@ public protocol PipelineImage: Sendable {
     var size: PixelSize { get }
     /// The size of the source this image came from, before any resizing.
     var sourceSize: PixelSize { get }
+    /// The most memory making this image's pixels may take, predicted from its header (a
+    /// progressive JPEG's coefficient buffer, an interlaced PNG's whole image), in bytes. The
+    /// stage that opens an image says it; the pipeline draws it from the memory budget before any
+    /// later stage computes a pixel, and gives it back when the image is gone. 0 (the default):
+    /// nothing to draw. (Plugin API 1.6.)
+    var predictedPeakBytes: Int { get }
+}
+
+extension PipelineImage {
+    /// Images that say nothing draw nothing from the memory budget.
+    public var predictedPeakBytes: Int { 0 }
 }
 
 /// What one stage hands to the next.

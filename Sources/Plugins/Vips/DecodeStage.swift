@@ -116,7 +116,7 @@ struct DecodeStage: Stage {
             return .image(
                 VipsPipelineImage(
                     handle: handle, undecodedBytes: bytes, frames: Int32(frames), sourceSize: size,
-                    pixelLimit: outputLimit))
+                    pixelLimit: outputLimit, predictedPeakBytes: DecodeCost(first, frames: frames).bytes))
         }
     }
 

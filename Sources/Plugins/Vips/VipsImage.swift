@@ -46,6 +46,8 @@ struct VipsPipelineImage: PipelineImage {
     /// The most pixels (all frames) any stage may make from this image: decode's
     /// max_output_pixels, carried along so every later stage, a plugin's too, is held to it.
     var pixelLimit: Double = VipsPipelineImage.defaultPixelLimit
+    /// Set by decode from the header (`DecodeCost`); the images later stages make draw nothing more.
+    var predictedPeakBytes = 0
 
     /// 50 megapixels: a 64 x 40 input padded to 16384 x 16384 would otherwise be 268.
     static let defaultPixelLimit = 50e6

@@ -16,6 +16,9 @@ enum VipsRuntime {
             state.started = true
             return state.threads
         }
+        // libjpeg's kept blocks stay resident outside the memory budget: a sixteenth of the
+        // process's memory limit at most, so a small container keeps little.
+        ph_jpeg_set_kept_limit(min(128 << 20, MemoryLimit.detected.bytes / 16))
         return ph_vips_init("pipelinehost", Int32(threads)) == 0 ? nil : takeError()
     }()
 

@@ -1,0 +1,42 @@
+import Foundation
+
+/// A cgroup v1 memory group of its own, made under /sys/fs/cgroup/memory (the tests run as
+/// root): a process started in it runs under `limit` bytes, as in a memory-limited container,
+/// and the kernel OOM-kills it past them. Removed by `remove()`.
+public final class MemoryGroup: Sendable {
+    public let path: String
+    public let limit: Int
+
+    /// Nil when this machine has no cgroup v1 memory controller to make groups in.
+    public init?(limit: Int) throws {
+        let root = "/sys/fs/cgroup/memory"
+        guard FileManager.default.fileExists(atPath: root + "/memory.limit_in_bytes") else { return nil }
+        path = root + "/pipelinehost-test-" + UUID().uuidString.prefix(8)
+        self.limit = limit
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        try write("memory.limit_in_bytes", String(limit))
+    }
+
+    /// The arguments that run `command` inside the group: a shell enters it, then execs.
+    public func launching(_ command: [String]) -> (executable: String, arguments: [String]) {
+        ("/bin/sh", ["-c", "echo $$ > \(path)/cgroup.procs && exec \"$0\" \"$@\""] + command)
+    }
+
+    /// How many processes of the group the kernel OOM-killed (memory.oom_control's oom_kill).
+    public var oomKills: Int {
+        let text = (try? String(contentsOfFile: path + "/memory.oom_control", encoding: .utf8)) ?? ""
+        for line in text.split(separator: "\n") where line.hasPrefix("oom_kill ") {
+            return Int(line.split(separator: " ")[1]) ?? 0
+        }
+        return 0
+    }
+
+    /// Removes the group; its processes must have exited.
+    public func remove() {
+        rmdir(path)
+    }
+
+    private func write(_ file: String, _ value: String) throws {
+        try value.write(toFile: path + "/" + file, atomically: false, encoding: .utf8)
+    }
+}
