@@ -14,7 +14,9 @@ import PipelineHost
 ///   ETag, the key redacted), sealed with `PIPELINEHOST_SHARED_SECRET` when that is set. A value
 ///   that fails its checksum or seal is corrupt: counted, and the work runs.
 /// - The store never fails a request: a failed or slow call is a miss, stores are dropped when
-///   more than `maxQueuedStores` wait, and a circuit breaker stops calling a store that is down.
+///   more than `maxQueuedStores` wait or their values would pass `maxQueuedBytes` (a hung store
+///   keeps every queued value until its timeout), and a circuit breaker stops calling a store
+///   that is down.
 /// - Nothing expires here by itself: a bucket lifecycle rule on the prefix bounds its size.
 public final class ObjectStoreTier: PurgeableTier {
     public let name = "store"
@@ -25,6 +27,9 @@ public final class ObjectStoreTier: PurgeableTier {
     let breaker: CircuitBreaker
     let maxEntryBytes: Int
     let maxQueuedStores: Int
+    let maxQueuedBytes: Int
+    /// The bytes of the values queued or being written now.
+    private let queuedBytes = Locked(0)
     private let background = BackgroundWork()
     private let counters: ObjectStoreCounters
     private let logger: Logger
@@ -32,7 +37,8 @@ public final class ObjectStoreTier: PurgeableTier {
     /// A tier in `location`'s bucket and prefix, reached with `configuration`.
     public init(
         location: ObjectStoreLocation, configuration: S3Configuration, timeout: Double = 5,
-        maxEntryBytes: Int = 64 << 20, maxQueuedStores: Int = 256, breaker: CircuitBreaker = CircuitBreaker(),
+        maxEntryBytes: Int = 64 << 20, maxQueuedStores: Int = 256,
+        maxQueuedBytes: Int = ObjectStoreTier.defaultQueuedBytes, breaker: CircuitBreaker = CircuitBreaker(),
         seal: EntrySeal? = nil, metrics: (any MetricsFactory)? = nil,
         logger: Logger = Logger(label: "pipelinehost.store")
     ) {
@@ -46,9 +52,17 @@ public final class ObjectStoreTier: PurgeableTier {
         self.breaker = breaker
         self.maxEntryBytes = maxEntryBytes
         self.maxQueuedStores = maxQueuedStores
+        self.maxQueuedBytes = maxQueuedBytes
         counters = ObjectStoreCounters(factory: metrics ?? MetricsSystem.factory)
         self.logger = logger
     }
+
+    /// The values waiting to be written may take 256 MiB, or an eighth of the process's memory
+    /// limit if that is less (`MemoryLimit`): 32 MiB in a 256 MiB container.
+    public static var defaultQueuedBytes: Int { min(256 << 20, MemoryLimit.detected.bytes / 8) }
+
+    /// The bytes of the values queued or being written now.
+    public var queuedValueBytes: Int { queuedBytes.withLock { $0 } }
 
     /// Hits, misses, errors and stores so far.
     public var stats: ObjectStoreStats { counters.stats }
@@ -100,12 +114,21 @@ public final class ObjectStoreTier: PurgeableTier {
             let header = try? DiskEntryFormat.header(
                 entry, key: key.description, name: name, layer: point.layer, source: key.source)
         else { return }
-        guard background.count < maxQueuedStores else {
+        // The value's size before it is made: a dropped store copies nothing.
+        let size = header.count + entry.image.bytes.count
+        let room = queuedBytes.withLock { queued in
+            guard queued + size <= maxQueuedBytes else { return false }
+            queued += size
+            return true
+        }
+        guard room, background.count < maxQueuedStores else {
+            if room { queuedBytes.withLock { $0 -= size } }
             counters.add(.dropped)
             return
         }
         let value = sealed(header + entry.image.bytes.array, key: object)
         background.run { [self] in
+            defer { queuedBytes.withLock { $0 -= size } }
             guard breaker.allowsCall() else {
                 counters.add(.dropped)
                 return
