@@ -44,6 +44,23 @@ final class ServeState: Sendable {
         }
     }
 
+    /// Waits for `work` within `--request-timeout`: past it, the work is cancelled like a
+    /// client that hung up (its transfer and pixel work stop unless another request shares them).
+    func withinDeadline<T: Sendable>(_ work: Task<T, Never>) async -> (value: T, timedOut: Bool) {
+        let timedOut = Locked(false)
+        let deadline = deadlines.start(settings.requestTimeout) {
+            timedOut.withLock { $0 = true }
+            work.cancel()
+        }
+        let value = await withTaskCancellationHandler {
+            await work.value
+        } onCancel: {
+            work.cancel()
+        }
+        deadlines.finish(deadline)
+        return (value, timedOut.withLock { $0 })
+    }
+
     var isDraining: Bool { draining.withLock { $0 } }
     func startDraining() { draining.withLock { $0 = true } }
 }

@@ -21,10 +21,13 @@ struct ServeRouterTests {
         """
     let signer = try! URLSigner(keys: SigningTests.key("a1") + "," + SigningTests.key("33"), salts: "0f0e,1f1e")
 
-    func service(allowUnsigned: Bool = true, hosts: Set<String> = [], maxQueue: Int = 256) throws -> ServeApplication {
+    func service(
+        allowUnsigned: Bool = true, hosts: Set<String> = [], maxQueue: Int = 256,
+        requestTimeout: Duration = .seconds(30)
+    ) throws -> ServeApplication {
         let settings = ServeSettings(
-            port: 0, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue, allowedSourceHosts: hosts,
-            pipeline: PipelineConfiguration(cache: CacheSettings(mode: .normal)))
+            port: 0, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue, requestTimeout: requestTimeout,
+            allowedSourceHosts: hosts, pipeline: PipelineConfiguration(cache: CacheSettings(mode: .normal)))
         let origin = origin
         return try ServeApplication(settings: settings) {
             try ProfileLoader(registry: FakeStages.registry(origin: origin)).load(
@@ -219,6 +222,50 @@ struct ServeRouterTests {
             #expect(hit.headers[HTTPField.Name("X-Cache")!] == "memory")
             let notJSON = try await client.execute(uri: "/prefetch", method: .post, body: ByteBuffer(string: "{"))
             #expect(notJSON.status == .badRequest)
+        }
+    }
+
+    /// A prefetch's requests are admitted as clients' are: they fill --max-queue while they run,
+    /// the ones a full queue refuses are skipped, and a client then gets the same 503.
+    @Test("a prefetch counts against --max-queue, and skips what the full queue refuses")
+    func aPrefetchCountsAgainstTheQueue() async throws {
+        let held = (1...4).map { "/held-\($0).jpg" }
+        for path in held {
+            origin.serve(path)
+            origin.hold(path)
+        }
+        origin.serve("/cover.jpg")
+        let service = try service(maxQueue: 2)
+        try await service.application().test(.router) { client in
+            let body = "[" + held.map { "\"\(Self.image($0))\"" }.joined(separator: ",") + "]"
+            let response = try await client.execute(uri: "/prefetch", method: .post, body: ByteBuffer(string: body))
+            #expect(String(buffer: response.body) == "{\"accepted\":4,\"refused\":0}\n")
+            await origin.wait(for: held[0]) { $0.started == 1 }
+            await origin.wait(for: held[1]) { $0.started == 1 }
+            let refused = try await client.execute(uri: Self.image("/cover.jpg"), method: .get)
+            #expect(refused.status == .serviceUnavailable)
+            #expect(String(buffer: refused.body).contains(#""kind":"queue_full""#))
+            for path in held { origin.release(path) }
+            await service.state.slot.now.pipeline.waitForActivity { $0.isIdle }
+            #expect(held.map { origin.started($0) } == [1, 1, 0, 0])
+            // Each prefetched request gives its place back as it ends.
+            while service.state.gate.count > 0 { try await Task.sleep(for: .milliseconds(5)) }
+            let served = try await client.execute(uri: Self.image("/cover.jpg"), method: .get)
+            #expect(served.status == .ok)
+        }
+    }
+
+    @Test("a prefetch's request is held to --request-timeout: its held transfer is cancelled", .timeLimit(.minutes(5)))
+    func aPrefetchHasTheRequestDeadline() async throws {
+        origin.serve("/stuck.jpg")
+        origin.hold("/stuck.jpg")
+        let service = try service(requestTimeout: .milliseconds(50))
+        try await service.application().test(.router) { client in
+            let body = "[\"\(Self.image("/stuck.jpg"))\"]"
+            _ = try await client.execute(uri: "/prefetch", method: .post, body: ByteBuffer(string: body))
+            // Only the deadline lets it go: the origin holds the transfer until the test releases it.
+            await origin.wait(for: "/stuck.jpg") { $0.cancelled == 1 }
+            #expect(origin.finished("/stuck.jpg") == 0)
         }
     }
 

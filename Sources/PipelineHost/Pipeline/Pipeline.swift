@@ -113,10 +113,16 @@ public actor Pipeline {
     /// profile's `cache` stages keep them, so a later request is a cache hit; a request that
     /// comes while a prefetch still runs joins its work.
     public nonisolated func prefetch(_ requests: [ImageRequest]) -> Prefetch {
+        prefetch(requests) { request in (try? await self.image(for: request, priority: .low)) != nil }
+    }
+
+    /// `prefetch(_:)`, each request run by `run` (which says whether it succeeded): a service
+    /// admits each one as it admits a client's, and holds it to the same deadline.
+    public nonisolated func prefetch(
+        _ requests: [ImageRequest], running run: @escaping @Sendable (ImageRequest) async -> Bool
+    ) -> Prefetch {
         // Enough to keep every transfer and CPU slot busy, and no more.
-        Prefetch.start(requests, window: configuration.transfers + configuration.cpuStages) { request in
-            (try? await self.image(for: request, priority: .low)) != nil
-        }
+        Prefetch.start(requests, window: configuration.transfers + configuration.cpuStages, run: run)
     }
 
     /// The stable key of a request's source: what its key stages (normalize) make of it. Requests

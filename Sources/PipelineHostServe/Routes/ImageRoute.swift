@@ -165,25 +165,13 @@ struct ImageRoute: Sendable {
         }
         let watch = ConnectionWatch.current
         let tracked = watch?.track { work.cancel() }
-        // The request's time budget: past it, the request leaves like a client that hung up,
-        // so its transfer and pixel work stop unless another request still shares them.
-        let timeout = state.settings.requestTimeout
-        let timedOut = Locked(false)
-        let deadline = state.deadlines.start(timeout) {
-            timedOut.withLock { $0 = true }
-            work.cancel()
-        }
-        let outcome = await withTaskCancellationHandler {
-            await work.value
-        } onCancel: {
-            work.cancel()
-        }
-        state.deadlines.finish(deadline)
+        let (outcome, timedOut) = await state.withinDeadline(work)
         if let tracked { watch?.untrack(tracked) }
         switch outcome {
-        case .failure(let error) where error.kind == .cancelled && timedOut.withLock({ $0 }):
+        case .failure(let error) where error.kind == .cancelled && timedOut:
             throw ServeFailure(
-                .gatewayTimeout, "timeout", "the request took longer than --request-timeout (\(timeout))")
+                .gatewayTimeout, "timeout",
+                "the request took longer than --request-timeout (\(state.settings.requestTimeout))")
         case .failure(let error) where error.kind == .cancelled && !connection.isActive:
             throw ServeFailure(AccessLogMiddleware.clientClosed, "cancelled", "the client closed the connection")
         default: return outcome

@@ -70,11 +70,19 @@ struct PrefetchRoute: Sendable {
         return .success(ImageRequest(source: image.source, profile: image.profile, overrides: overrides))
     }
 
-    /// Runs the batch at low priority; at most a few batches at once.
+    /// Runs the batch at low priority; at most a few batches at once. Each of its requests is
+    /// admitted as a client's is, counting against `--max-queue` while it runs (one the full
+    /// queue refuses is skipped, so clients keep their room), and held to `--request-timeout`.
     private func start(_ requests: [ImageRequest]) throws(ServeFailure) {
         try ServeState.admit(state.prefetches, limit: ServeState.prefetchBatches, "prefetch batches")
-        let prefetch = state.slot.now.pipeline.prefetch(requests)
         let state = state
+        let pipeline = state.slot.now.pipeline
+        let prefetch = pipeline.prefetch(requests) { request in
+            guard state.gate.enter() else { return false }
+            defer { state.gate.leave() }
+            let work = Task { (try? await pipeline.image(for: request, priority: .low)) != nil }
+            return await state.withinDeadline(work).value
+        }
         Task {
             _ = await prefetch.wait()
             state.prefetches.withLock { $0 -= 1 }
