@@ -59,8 +59,12 @@ public actor Pipeline {
             cpu: Lane(limit: configuration.cpuStages))
         let counters = PipelineCounters(factory: configuration.metrics ?? MetricsSystem.factory)
         self.counters = counters
+        let trim = MemoryTrim(blocking: self.blocking.io)
         memory = configuration.memoryBudget.map { bytes in
-            MemoryBudget(capacity: bytes) { counters.memoryChanged($0) }
+            MemoryBudget(capacity: bytes) { usage in
+                counters.memoryChanged(usage)
+                trim.observe(usage)
+            }
         }
         cache = TieredCache(
             settings: configuration.cache, blocking: self.blocking.io, counters: counters, logger: logger)
