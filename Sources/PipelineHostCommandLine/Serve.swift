@@ -155,12 +155,23 @@ struct Serve: AsyncParsableCommand {
             valueName: "seconds"))
     var sendTimeout: Double = 30
 
+    @Option(
+        name: .customLong("min-send-rate"),
+        help: ArgumentHelp(
+            "Bytes a second a client must take of an unsent answer, such as 8K; one that takes some but less over 10 s "
+                + "is reset (0: no minimum).",
+            discussion:
+                "A client that reads a few KB a second never trips --send-timeout, and enough of them hold every connection.",
+            valueName: "size"))
+    var minimumSendRate = ByteCount(ServeSettings.defaultMinimumSendRate)
+
     func validate() throws {
         try FlagRange.count(port, "--port", in: 0...65535)
         try FlagRange.count(maxQueue, "--max-queue", in: 1...1_000_000)
         try FlagRange.count(connections, "--connections", in: 1...10_000)
         try FlagRange.count(perHost, "--per-host", in: 1...10_000)
         if let maxConnections { try FlagRange.count(maxConnections, "--max-connections", in: 1...1_000_000) }
+        try FlagRange.count(minimumSendRate.bytes, "--min-send-rate", in: 0...(1 << 30))
         _ = try timeouts()
         try cache.checkTierWaits(against: requestTimeout)
     }
@@ -198,7 +209,8 @@ struct Serve: AsyncParsableCommand {
             host: host, port: port, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue,
             drainTimeout: timeouts.drain, requestTimeout: timeouts.request, headTimeout: timeouts.head,
             idleTimeout: timeouts.idle,
-            sendTimeout: timeouts.send, maxConnections: maxConnections ?? Self.connectionLimit(),
+            sendTimeout: timeouts.send, minimumSendRate: minimumSendRate.bytes,
+            maxConnections: maxConnections ?? Self.connectionLimit(),
             allowedSourceHosts: Set(allowSourceHosts),
             canWriteAVIF: pluginsCanEncode("avif"), sharedTier: try cache.sharedTierFactory(),
             objectStore: try cache.objectStoreFactory(),

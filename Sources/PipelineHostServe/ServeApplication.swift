@@ -55,10 +55,15 @@ public struct ServeApplication: Sendable {
                 sendTimeouts: Counter(
                     label: "pipelinehost_http_send_timeouts_total",
                     factory: PrometheusMetricsFactory(registry: state.registry)),
+                minimumSendRate: state.settings.minimumSendRate,
+                slowSends: Counter(
+                    label: "pipelinehost_http_slow_sends_total",
+                    factory: PrometheusMetricsFactory(registry: state.registry)),
+                slots: state.connections,
                 handlers: [ClientGoneHandler()]),
             configuration: ApplicationConfiguration(
                 address: .hostname(state.settings.host, port: state.settings.port), serverName: "pipelinehost",
-                availableConnectionsDelegate: MaximumAvailableConnections(state.settings.maxConnections)),
+                availableConnectionsDelegate: state.connections.delegate),
             services: [ReloadOnHangup(slot: state.slot, hangups: hangups)],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger)

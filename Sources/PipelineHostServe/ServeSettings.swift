@@ -27,6 +27,9 @@ public struct ServeSettings: Sendable {
     /// How long an answer may make no progress (no write to the client finishing) before its
     /// connection is closed: nginx's `send_timeout`, for clients that never read.
     public var sendTimeout: Duration
+    /// Bytes a second a client must take of an unsent answer, measured over 10 s windows in
+    /// which it took some; a slower one is reset (`SlowReaderGuard`). 0: no minimum.
+    public var minimumSendRate: Int
     /// Open connections at most; more wait in the kernel's backlog, and past it are refused.
     public var maxConnections: Int
     /// How long one image request may take; then it is cancelled (its transfer and pixel work
@@ -55,7 +58,7 @@ public struct ServeSettings: Sendable {
         host: String = "127.0.0.1", port: Int = 8080, signer: URLSigner, allowUnsigned: Bool = false,
         maxQueue: Int = 256, drainTimeout: Duration = .seconds(10), requestTimeout: Duration = .seconds(30),
         headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60),
-        sendTimeout: Duration = .seconds(30),
+        sendTimeout: Duration = .seconds(30), minimumSendRate: Int = ServeSettings.defaultMinimumSendRate,
         maxConnections: Int = 4096,
         allowedSourceHosts: Set<String> = [],
         canWriteAVIF: Bool = false, sharedTier: SharedTierFactory? = nil, objectStore: SharedTierFactory? = nil,
@@ -71,6 +74,7 @@ public struct ServeSettings: Sendable {
         self.headTimeout = headTimeout
         self.idleTimeout = idleTimeout
         self.sendTimeout = sendTimeout
+        self.minimumSendRate = max(0, minimumSendRate)
         self.maxConnections = max(1, maxConnections)
         self.allowedSourceHosts = Set(allowedSourceHosts.map { $0.lowercased() })
         self.canWriteAVIF = canWriteAVIF
@@ -79,6 +83,10 @@ public struct ServeSettings: Sendable {
         self.defaultMaxAge = defaultMaxAge
         self.pipeline = pipeline
     }
+
+    /// 8 KB a second (64 kbit/s): below what a phone on a poor mobile link takes, and a client
+    /// that holds a connection must spend that much of the attacker's bandwidth on it.
+    public static let defaultMinimumSendRate = 8 << 10
 
     /// Why these settings cannot serve, if they cannot: with no key and no `allowUnsigned`,
     /// every request would be refused.

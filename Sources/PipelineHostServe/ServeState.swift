@@ -8,6 +8,8 @@ final class ServeState: Sendable {
     let settings: ServeSettings
     let slot: PipelineSlot
     let gate: AdmissionGate
+    /// Open connections, and the spare ones kept for the operational endpoints.
+    let connections: ConnectionSlots
     let registry: PrometheusCollectorRegistry
     let accessLog: Logger
     /// Every request's `--request-timeout`.
@@ -24,6 +26,7 @@ final class ServeState: Sendable {
         self.settings = settings
         self.slot = slot
         gate = AdmissionGate(limit: settings.maxQueue)
+        connections = ConnectionSlots(limit: settings.maxConnections)
         self.registry = registry
         self.accessLog = accessLog
     }

@@ -70,6 +70,43 @@ import Testing
         _ = try await service.stop()
     }
 
+    /// Clients that take their answers a few KB a second never trip --send-timeout: they are
+    /// reset by the minimum send rate, counted, and while they hold every connection slot the
+    /// operational endpoints still answer on a spare one, which answers nothing else.
+    @Test func tricklingReadersAreResetAndHealthAnswersWhileTheyHoldEverySlot() async throws {
+        origin.route("/trickle.jpg", .ok(Fixtures.sample))
+        let service = try await ServeProcess(
+            profileFile: profileFile,
+            [
+                "--allow-unsigned", "--no-cache", "--max-connections", "4", "--min-send-rate", "64K",
+                "--send-timeout", "600", "--idle-timeout", "600", "--request-timeout", "600", "--no-access-log",
+            ])
+        let path = "/unsafe/full/" + base64url(origin.url("/trickle.jpg"))
+        let readers = try (0..<4).map { _ in try SlowReader(port: service.port) }
+        for reader in readers {
+            reader.pipeline(path, count: 1)
+            reader.trickle(bytes: 1024, perSecond: 2)
+        }
+        // Every slot is taken once each reader's answer is stuck in the kernel.
+        #expect(
+            await eventually {
+                ProcFacts.sendQueues(localPort: service.port).filter { $0 > 0 }.count == readers.count
+            })
+        let health = try await Curl.get(service.baseURL + "/health", maxTime: 60)
+        #expect(health.status == 200)
+        let image = try await Curl.get(service.baseURL + path, maxTime: 60)
+        #expect(image.status == 503, "\(image.status): \(image.text)")
+        #expect(image.text.contains(#""kind":"connections_full""#))
+        #expect(image.headers["retry-after"] == "1")
+        // Nothing but the rate closes them: every other limit is 10 minutes.
+        for reader in readers {
+            #expect(try await reader.closedByServer(within: 300))
+        }
+        #expect(await service.metric("pipelinehost_http_slow_sends_total") == 4)
+        #expect(await service.metric("pipelinehost_http_send_timeouts_total") == 0)
+        _ = try await service.stop()
+    }
+
     @Test func anHTTP10RequestWithoutKeepAliveIsClosedAfterItsAnswer() async throws {
         let service = try await ServeProcess(profileFile: profileFile, ["--allow-unsigned", "--idle-timeout", "600"])
         let connection = try RawConnection(port: service.port)

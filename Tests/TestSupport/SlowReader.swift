@@ -23,6 +23,17 @@ public final class SlowReader: Sendable {
         _ = all.withCString { Glibc.send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
     }
 
+    /// Reads `bytes` at a time, `perSecond` times a second, on a thread of its own, until the
+    /// server closes the connection: a client that takes its answer a trickle at a time.
+    public func trickle(bytes: Int, perSecond: Int) {
+        let fd = fd
+        let thread = Thread {
+            var buffer = [UInt8](repeating: 0, count: bytes)
+            while Glibc.recv(fd, &buffer, bytes, 0) > 0 { usleep(useconds_t(1_000_000 / perSecond)) }
+        }
+        thread.start()
+    }
+
     /// Whether the server has closed the connection (a FIN or a reset), waiting up to `seconds`
     /// on a thread of its own. Nothing is read, so what the server sent stays unread.
     public func closedByServer(within seconds: Double) async throws -> Bool {

@@ -20,8 +20,13 @@ final class ConnectionWatch: Sendable {
     /// router's test client).
     @TaskLocal static var current: ConnectionWatch?
 
+    /// Whether the connection is a spare one, kept for the operational endpoints
+    /// (`ConnectionSlots`).
+    let isSpare: Bool
+
     /// A watch that closes when `channel` does.
-    init(closingWith channel: any Channel) {
+    init(closingWith channel: any Channel, isSpare: Bool = false) {
+        self.isSpare = isSpare
         channel.closeFuture.whenComplete { [self] _ in close() }
     }
 

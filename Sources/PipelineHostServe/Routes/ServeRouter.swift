@@ -13,6 +13,7 @@ enum ServeRouter {
         router.add(middleware: AccessLogMiddleware(log: state.accessLog))
         router.add(middleware: HTTPMetricsMiddleware(factory: PrometheusMetricsFactory(registry: state.registry)))
         router.add(middleware: TransferCodingMiddleware())
+        router.add(middleware: SpareConnectionMiddleware(limit: state.settings.maxConnections))
         router.add(middleware: NotFoundMiddleware())
         let images = ImageRoute(state: state)
         for method: HTTPRequest.Method in [.get, .head] {
