@@ -98,7 +98,8 @@ struct Serve: AsyncParsableCommand {
     @Option(
         name: .customLong("max-connections"),
         help: ArgumentHelp(
-            "Open connections at most; more wait in the listen backlog and past it are refused. Default: 4096, or three "
+            "Open connections at most, and a few spare ones (a sixty-fourth, 4 to 64) that answer only /health, /ready "
+                + "and /metrics; more wait in the listen backlog and past it are refused. Default: 4096, or three "
                 + "quarters of the open-file limit (raised to its maximum at start) if that is lower.",
             valueName: "count"))
     var maxConnections: Int?

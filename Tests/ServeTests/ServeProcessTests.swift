@@ -155,20 +155,21 @@ import Testing
         _ = try await service.stop()
     }
 
-    /// Past --max-connections, a new connection waits in the listen backlog until one closes.
-    @Test func connectionsPastTheCapWaitForOneToClose() async throws {
+    /// Past --max-connections, four spare connections (for 2) answer the operational
+    /// endpoints; past those, a new connection waits in the listen backlog until one closes.
+    @Test func connectionsPastTheCapAndItsSpareOnesWaitForOneToClose() async throws {
         let service = try await start(["--max-connections", "2"])
-        let (first, second) = (try RawConnection(port: service.port), try RawConnection(port: service.port))
-        for open in [first, second] {  // both accepted and kept alive
-            open.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(try await open.receive(within: 60)?.hasPrefix("HTTP/1.1 200") == true)
+        let open = try (0..<6).map { _ in try RawConnection(port: service.port) }
+        for connection in open {  // two for anything, four spare; all accepted and kept alive
+            connection.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try await connection.receive(within: 60)?.hasPrefix("HTTP/1.1 200") == true)
         }
-        let third = try RawConnection(port: service.port)
-        third.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(try await third.receive(within: 0.5) == nil, "not accepted while two are open")
-        first.close()
-        #expect(try await third.receive(within: 60)?.hasPrefix("HTTP/1.1 200") == true)
-        withExtendedLifetime(second) {}
+        let waiting = try RawConnection(port: service.port)
+        waiting.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try await waiting.receive(within: 0.5) == nil, "not accepted while six are open")
+        open[0].close()
+        #expect(try await waiting.receive(within: 60)?.hasPrefix("HTTP/1.1 200") == true)
+        withExtendedLifetime(open) {}
         _ = try await service.stop()
     }
 
