@@ -55,7 +55,7 @@ extension RedisTier: WorkCoordinator {
                     event = .released
                 case .finish(let outcome):
                     waitSpan?.attributes[SpanNames.leaseOutcome] = LeaseTrace.name(of: outcome)
-                    return coordination(outcome, keys: keys, token: token)
+                    return coordination(outcome, of: key, keys: keys, token: token)
                 }
             } catch {
                 counters.error(error)
@@ -66,10 +66,13 @@ extension RedisTier: WorkCoordinator {
     }
 
     /// The machine's outcome as the pipeline takes it, counted.
-    private func coordination(_ outcome: LeaseMachine.Outcome, keys: LeaseKeys, token: String) -> Coordination {
+    private func coordination(
+        _ outcome: LeaseMachine.Outcome, of key: StageKey, keys: LeaseKeys, token: String
+    ) -> Coordination {
         switch outcome {
         case .lead(let takenOver):
             counters.add(takenOver ? \.leasesTakenOver : \.leasesWon)
+            held.add(token, keys: keys, source: key.source)
             return .lead(RedisLease(tier: self, keys: keys, token: token))
         case .lookAgain:
             return .lookAgain
@@ -168,7 +171,8 @@ struct LeaseKeys: Sendable {
 }
 
 /// A lease this node holds: extended in the background until `finished`; released once the
-/// entry is stored (or, after a failure, at once). When this node's requests leave, the work
+/// entry is stored (or, after a failure, at once), or when a purge of its source revokes it
+/// (its extender then stops, finding the lease gone). When this node's requests leave, the work
 /// goes on if another node's waiter has marked the entry (`othersWait`).
 final class RedisLease: WorkLease {
     let tier: RedisTier
@@ -205,6 +209,8 @@ final class RedisLease: WorkLease {
             // release after a short grace anyway.
             tier.releaseWhenStored(keys, token: token)
         case .failure(let error):
+            // A lease a purge revoked is neither released again nor remembered as a failure.
+            guard tier.held.take(token) != nil else { return }
             tier.background.run {
                 if shareable, NegativeEntry.isWorthRemembering(error) { await tier.rememberFailure(error, keys) }
                 await tier.release(keys, token: token)

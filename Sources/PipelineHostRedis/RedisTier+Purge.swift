@@ -16,7 +16,17 @@ extension RedisTier: PurgeableTier {
         return 1
         """
 
+    /// Deletes every stored value of the purged sources, then gives up this node's leases of
+    /// them (`HeldLeases`), whose work began before the purge: a waiter anywhere wakes, finds no
+    /// entry, and leads anew.
     public func purge(_ purge: SourcePurge) async throws(PipelineError) -> Int {
+        let removed = await deleteIndexed(purge)
+        for (token, keys) in held.revoke(purge) { await release(keys, token: token) }
+        return try removed.get()
+    }
+
+    /// Deletes every value in the purged sources' indexes; returns how many.
+    private func deleteIndexed(_ purge: SourcePurge) async -> Result<Int, PipelineError> {
         var removed = 0
         do throws(RedisClient.Failure) {
             for digest in purge.digests.sorted() {
@@ -31,9 +41,9 @@ extension RedisTier: PurgeableTier {
                 }
             }
         } catch {
-            throw failed(error)
+            return .failure(failed(error))
         }
-        return removed
+        return .success(removed)
     }
 
     /// Publishes the purge on the done channel (`PurgeMessage`: sealed with the shared secret,

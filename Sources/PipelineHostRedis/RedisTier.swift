@@ -29,8 +29,8 @@ public final class RedisTier: CacheTier {
     /// The tasks this tier starts and leaves running (stores, releases, grace timers): `drain`
     /// waits for them all. (A lease's extender is the lease's: it ends when the work does.)
     let background = BackgroundWork()
-    /// Leases whose work succeeded, by value key, waiting for the entry's store to release them.
-    private let awaitingStore = Locked<[String: String]>([:])
+    /// The leases this node holds: while their work runs, then until their entry is stored.
+    let held = HeldLeases()
     let counters: Counters
     /// Lease length, waits and negative entries for work shared across nodes.
     public let leases: LeaseSettings
@@ -124,7 +124,7 @@ public final class RedisTier: CacheTier {
                 logger.debug("shared tier store failed: \(error)")
             }
             // Released before the store counts as done, so `drain` also waits for the release.
-            if let token = awaitingStore.withLock({ $0.removeValue(forKey: redisKey) }) {
+            if let token = held.stored(redisKey) {
                 await release(LeaseKeys(redisKey), token: token)
             }
         }
@@ -143,18 +143,19 @@ public final class RedisTier: CacheTier {
 
     /// Releases a successful lease once its entry is stored, or after a short grace when no
     /// store comes (the origin said no-store, or a later step of every request failed).
+    /// A lease a purge revoked is not released again: it may be another's by now.
     func releaseWhenStored(_ keys: LeaseKeys, token: String) {
-        awaitingStore.withLock { $0[keys.value] = token }
+        guard held.awaitStore(token) else { return }
         let grace = leases.lease
         // A drain cuts the grace short: the lease is released at once.
         background.run(untilDrain: true) { [self] in
             try? await Task.sleep(for: grace)
-            releaseIfAwaited(keys.value)
+            if held.take(token) != nil { await release(keys, token: token) }
         }
     }
 
     private func releaseIfAwaited(_ valueKey: String) {
-        guard let token = awaitingStore.withLock({ $0.removeValue(forKey: valueKey) }) else { return }
+        guard let token = held.stored(valueKey) else { return }
         background.run { [self] in await release(LeaseKeys(valueKey), token: token) }
     }
 

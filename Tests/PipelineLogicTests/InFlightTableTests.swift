@@ -51,6 +51,44 @@ struct InFlightTableTests {
         #expect(fresh != work)
     }
 
+    @Test("a purge detaches a source's work: it answers its own waiters, and a new claim starts anew")
+    func detach() {
+        var table = Table()
+        guard case .start(let fetch) = table.claim("s1|fetch", priority: .normal),
+            case .start(let decode) = table.claim("s1|decode", priority: .high),
+            case .start(let other) = table.claim("s2|fetch", priority: .normal),
+            case .start(let encode) = table.claim("s1|encode", priority: .normal)
+        else { Issue.record("first claims did not start work"); return }
+        _ = table.wait("s1|decode", work: decode, waiter: 1, priority: .high, 1)
+        _ = table.wait("s1|decode", work: decode, waiter: 2, priority: .low, 2)
+        _ = table.wait("s1|fetch", work: fetch, waiter: 3, priority: .high, 3, inputOf: ("s1|decode", decode))
+        _ = table.wait("s2|fetch", work: other, waiter: 4, priority: .normal, 4)
+        table.setHandle("s1|decode", work: decode) { $0 = "task-decode" }
+        table.lead("s1|decode", work: decode, lease: "lease-decode")
+        _ = table.finish("s1|encode", work: encode, hold: "stale")
+        #expect(table.claim("s1|encode", priority: .normal) == .held)
+
+        #expect(table.detach { $0.hasPrefix("s1|") } == 2)
+        #expect(table.count == 3, "detached work still runs")
+        guard case .start(let fresh) = table.claim("s1|decode", priority: .normal) else {
+            Issue.record("a claim after the purge joined detached work"); return
+        }
+        #expect(fresh != decode)
+        #expect(table.heldValue("s1|encode") == nil, "a value held for its request is dropped")
+        #expect(table.claim("s2|fetch", priority: .normal) == .join(work: other, raised: []), "other sources stay")
+
+        // Its waiters leave and are answered as before; the fall of priority reaches its input,
+        // but moves no lane ticket under a key that now names the fresh work.
+        #expect(table.leave("s1|decode", work: decode, waiter: 1) == .othersWait(1, lowered: []))
+        #expect(table.priority("s1|decode", work: decode) == .low)
+        #expect(table.priority("s1|fetch", work: fetch) == .low)
+        // Its last waiter leaving cancels it, lease or not: nobody elsewhere wants it either.
+        #expect(table.leave("s1|decode", work: decode, waiter: 2) == .cancel(2, "task-decode"))
+        #expect(table.finish("s1|fetch", work: fetch, hold: "old bytes") == [3])
+        #expect(table.heldValue("s1|fetch") == nil, "detached work's value is never held for joiners")
+        #expect(table.count == 2 && table.priority("s1|decode", work: fresh) == .normal)
+    }
+
     @Test("work others elsewhere may wait for outlives its last waiter here until abandoned")
     func orphaned() {
         var table = Table()

@@ -224,14 +224,21 @@ final class TieredCache: Sendable {
         for tier in [memory] + lower { await tier.drain() }
     }
 
-    /// Drops the purged sources from every tier: records the purge (work begun before it
-    /// stores nothing, and lookups of the source read no tier until it ends) and empties memory
-    /// of them at once (nothing stores them there again), waits for the stores already started,
-    /// then deletes from each of `directories` and from every tier after disk. With `announce`,
-    /// once all of that is done, the shared tier tells the other nodes, which then find nothing
-    /// of the source left anywhere but their own copies.
-    func purge(_ purge: SourcePurge, directories: Set<String>, announce: Bool) async -> PurgeReport {
+    /// The first step of a purge: records it, so work begun before it stores nothing and
+    /// lookups of the source read no tier until `purge` ends it. The pipeline detaches the
+    /// source's work in flight in the same turn, so no request can join work begun before it.
+    func record(_ purge: SourcePurge) -> RecordedPurge {
         purges.begin(purge)
+        return RecordedPurge(purge: purge)
+    }
+
+    /// Drops a recorded purge's sources from every tier: empties memory of them at once
+    /// (nothing stores them there again), waits for the stores already started, then deletes
+    /// from each of `directories` and from every tier after disk. With `announce`, once all of
+    /// that is done, the shared tier tells the other nodes, which then find nothing of the
+    /// source left anywhere but their own copies.
+    func purge(_ recorded: RecordedPurge, directories: Set<String>, announce: Bool) async -> PurgeReport {
+        let purge = recorded.purge
         defer { purges.end(purge) }
         var report = PurgeReport()
         report.removed["memory"] = memory.purge(purge)
@@ -258,6 +265,11 @@ final class TieredCache: Sendable {
         }
         counters.add(\.purges)
         return report
+    }
+
+    /// A purge `record` began, for `purge` to carry out.
+    struct RecordedPurge {
+        let purge: SourcePurge
     }
 
     /// The tiers that hear other nodes' purges, and so need a handler.

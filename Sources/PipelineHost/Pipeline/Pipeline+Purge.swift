@@ -8,7 +8,9 @@ extension Pipeline {
     ///
     /// A source's entries are those of its source key under each profile (what its normalize
     /// stage makes of it) and of the source as written. Work on the source that began before the
-    /// purge finishes for its waiters but stores nothing (`PurgeLedger`).
+    /// purge finishes for its waiters but stores nothing (`PurgeLedger`), and a request made
+    /// after the purge began never joins it: it starts anew. The shared tier gives up this
+    /// node's leases of the source, so no node waits for that work either.
     public func purge(sources: [String], announce: Bool = true) async -> PurgeReport {
         var keys = Set(sources)
         for source in sources {
@@ -21,13 +23,23 @@ extension Pipeline {
                 }
             }
         }
-        return await cache.purge(SourcePurge(sourceKeys: keys), directories: cacheDirectories, announce: announce)
+        return await purge(SourcePurge(sourceKeys: keys), announce: announce)
+    }
+
+    /// Records the purge and, in the same turn of the actor, detaches the source's work in
+    /// flight, so no claim can come between the two; then carries the purge out.
+    private func purge(_ purge: SourcePurge, announce: Bool) async -> PurgeReport {
+        let recorded = cache.record(purge)
+        if inFlight.detach(where: purge.matches) > 0 {
+            logger.debug("work on a purged source goes on for its waiters only")
+        }
+        return await cache.purge(recorded, directories: cacheDirectories, announce: announce)
     }
 
     /// A purge another node announced: the same, without announcing it again (the shared tiers
     /// too, so a store this node's own earlier work had under way goes as well). A failure says so.
     func purgeAnnounced(_ purge: SourcePurge) async {
-        let report = await cache.purge(purge, directories: cacheDirectories, announce: false)
+        let report = await self.purge(purge, announce: false)
         let metadata: Logger.Metadata = [
             "removed": "\(report.removed.values.reduce(0, +))", "sources": "\(purge.digests.count)",
         ]
