@@ -66,7 +66,7 @@ struct ProfileSettingTests {
         let fifo = directory.file("pipe.png")
         #expect(mkfifo(fifo, 0o600) == 0 || errno == EEXIST)
         for (path, says) in [
-            (sparse, "is larger than 20 MB"), (fifo, "is not a regular file"), ("/dev/zero", "is not a regular file"),
+            (sparse, "is larger than 20.0 MB"), (fifo, "is not a regular file"), ("/dev/zero", "is not a regular file"),
         ] {
             let line = entry.replacingOccurrences(of: "%@", with: path)
             let stages =
@@ -76,7 +76,7 @@ struct ProfileSettingTests {
             #expect(error?.line == 1 && error?.message.contains(says) == true, "\(String(describing: error))")
         }
         for (path, says) in [
-            (sparse, "cannot load profile: the file is larger than 16 MB"),
+            (sparse, "cannot load profile: the file is larger than 16.0 MB"),
             (fifo, "cannot load profile: the file is not a regular file"),
         ] {
             let error = #expect(throws: ProfileError.self) {

@@ -36,6 +36,19 @@ public final class MemoryGroup: Sendable {
         rmdir(path)
     }
 
+    /// A test that failed before `remove()` leaves no group behind: what still runs in it is
+    /// killed, and the group removed once the kernel has let them go (a second at most).
+    deinit {
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        let procs = (try? String(contentsOfFile: path + "/cgroup.procs", encoding: .utf8)) ?? ""
+        for pid in procs.split(separator: "\n").compactMap({ pid_t($0) }) { kill(pid, SIGKILL) }
+        var tries = 0
+        while rmdir(path) != 0, errno == EBUSY, tries < 100 {
+            tries += 1
+            usleep(10_000)
+        }
+    }
+
     private func write(_ file: String, _ value: String) throws {
         try value.write(toFile: path + "/" + file, atomically: false, encoding: .utf8)
     }

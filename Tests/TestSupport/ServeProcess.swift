@@ -40,6 +40,11 @@ public final class ServeProcess: Sendable {
         (host, port) = found
     }
 
+    /// A test that failed before `stop()` leaves no serve behind.
+    deinit {
+        if running.isRunning { running.send(SIGKILL) }
+    }
+
     public var baseURL: String { "http://\(host):\(port)" }
 
     /// A client that asks for `path` and leaves when the test says (`close()`): its leaving is

@@ -58,8 +58,8 @@ public final class MemoryBudget: Sendable {
         }
     }
 
-    /// Draws room for a body about to be fetched, waiting while bodies hold their share. Nil when
-    /// the calling task was cancelled, or `limit` passed, first (`timedOut` says which).
+    /// Draws room for a body about to be fetched, waiting while bodies hold their share. A
+    /// `MemoryWaitEnd` when the calling task was cancelled, or `limit` passed, first.
     func drawForBody(priority: Priority, limit: Duration?) async -> Result<MemoryDraw, MemoryWaitEnd> {
         let estimate = state.withLock { $0.bodyEstimate }
         return await draw(.input, estimate, priority: priority, limit: limit)

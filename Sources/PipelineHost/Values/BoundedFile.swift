@@ -9,7 +9,7 @@
 public enum BoundedFile {
     /// Why a file was not read: a sentence to follow the file's name.
     public struct Refusal: Error, Sendable, CustomStringConvertible {
-        /// The reason, such as "is larger than 20 MB".
+        /// The reason, such as "is larger than 20.0 MB".
         public let description: String
     }
 
@@ -26,7 +26,9 @@ public enum BoundedFile {
         var status = stat()
         guard fstat(fd, &status) == 0 else { throw Refusal(description: "cannot be read") }
         guard status.st_mode & S_IFMT == S_IFREG else { throw Refusal(description: "is not a regular file") }
-        guard status.st_size <= maxBytes else { throw Refusal(description: "is larger than \(limitText(maxBytes))") }
+        guard status.st_size <= maxBytes else {
+            throw Refusal(description: "is larger than \(ByteText.bytes(maxBytes))")
+        }
         // Read to the end, one byte past the bound at most: a file that grew meanwhile is caught too.
         var bytes = [UInt8](repeating: 0, count: maxBytes + 1)
         var count = 0
@@ -37,12 +39,8 @@ public enum BoundedFile {
             if got == 0 { break }
             count += got
         }
-        guard count <= maxBytes else { throw Refusal(description: "is larger than \(limitText(maxBytes))") }
+        guard count <= maxBytes else { throw Refusal(description: "is larger than \(ByteText.bytes(maxBytes))") }
         guard count > 0 || allowEmpty else { throw Refusal(description: "is empty") }
         return Array(bytes.prefix(count))
-    }
-
-    private static func limitText(_ bytes: Int) -> String {
-        bytes >= 1 << 20 ? "\(bytes >> 20) MB" : "\(bytes >> 10) KB"
     }
 }
