@@ -61,10 +61,7 @@ struct BlurStage: Stage {
             if dim > 0 {
                 result = try result.derive("dim") { ph_vips_darken($0, 1 - dim, &$1) }
             }
-            return .image(
-                VipsPipelineImage(
-                    handle: try image.materialized("blur", result), undecodedBytes: nil,
-                    sourceSize: image.sourceSize, pixelLimit: image.pixelLimit))
+            return .image(image.derived(try image.materialized("blur", result)))
         }
     }
 

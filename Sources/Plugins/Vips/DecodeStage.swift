@@ -116,7 +116,8 @@ struct DecodeStage: Stage {
             return .image(
                 VipsPipelineImage(
                     handle: handle, undecodedBytes: bytes, frames: Int32(frames), sourceSize: size,
-                    pixelLimit: outputLimit, predictedPeakBytes: DecodeCost(first, frames: frames).bytes))
+                    pixelLimit: outputLimit, predictedPeakBytes: DecodeCost(first, frames: frames).bytes,
+                    sourceFormat: ImageFacts(handle: first).format))
         }
     }
 

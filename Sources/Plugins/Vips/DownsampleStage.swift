@@ -172,9 +172,7 @@ struct DownsampleStage: Stage {
             // Decoded here, not lazily in encode: the result may be shared by several profiles,
             // and this stage's time is then the decode time.
             let decoded = try image.materialized("downsample", resized)
-            return .image(
-                VipsPipelineImage(
-                    handle: decoded, undecodedBytes: nil, sourceSize: image.sourceSize, pixelLimit: image.pixelLimit))
+            return .image(image.derived(decoded))
         }
     }
 }

@@ -24,11 +24,13 @@ struct EncodeStage: Stage {
         case jpeg, png, webp, gif, avif, jxl
         /// Chosen per request from what the viewer accepts (an override); jpeg without one.
         case auto
+        /// The source's own format, where this libvips writes it (`forSource`).
+        case source
 
-        /// libvips' saver; auto's is jpeg's.
+        /// libvips' saver; auto's and source's are jpeg's until resolved.
         var code: ph_format {
             switch self {
-            case .jpeg, .auto: PH_FORMAT_JPEG
+            case .jpeg, .auto, .source: PH_FORMAT_JPEG
             case .png: PH_FORMAT_PNG
             case .webp: PH_FORMAT_WEBP
             case .gif: PH_FORMAT_GIF
@@ -41,7 +43,9 @@ struct EncodeStage: Stage {
     struct Keys: ParameterList {
         let format = Parameter<Format>(
             "format", default: .jpeg,
-            doc: "output format; auto follows serve's Accept header or run's --accept (jpeg without)")
+            doc:
+                "output format; auto follows serve's Accept header or run's --accept (jpeg without); "
+                + "source keeps the input's format where this libvips writes it (else png with alpha, jpeg without)")
         let quality = Parameter<Int>(
             "quality", .integer(1...100), default: 82,
             doc: "quality for jpeg, webp, avif and jxl")
@@ -79,27 +83,32 @@ struct EncodeStage: Stage {
         summary:
             "Encode to jpeg, png, webp, gif, avif or jxl (the last two if this libvips can write them); metadata stripped "
             + "by default. Several decoded frames (decode { frames = N }) make an animated webp or gif. "
-            + "format = \"auto\": avif, webp or jpeg from what the viewer accepts (serve's Accept header, run's --accept); jpeg without.",
+            + "format = \"auto\": avif, webp or jpeg from what the viewer accepts (serve's Accept header, run's --accept); jpeg without. "
+            + "format = \"source\": the input's own format (jpeg, png, webp, gif, avif, jxl) where this libvips writes it; "
+            + "png for other inputs with alpha (tiff, heic, ...), jpeg for the rest.",
         input: .image, output: .encoded,
         capabilities: StageCapabilities(formatParameter: "format"),
         parameters: Keys.specs,
         make: { try EncodeStage($0) })
 
-    let format: String
-    let code: ph_format
+    /// The profile's format: `.source` is resolved for each image (`forSource`).
+    let chosen: Format
+    /// The settings for each format; quality is the format's own (`webp_quality`, ...) if set.
     let options: ph_save_options
+    let qualities: [Format: Int32]
 
     init(_ p: StageParameters) throws {
         // "auto" is resolved per request by serve and run --accept, as an override; without one it is JPEG.
         let chosen = p[\Keys.format] == .auto ? Format.jpeg : p[\Keys.format]
-        let format = chosen.rawValue
-        self.format = format
-        code = chosen.code
+        self.chosen = chosen
         let keep = p[\Keys.keep] ?? []
         for item in keep where item != "icc" {
             throw ParameterError("encode: 'keep' takes { \"icc\" }, got \"\(item)\"")
         }
-        let quality = p.integer("\(format)_quality") ?? p[\Keys.quality]
+        let quality = p[\Keys.quality]
+        qualities = [Format.webp, .avif, .jxl].reduce(into: [:]) { qualities, format in
+            qualities[format] = Int32(p.integer("\(format.rawValue)_quality") ?? quality)
+        }
         let subsample =
             switch p[\Keys.chromaSubsampling] ?? .auto {
             case .on: PH_SUBSAMPLE_ON
@@ -110,14 +119,31 @@ struct EncodeStage: Stage {
             quality: Int32(quality), strip: p[\Keys.strip] ? 1 : 0, keep_icc: keep.contains("icc") ? 1 : 0,
             effort: Int32(p[\Keys.effort] ?? -1), lossless: p[\Keys.lossless] == true ? 1 : 0,
             progressive: p[\Keys.progressive] == true ? 1 : 0, subsample: subsample)
-        // Debian's libvips always writes JPEG, PNG and WebP. Checking the others starts libvips,
-        // which a profile load otherwise leaves to the first decode.
-        guard
-            ["jpeg", "png", "webp"].contains(format)
-                || ((try? VipsRuntime.start()) != nil && ph_vips_can_save(code) != 0)
-        else {
-            throw ParameterError("this libvips cannot write \(format)")
+        guard chosen == .source || Self.canWrite(chosen) else {
+            throw ParameterError("this libvips cannot write \(chosen.rawValue)")
         }
+    }
+
+    /// Debian's libvips always writes JPEG, PNG and WebP. Asking about the others starts
+    /// libvips, which a profile load otherwise leaves to the first decode.
+    static func canWrite(_ format: Format) -> Bool {
+        [.jpeg, .png, .webp].contains(format)
+            || ((try? VipsRuntime.start()) != nil && ph_vips_can_save(format.code) != 0)
+    }
+
+    /// What format = "source" writes for an input in `source` (`ImageFacts.format`): the same
+    /// format where `canWrite` says so, as imgproxy does; else PNG when the image has alpha
+    /// (TIFF, HEIC, ...), so transparency is kept, and JPEG for the rest.
+    static func forSource(_ source: String, hasAlpha: Bool, canWrite: (Format) -> Bool) -> Format {
+        if let same = Format(rawValue: source), ![.auto, .source].contains(same), canWrite(same) { return same }
+        return hasAlpha ? .png : .jpeg
+    }
+
+    /// The settings for `format`: its own quality.
+    func options(for format: Format) -> ph_save_options {
+        var settings = options
+        settings.quality = qualities[format] ?? options.quality
+        return settings
     }
 
     /// What one encode may cost, in JPEG-pixel units: an AV1 encoder at its highest effort
@@ -160,7 +186,12 @@ struct EncodeStage: Stage {
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         let image = try input.vipsImage(for: "encode")
-        let (format, code, options) = (format, code, options)
+        let output =
+            chosen == .source
+            ? Self.forSource(
+                image.sourceFormat, hasAlpha: ph_vips_has_alpha(image.handle.pointer) != 0, canWrite: Self.canWrite)
+            : chosen
+        let (format, code, options) = (output.rawValue, output.code, options(for: output))
         // The size is known from the header (all frames, upright or not): nothing is computed yet.
         try Self.checkCost(of: image.size, format: format, effort: Int(options.effort))
         return try await context.runVips { () throws(PipelineError) -> StageValue in

@@ -48,11 +48,22 @@ struct VipsPipelineImage: PipelineImage {
     var pixelLimit: Double = VipsPipelineImage.defaultPixelLimit
     /// Set by decode from the header (`DecodeCost`); the images later stages make draw nothing more.
     var predictedPeakBytes = 0
+    /// The format the source was in ("jpeg", "avif", "tiff", ...: `ImageFacts.format`), for
+    /// encode's format = "source".
+    var sourceFormat = "unknown"
 
     /// 50 megapixels: a 64 x 40 input padded to 16384 x 16384 would otherwise be 268.
     static let defaultPixelLimit = 50e6
 
     var size: PixelSize { handle.size }
+
+    /// A later stage's result, decoded into `handle`, with what this image carries along (its
+    /// source's size and format, and the pixel limit).
+    func derived(_ handle: VipsImageHandle) -> VipsPipelineImage {
+        VipsPipelineImage(
+            handle: handle, undecodedBytes: nil, sourceSize: sourceSize, pixelLimit: pixelLimit,
+            sourceFormat: sourceFormat)
+    }
 
     /// The image upright and in sRGB, ready for pixel work or encoding. A no-op for images that
     /// have been through downsample, which already did both.

@@ -21,10 +21,7 @@ extension StageValue {
         let image = try vipsImage(for: stage)
         return try await context.runVips { () throws(PipelineError) -> StageValue in
             let result = try image.prepared().derive(stage, as: .stageFailed, operation)
-            return .image(
-                VipsPipelineImage(
-                    handle: try image.materialized(stage, result), undecodedBytes: nil,
-                    sourceSize: image.sourceSize, pixelLimit: image.pixelLimit))
+            return .image(image.derived(try image.materialized(stage, result)))
         }
     }
 }
