@@ -381,19 +381,13 @@ int ph_vips_darken(VipsImage *in, double factor, VipsImage **out) {
     return vips_linear(in, out, a, b, bands, "uchar", TRUE, NULL);
 }
 
-// `effort` 0-9 (or -1 for `fallback`) in an encoder's range low..high.
-static int effort_in(int effort, int low, int high, int fallback) {
-    if (effort < 0) return fallback;
-    return low + (effort * (high - low) + 4) / 9;
-}
-
 static VipsForeignSubsample subsample_mode(ph_subsample subsample) {
     return subsample == PH_SUBSAMPLE_ON ? VIPS_FOREIGN_SUBSAMPLE_ON
         : subsample == PH_SUBSAMPLE_OFF ? VIPS_FOREIGN_SUBSAMPLE_OFF : VIPS_FOREIGN_SUBSAMPLE_AUTO;
 }
 
-// Every option each saver takes is passed, at the saver's own default when the profile left it
-// out, so the calls stay fixed-arity.
+// Every option each saver takes is passed, so the calls stay fixed-arity; the effort comes fitted
+// to the encoder (EncodeStage.encoderEffort).
 static int save_as(VipsImage *in, ph_format format, const ph_save_options *o, int strip, void **buffer, size_t *length) {
     switch (format) {
     case PH_FORMAT_JPEG:
@@ -403,16 +397,16 @@ static int save_as(VipsImage *in, ph_format format, const ph_save_options *o, in
         return vips_pngsave_buffer(in, buffer, length, "strip", strip, "interlace", o->progressive, NULL);
     case PH_FORMAT_WEBP:
         return vips_webpsave_buffer(in, buffer, length, "Q", o->quality, "strip", strip, "lossless", o->lossless,
-                                    "effort", effort_in(o->effort, 0, 6, 4), NULL);
+                                    "effort", o->effort, NULL);
     case PH_FORMAT_AVIF:
         return vips_heifsave_buffer(in, buffer, length, "Q", o->quality, "strip", strip, "lossless", o->lossless,
-                                    "effort", effort_in(o->effort, 0, 9, 4), "subsample_mode", subsample_mode(o->subsample),
+                                    "effort", o->effort, "subsample_mode", subsample_mode(o->subsample),
                                     "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, NULL);
     case PH_FORMAT_GIF:
         return vips_gifsave_buffer(in, buffer, length, "strip", strip, NULL);
     case PH_FORMAT_JXL:
         return vips_jxlsave_buffer(in, buffer, length, "Q", o->quality, "strip", strip, "lossless", o->lossless,
-                                   "effort", effort_in(o->effort, 1, 9, 7), NULL);
+                                   "effort", o->effort, NULL);
     }
     vips_error("ph_vips_save", "unknown format %d", (int)format);
     return -1;

@@ -67,6 +67,18 @@ struct EncodeOptionTests {
         #expect(small.bytes.count < fast.bytes.count)
     }
 
+    @Test("AVIF's default effort is 2, not libvips' slower 4; webp's and jxl's are libvips' own")
+    func defaultEffort() async throws {
+        let avif = try await encode(#"format = "avif""#).bytes.array
+        #expect(avif == (try await encode(#"format = "avif", effort = 2"#)).bytes.array)
+        #expect(avif != (try await encode(#"format = "avif", effort = 4"#)).bytes.array)
+        // webp's method 4 is the profile's effort 6 (fitted to 0-6), jxl's 7 the profile's 7.
+        let webp = try await encode(#"format = "webp""#).bytes.array
+        #expect(webp == (try await encode(#"format = "webp", effort = 6"#)).bytes.array)
+        let jxl = try await encode(#"format = "jxl""#).bytes.array
+        #expect(jxl == (try await encode(#"format = "jxl", effort = 7"#)).bytes.array)
+    }
+
     @Test("jxl is written where this libvips can, and reads back")
     func jxl() async throws {
         let result = try await encode(#"format = "jxl", quality = 80"#)

@@ -122,8 +122,8 @@ typedef struct {
     int strip;
     /// With strip: keep the ICC profile, drop the rest.
     int keep_icc;
-    /// 0 (fastest) to 9 (smallest), fitted to each encoder's range; -1: the encoder's default.
-    /// webp, avif, jxl.
+    /// The encoder's own effort, which the caller fits to its range and chooses when the
+    /// profile says nothing: webp 0-6, avif 0-9, jxl 1-9.
     int effort;
     /// webp, avif, jxl.
     int lossless;

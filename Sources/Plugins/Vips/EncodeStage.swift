@@ -60,7 +60,7 @@ struct EncodeStage: Stage {
             doc: "quality when the output is jxl (quality when left out)")
         let effort = OptionalParameter<Int>(
             "effort", .integer(0...9),
-            doc: "0 fastest to 9 smallest, fitted to each encoder (webp, avif, jxl; their default when left out)")
+            doc: "0 fastest to 9 smallest, fitted to each encoder (webp, avif, jxl); left out: libvips' default, but 2 for avif")
         let lossless = OptionalParameter<Bool>(
             "lossless", .boolean,
             doc: "keep every pixel exactly (webp, avif, jxl)")
@@ -96,6 +96,8 @@ struct EncodeStage: Stage {
     /// The settings for each format; quality is the format's own (`webp_quality`, ...) if set.
     let options: ph_save_options
     let qualities: [Format: Int32]
+    /// The profile's effort, 0 to 9 (`encoderEffort` fits it to each encoder).
+    let effort: Int?
 
     init(_ p: StageParameters) throws {
         // "auto" is resolved per request by serve and run --accept, as an override; without one it is JPEG.
@@ -117,8 +119,9 @@ struct EncodeStage: Stage {
             }
         options = ph_save_options(
             quality: Int32(quality), strip: p[\Keys.strip] ? 1 : 0, keep_icc: keep.contains("icc") ? 1 : 0,
-            effort: Int32(p[\Keys.effort] ?? -1), lossless: p[\Keys.lossless] == true ? 1 : 0,
+            effort: 0, lossless: p[\Keys.lossless] == true ? 1 : 0,
             progressive: p[\Keys.progressive] == true ? 1 : 0, subsample: subsample)
+        effort = p[\Keys.effort]
         guard chosen == .source || Self.canWrite(chosen) else {
             throw ParameterError("this libvips cannot write \(chosen.rawValue)")
         }
@@ -139,46 +142,60 @@ struct EncodeStage: Stage {
         return hasAlpha ? .png : .jpeg
     }
 
-    /// The settings for `format`: its own quality.
+    /// The settings for `format`: its own quality and effort.
     func options(for format: Format) -> ph_save_options {
         var settings = options
         settings.quality = qualities[format] ?? options.quality
+        settings.effort = Int32(Self.encoderEffort(format, profile: effort))
         return settings
+    }
+
+    /// The effort an encoder gets: the profile's 0 (fastest) to 9 (smallest) fitted to the
+    /// encoder's range, or, left out, libvips' default, except AVIF's: effort 2 rather than 4
+    /// costs a sixth of the CPU for about 10% more bytes at equal PSNR (photos at 512 px;
+    /// BENCHMARKS.md, "AVIF effort"). Formats without an effort get 0, which they ignore.
+    static func encoderEffort(_ format: Format, profile effort: Int?) -> Int {
+        let (low, high, fallback) =
+            switch format {
+            case .webp: (0, 6, 4)
+            case .avif: (0, 9, 2)
+            case .jxl: (1, 9, 7)
+            case .jpeg, .png, .gif, .auto, .source: (0, 0, 0)
+            }
+        guard let effort else { return fallback }
+        return low + (effort * (high - low) + 4) / 9
     }
 
     /// What one encode may cost, in JPEG-pixel units: an AV1 encoder at its highest effort
     /// spends about 50 times a JPEG encoder's time per pixel, so a bound on pixels alone lets
     /// one request hold a core for minutes. 100e6 allows 100 megapixels of JPEG (some 3 s and
-    /// 300 MB), 33 of PNG, 20 of WebP and 4 of AVIF at their default efforts. It holds whatever
+    /// 300 MB), 33 of PNG, 20 of WebP and 6 of AVIF at their default efforts. It holds whatever
     /// max_output_pixels says, and decode's max_output_pixels is itself at most this.
     static let costBudget = 100e6
 
-    /// Cost per pixel against JPEG's, by format and the profile's effort (-1: the encoder's default).
-    static func costPerPixel(_ format: String, effort: Int) -> Double {
-        // The effort each encoder is given (as ph_vips.c fits 0-9 to its range), or its default.
-        let fitted: (Int, Int, Int) -> Int = { low, high, fallback in
-            effort < 0 ? fallback : low + (effort * (high - low) + 4) / 9
-        }
+    /// Cost per pixel against JPEG's, by format and the profile's effort (nil: the default).
+    static func costPerPixel(_ format: Format, effort: Int?) -> Double {
+        let fitted = encoderEffort(format, profile: effort)
         switch format {
-        case "avif": return Double(5 * (1 + fitted(0, 9, 4)))
-        case "jxl": return Double(2 * (1 + fitted(1, 9, 7)))
-        case "webp": return Double(1 + fitted(0, 6, 4))
+        case .avif: return Double(5 * (1 + fitted))
+        case .jxl: return Double(2 * (1 + fitted))
+        case .webp: return Double(1 + fitted)
         // zlib's deflate, at libvips' default level, takes about three times libjpeg-turbo's time.
-        case "png": return 3
-        case "gif": return 2
-        default: return 1
+        case .png: return 3
+        case .gif: return 2
+        case .jpeg, .auto, .source: return 1
         }
     }
 
     /// Refuses an encode over the budget from the image's size alone, before any of its pixels
     /// is decoded or computed.
-    static func checkCost(of size: PixelSize, format: String, effort: Int) throws(PipelineError) {
+    static func checkCost(of size: PixelSize, format: Format, effort: Int?) throws(PipelineError) {
         let pixels = Double(size.width) * Double(size.height)
         let perPixel = costPerPixel(format, effort: effort)
         guard pixels * perPixel <= costBudget else {
             throw PipelineError(
                 .pixelLimit,
-                "encode: \(megapixels(pixels)) as \(format)\(effort >= 0 ? " at effort \(effort)" : "") "
+                "encode: \(megapixels(pixels)) as \(format.rawValue)\(effort.map { " at effort \($0)" } ?? "") "
                     + "is over the encode budget (\(megapixels(costBudget / perPixel)) at that setting); "
                     + "make the image smaller or lower the effort")
         }
@@ -193,7 +210,7 @@ struct EncodeStage: Stage {
             : chosen
         let (format, code, options) = (output.rawValue, output.code, options(for: output))
         // The size is known from the header (all frames, upright or not): nothing is computed yet.
-        try Self.checkCost(of: image.size, format: format, effort: Int(options.effort))
+        try Self.checkCost(of: image.size, format: output, effort: effort)
         return try await context.runVips { () throws(PipelineError) -> StageValue in
             let ready = try image.prepared()
             var buffer: UnsafeMutableRawPointer?

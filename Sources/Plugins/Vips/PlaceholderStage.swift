@@ -87,7 +87,9 @@ struct PlaceholderStage: Stage {
     /// A tiny image as a data: URL, metadata stripped.
     static func dataURL(of image: VipsImageHandle, format: TinyFormat, quality: Int) throws(PipelineError) -> String {
         var options = ph_save_options(
-            quality: Int32(quality), strip: 1, keep_icc: 0, effort: -1, lossless: 0, progressive: 0,
+            quality: Int32(quality), strip: 1, keep_icc: 0,
+            effort: Int32(EncodeStage.encoderEffort(format == .jpeg ? .jpeg : .webp, profile: nil)), lossless: 0,
+            progressive: 0,
             subsample: PH_SUBSAMPLE_AUTO)
         var buffer: UnsafeMutableRawPointer?
         var length = 0
