@@ -94,7 +94,7 @@ struct ProfileLoaderTests {
                 }
                 """, line: 3,
             message:
-                #"encode: 'format' must be one of "jpeg"|"png"|"webp"|"gif"|"avif"|"jxl"|"auto", got "jpg" (did you mean 'jpeg'?)"#
+                #"encode: 'format' must be one of "jpeg"|"png"|"webp"|"gif"|"avif"|"jxl"|"auto"|"source", got "jpg" (did you mean 'jpeg'?)"#
         ),
         Mistake(
             name: "missing decode",
