@@ -6,8 +6,11 @@ import PipelineProfiles
 
 /// Watches over loading a profile file. SIGINT or SIGTERM ends the process with 130 and a
 /// message instead of the signal's default action. A load that outlives the sandbox's time
-/// limit by a second ends the process with 2: the last line of defence, since the sandbox's own
-/// limits stop every script we know of well before that.
+/// limit by ten seconds ends the process with 2: the last line of defence, since the sandbox's
+/// own limits stop every script we know of well before that. The margin is wide because the
+/// timer counts wall time, which a busy machine stretches: checking a large profile's values
+/// after its script ran (7,000 option values, say) took over a second on two loaded cores, and
+/// was killed as a hang when the margin was one second.
 ///
 /// The signals use a plain handler, not dispatch sources: a dispatch signal source cancelled
 /// here could still be unregistering when `SignalWatcher` registers its own for the run.
@@ -29,13 +32,16 @@ final class LoadGuard: Sendable {
             }
         }
         timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "pipelinehost.load-guard"))
-        timer.schedule(deadline: .now() + limits.seconds + 1)
+        timer.schedule(deadline: .now() + limits.seconds + Self.margin)
         timer.setEventHandler {
             printError("error: \(file): profile exceeded the time limit (\(limits.seconds) s) and did not stop")
             _exit(ExitCode.usage.rawValue)
         }
         timer.resume()
     }
+
+    /// Seconds past the sandbox's time limit before the guard ends the process.
+    static let margin = 10.0
 
     /// Loading is over: the signals get their default action again until a run installs its
     /// own handling.
