@@ -81,7 +81,7 @@ struct Info: AsyncParsableCommand {
         }
         let all = try await sources + BlockingExecutor.shared.run { try InputList.read(inputList) }
         try await cache.checkSharedCredentials()
-        let requests = all.map { ImageRequest(source: $0, profile: ProfileSet.infoName(name)) }
+        let requests = all.map { set.infoRequest(source: $0, profile: name) }
         let pipeline = Pipeline(
             profiles: set,
             configuration: PipelineConfiguration(

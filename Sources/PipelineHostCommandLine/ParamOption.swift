@@ -18,12 +18,12 @@ enum ParamOption {
 
     /// Each profile's overrides for the chosen options it declares. An option no chosen profile
     /// declares, or a value outside its set, is a usage error that lists what is allowed.
-    static func overrides(_ written: [String], for profiles: [String], in set: ProfileSet) throws -> [String: [String:
-        [String: ParameterValue]]]
+    static func overrides(_ written: [String], for profiles: [String], in set: ProfileSet) throws -> [String:
+        StageChoices]
     {
         let choices = try choices(written)
         guard !choices.isEmpty else { return [:] }
-        var result: [String: [String: [String: ParameterValue]]] = [:]
+        var result: [String: StageChoices] = [:]
         var declared = Set<Substring>()
         for name in profiles {
             guard let profile = set[name] else { continue }

@@ -148,17 +148,6 @@ struct Run: AsyncParsableCommand {
         }
     }
 
-    /// With --accept, an encode override for each profile whose encode says format = "auto".
-    func autoFormatOverrides(in set: ProfileSet) -> [String: [String: [String: ParameterValue]]] {
-        guard let accept else { return [:] }
-        let canWriteAVIF = pluginsCanEncode("avif")
-        var overrides: [String: [String: [String: ParameterValue]]] = [:]
-        for profile in set.profiles {
-            overrides[profile.name] = profile.autoFormatOverride(accept: accept, canWriteAVIF: canWriteAVIF)
-        }
-        return overrides
-    }
-
     func run() async throws {
         // Reading the profile (up to its one-second limit) and the input list block: they run on
         // the blocking pool, never on Swift's cooperative one.
@@ -174,12 +163,16 @@ struct Run: AsyncParsableCommand {
         try await cache.checkSharedCredentials()
         let directory = outputDirectory ?? "."
         if output == nil { try Self.prepare(outputDirectory: directory) }
-        var overrides = autoFormatOverrides(in: set)
-        for (name, chosenOptions) in try ParamOption.overrides(params, for: chosen, in: set) {
-            mergeOverrides(&overrides[name, default: [:]], with: chosenOptions)
-        }
+        let choices = try ParamOption.overrides(params, for: chosen, in: set)
+        // A profile whose format is "auto" writes what --accept negotiates (jpeg without it).
+        let canWriteAVIF = accept != nil && pluginsCanEncode("avif")
         let requests = all.flatMap { source in
-            chosen.map { ImageRequest(source: source, profile: $0, overrides: overrides[$0] ?? [:]) }
+            chosen.map { name in
+                set.request(
+                    source: source, profile: name, choices: choices[name] ?? [:], accept: accept,
+                    canWriteAVIF: canWriteAVIF
+                ).request
+            }
         }
         // About one CPU stage per core runs at once; libvips gets the cores that leaves it.
         let cores = PipelineConfiguration.cores

@@ -19,7 +19,8 @@ struct CapabilityTests {
                     output: .encoded,
                     capabilities: StageCapabilities(formatParameter: "container"),
                     parameters: [
-                        ParameterSpec("container", .choice(["png", "webp", "auto"]), default: .string("png"), doc: "")
+                        ParameterSpec("container", .choice(["png", "webp", "auto"]), default: .string("png"), doc: ""),
+                        ParameterSpec("size", .integer(1...1000), default: .integer(1), doc: ""),
                     ],
                     make: { _ in Poster() }))
         }
@@ -30,17 +31,46 @@ struct CapabilityTests {
             .load(code: Array(lua.utf8), name: "capabilities.lua")
     }
 
-    @Test("\"auto\" in a declared format parameter is overridden per request; a written format is not")
-    func overrides() throws {
+    @Test("\"auto\" in a declared format parameter is negotiated per request; a written format is not")
+    func negotiated() throws {
         let set = try profiles(
             """
             profile "a" { fetch {}, decode {}, encode {}, poster { container = "auto" } }
             profile "b" { fetch {}, decode {}, encode {}, poster { container = "png" } }
             profile "c" { fetch {}, decode {}, encode {} }
             """)
-        #expect(set["a"]?.formatOverrides("webp") == ["poster": ["container": .string("webp")]])
-        #expect(set["b"]?.formatOverrides("webp") == [:])
-        #expect(set["c"]?.formatOverrides("webp") == [:], "the fake encode declares no format parameter")
+        let webp = set.request(source: "s", profile: "a", accept: "image/webp,*/*")
+        #expect(webp.request.overrides == ["poster": ["container": .string("webp")]] && webp.vary == ["Accept"])
+        let plain = set.request(source: "s", profile: "a")
+        #expect(plain.request.overrides == ["poster": ["container": .string("jpeg")]], "no Accept header: jpeg")
+        #expect(set.request(source: "s", profile: "b", accept: "image/webp") == set.request(source: "s", profile: "b"))
+        #expect(set.request(source: "s", profile: "b", accept: "image/webp").vary.isEmpty)
+        let c = set.request(source: "s", profile: "c", accept: "image/webp")
+        #expect(c.request.overrides.isEmpty && c.vary.isEmpty, "the fake encode declares no format parameter")
+    }
+
+    @Test("one precedence: an option that chooses the format wins over Accept; left at auto, Accept decides")
+    func precedence() throws {
+        let set = try profiles(
+            """
+            profile "d" {
+              params { f = { "auto", "png", "webp", default = "auto" }, w = { 100, 200, default = 100, hint = "Width" } },
+              fetch {}, decode {}, encode {}, poster { container = param "f", size = param "w" } }
+            """)
+        let profile = try #require(set["d"])
+        let chosen = try profile.resolve([("f", "png")], header: { $0 == "Sec-CH-Width" ? "150" : nil })
+        let built = set.request(
+            source: "s", profile: "d", choices: chosen.overrides, hints: chosen.hints, accept: "image/webp")
+        #expect(
+            built.request.overrides["poster"] == ["container": .string("png"), "size": .integer(200)],
+            "the URL's own format wins")
+        #expect(built.vary == ["Sec-CH-Width", "Width"], "Accept chose nothing, so nothing varies by it")
+
+        let auto = try profile.resolve([("f", "auto")])
+        let negotiated = set.request(source: "s", profile: "d", choices: auto.overrides, accept: "image/webp")
+        #expect(negotiated.request.overrides["poster"] == ["container": .string("webp")])
+        #expect(negotiated.vary.first == "Accept")
+
     }
 }
 

@@ -21,6 +21,13 @@ struct ServeOptionTests {
           encode     { format = "jpeg", quality = param "q" },
           cache      { memory = true },
         }
+        profile "formats" {
+          params     { f = { "auto", "png", "webp", default = "auto" } },
+          fetch      { block_private = true, allow_loopback = true, timeout = 120, low_speed_time = 120, retries = 0 },
+          decode     {},
+          downsample { size = 64 },
+          encode     { format = param "f" },
+        }
         """
 
     let origin = LoopbackServer.fixture
@@ -40,9 +47,11 @@ struct ServeOptionTests {
         return try ServeApplication(settings: settings) { try TestPipeline.load(Self.profiles, name: "serve.lua") }
     }
 
-    func signed(_ path: String, _ options: [(String, String)], plain: Bool = false) -> String {
+    func signed(_ path: String, _ options: [(String, String)], plain: Bool = false, profile: String = "resize")
+        -> String
+    {
         try! ServePath.signed(
-            profile: "resize", source: origin.url(path), plain: plain, options: options, signer: signer)!
+            profile: profile, source: origin.url(path), plain: plain, options: options, signer: signer)!
     }
 
     static let xCache = HTTPField.Name("X-Cache")!
@@ -139,6 +148,21 @@ struct ServeOptionTests {
                 uri: signed("/opt/wide.jpg", [("w", "100"), ("dpr", "3")]), method: .get,
                 headers: [HTTPField.Name("DPR")!: "1"])
             #expect(width(chosen) == 300 && chosen.headers[.vary] == nil)
+        }
+    }
+
+    @Test("an option that sets the format wins over Accept, and then the answer does not vary by Accept")
+    func formatOption() async throws {
+        try await service().application().test(.router) { client in
+            let webp: HTTPFields = [.accept: "image/webp,*/*"]
+            let chosen = try await client.execute(
+                uri: signed("/opt/wide.jpg", [("f", "png")], profile: "formats"), method: .get, headers: webp)
+            #expect(chosen.headers[.contentType] == "image/png" && chosen.headers[.vary] == nil)
+            let auto = try await client.execute(
+                uri: signed("/opt/wide.jpg", [], profile: "formats"), method: .get, headers: webp)
+            #expect(auto.headers[.contentType] == "image/webp" && auto.headers[.vary] == "Accept")
+            let plain = try await client.execute(uri: signed("/opt/wide.jpg", [], profile: "formats"), method: .get)
+            #expect(plain.headers[.contentType] == "image/jpeg" && plain.headers[.vary] == "Accept")
         }
     }
 

@@ -127,9 +127,7 @@ public struct ProfileSet: Sendable {
     }
     /// The part of `overrides` that names stages the chain `name` has: a chain made from a
     /// profile (info, fallback) has only some of its stages, and an option may set another.
-    public func applicable(_ overrides: [String: [String: ParameterValue]], to name: String) -> [String: [String:
-        ParameterValue]]
-    {
+    public func applicable(_ overrides: StageChoices, to name: String) -> StageChoices {
         guard !overrides.isEmpty, let stages = self[name]?.stages.map(\.name) else { return overrides }
         return overrides.filter { stages.contains($0.key) }
     }

@@ -102,7 +102,7 @@ extension Profile {
     /// Every option not chosen takes its hint's value, else its default. Also returns the
     /// headers a hint was read from (for `Vary`).
     public func resolve(_ choices: [(name: Substring, value: Substring)], header: (String) -> String? = { _ in nil })
-        throws(OptionError) -> (overrides: [String: [String: ParameterValue]], hints: [String])
+        throws(OptionError) -> (overrides: StageChoices, hints: [String])
     {
         var chosen: [String: ParameterValue] = [:]
         for (name, text) in choices {
@@ -121,7 +121,7 @@ extension Profile {
             }
             chosen[option.name] = value
         }
-        var overrides: [String: [String: ParameterValue]] = [:]
+        var overrides: StageChoices = [:]
         var hints: [String] = []
         for option in options {
             var value = chosen[option.name]

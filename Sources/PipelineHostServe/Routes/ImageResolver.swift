@@ -6,11 +6,11 @@ import PipelineHost
 struct ImageResolver: Sendable {
     let settings: ServeSettings
 
-    /// An image path resolved: the path, the overrides its options (and client hints) choose,
-    /// and the request headers a hint read, for `Vary`.
+    /// An image path resolved: the path, what its options (and client hints) choose, and the
+    /// request headers a hint read, for `Vary`.
     struct Resolved {
         let image: ImagePath
-        let overrides: [String: [String: ParameterValue]]
+        let choices: StageChoices
         let hints: [String]
     }
 
@@ -45,7 +45,7 @@ struct ImageResolver: Sendable {
         guard profiles.set.defines(image.profile), let profile = profiles.set[image.profile] else {
             throw .notFound("no profile named \"\(Redactor.escapingControls(image.profile))\"")
         }
-        let chosen: (overrides: [String: [String: ParameterValue]], hints: [String])
+        let chosen: (overrides: StageChoices, hints: [String])
         do {
             chosen = try profile.resolve(image.options.map { ($0.name, $0.value) }, header: header)
         } catch {
@@ -53,6 +53,6 @@ struct ImageResolver: Sendable {
         }
         try SourcePolicy.check(
             image.source, allowedHosts: settings.allowedSourceHosts, redaction: profiles.set.redaction)
-        return Resolved(image: image, overrides: chosen.overrides, hints: chosen.hints)
+        return Resolved(image: image, choices: chosen.overrides, hints: chosen.hints)
     }
 }

@@ -19,12 +19,10 @@ struct ImageRoute: Sendable {
         let image = resolved.image
         let logPath = note(image, prefix: "", redaction: profiles.set.redaction, context: context)
         let profile = profiles.set[image.profile]
-        var overrides = resolved.overrides
-        let format = profile?.autoFormatOverride(
+        let built = profiles.set.request(
+            source: image.source, profile: image.profile, choices: resolved.choices, hints: resolved.hints,
             accept: request.headers[.accept], canWriteAVIF: state.settings.canWriteAVIF)
-        if let format { mergeOverrides(&overrides, with: format) }
-        let vary = (format != nil ? ["Accept"] : []) + resolved.hints
-        let imageRequest = ImageRequest(source: image.source, profile: image.profile, overrides: overrides)
+        let (imageRequest, vary) = (built.request, built.vary)
         switch try await run(imageRequest, request: request, connection: context.channel) {
         case .success(let result):
             let answer = ImageResponse(result: result, vary: vary, defaultMaxAge: state.settings.defaultMaxAge)
@@ -52,9 +50,8 @@ struct ImageRoute: Sendable {
                 "profile \"\(image.profile)\" does not answer /info: a profile that writes info { } does")
         }
         // The info chain has the profile's stages up to decode; an option of a later stage does not apply.
-        let chain = ProfileSet.infoName(image.profile)
-        let imageRequest = ImageRequest(
-            source: image.source, profile: chain, overrides: profiles.set.applicable(resolved.overrides, to: chain))
+        let imageRequest = profiles.set.infoRequest(
+            source: image.source, profile: image.profile, choices: resolved.choices)
         switch try await run(imageRequest, request: request, connection: context.channel) {
         case .success(let result):
             let answer = ImageResponse(result: result, vary: [], defaultMaxAge: state.settings.defaultMaxAge)

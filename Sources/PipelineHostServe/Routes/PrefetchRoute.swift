@@ -63,11 +63,12 @@ struct PrefetchRoute: Sendable {
             return .failure(error)
         }
         let image = resolved.image
-        // An auto-format profile is warmed for JPEG, the format every client gets without Accept.
-        let overrides = resolved.overrides.merging(profiles.set[image.profile]?.formatOverrides("jpeg") ?? [:]) {
-            $0.merging($1) { _, format in format }
-        }
-        return .success(ImageRequest(source: image.source, profile: image.profile, overrides: overrides))
+        // An auto-format profile is warmed for what a client without Accept gets (JPEG).
+        return .success(
+            profiles.set.request(
+                source: image.source, profile: image.profile, choices: resolved.choices,
+                canWriteAVIF: state.settings.canWriteAVIF
+            ).request)
     }
 
     /// Runs the batch at low priority; at most a few batches at once. Each of its requests is

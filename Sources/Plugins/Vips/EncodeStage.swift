@@ -60,7 +60,9 @@ struct EncodeStage: Stage {
             doc: "quality when the output is jxl (quality when left out)")
         let effort = OptionalParameter<Int>(
             "effort", .integer(0...9),
-            doc: "0 fastest to 9 smallest, fitted to each encoder (webp, avif, jxl); left out: libvips' default, but 2 for avif")
+            doc:
+                "0 fastest to 9 smallest, fitted to each encoder (webp, avif, jxl); left out: libvips' default, but 2 for avif"
+        )
         let lossless = OptionalParameter<Bool>(
             "lossless", .boolean,
             doc: "keep every pixel exactly (webp, avif, jxl)")
