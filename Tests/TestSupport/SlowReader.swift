@@ -60,15 +60,26 @@ public enum ProcFacts {
     /// The send queue, in bytes, of each established TCP connection whose local port is `port`
     /// (IPv4, /proc/net/tcp): what the server has written and its client has not taken.
     public static func sendQueues(localPort port: Int) -> [Int] {
-        guard let table = read("/proc/net/tcp") else { return [] }
+        Array(sendQueuesByPeer(localPort: port).values)
+    }
+
+    /// The same, by the client's port: a test can note each connection it has seen stuck, since
+    /// on a busy machine the first may be closed before the last is stuck.
+    public static func sendQueuesByPeer(localPort port: Int) -> [Int: Int] {
+        guard let table = read("/proc/net/tcp") else { return [:] }
         let hex = String(port, radix: 16, uppercase: true)
         let hexPort = String(repeating: "0", count: max(0, 4 - hex.count)) + hex
-        return table.split(separator: "\n").dropFirst().compactMap { line in
+        var queues: [Int: Int] = [:]
+        for line in table.split(separator: "\n").dropFirst() {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             // local_address rem_address st tx_queue:rx_queue ...; state 01 is ESTABLISHED.
-            guard fields.count > 4, fields[1].hasSuffix(":" + hexPort), fields[3] == "01" else { return nil }
-            return Int(fields[4].split(separator: ":")[0], radix: 16)
+            guard fields.count > 4, fields[1].hasSuffix(":" + hexPort), fields[3] == "01",
+                let peer = fields[2].split(separator: ":").last.flatMap({ Int($0, radix: 16) }),
+                let queue = Int(fields[4].split(separator: ":")[0], radix: 16)
+            else { continue }
+            queues[peer] = queue
         }
+        return queues
     }
 
     /// Whether process `pid` has a handler of its own for `signal` (its SigCgt mask): the event
