@@ -13,10 +13,13 @@ import urllib.error, urllib.request
 MARK_START, MARK_END = "<!-- serve: written by scripts/bench-serve -->", "<!-- /serve -->"
 
 
-def origin(photos):
+CONTENT_TYPES = {".jpg": "image/jpeg", ".png": "image/png", ".webp": "image/webp", ".avif": "image/avif"}
+
+
+def origin(photos, suffixes=(".jpg",)):
     """A keep-alive HTTP/1.1 origin: /u/<anything>/<name>.jpg serves <name>.jpg, so every
     <anything> is a distinct source with the same work. Counts requests per path."""
-    bodies = {name: open(os.path.join(photos, name), "rb").read() for name in os.listdir(photos) if name.endswith(".jpg")}
+    bodies = {name: open(os.path.join(photos, name), "rb").read() for name in os.listdir(photos) if name.endswith(suffixes)}
     counts, lock = {}, threading.Lock()
 
     class Origin(http.server.BaseHTTPRequestHandler):
@@ -29,7 +32,7 @@ def origin(photos):
             if body is None:
                 self.send_response(404); self.send_header("Content-Length", "0"); self.end_headers(); return
             self.send_response(200)
-            self.send_header("Content-Type", "image/jpeg")
+            self.send_header("Content-Type", CONTENT_TYPES[os.path.splitext(self.path)[1]])
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
