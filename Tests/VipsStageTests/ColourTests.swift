@@ -84,5 +84,8 @@ struct ColourTests {
         #expect(Fixtures.info(kept.bytes.array)?.hasICC == true)
         #expect(Fixtures.info(kept.bytes.array)?.hasEXIF == false)
         #expect(Fixtures.info(stripped.bytes.array)?.hasICC == false)
+        // A WebP that keeps its profile keeps the extended header that announces it, and no EXIF.
+        let keptWebP = try await centre(of: bytes, name: "kw.jpg", encode: #"format = "webp", keep = { "icc" }"#).result
+        #expect(ImageStageTests.chunks(keptWebP.bytes.array) == ["VP8X", "ICCP", "VP8 "])
     }
 }

@@ -129,6 +129,31 @@ struct ImageStageTests {
         #expect(Fixtures.info(kept.bytes.array)?.hasEXIF == true)
     }
 
+    /// libvips 8.14 writes an EXIF chunk into every WebP, stripped or not (about 200 bytes of a
+    /// few-KB answer); encode takes it out, with the extended header that only it needed.
+    @Test("a stripped WebP carries the picture alone; strip = false keeps its EXIF")
+    func strippedWebP() async throws {
+        let tagged = Fixtures.quadrants(width: 200, height: 100, orientation: 1)
+        let stripped = try await run(#"encode { format = "webp" }"#, input: tagged)
+        #expect(Self.chunks(stripped.bytes.array) == ["VP8 "])
+        #expect(Fixtures.info(stripped.bytes.array)?.format == "webp")
+        let kept = try await run(#"encode { format = "webp", strip = false }"#, input: tagged)
+        #expect(Self.chunks(kept.bytes.array).contains("EXIF"))
+    }
+
+    /// The chunk names of a RIFF WebP, in order.
+    static func chunks(_ bytes: [UInt8]) -> [String] {
+        var names: [String] = []
+        var at = 12
+        while at + 8 <= bytes.count {
+            names.append(String(decoding: bytes[at..<at + 4], as: UTF8.self))
+            let size =
+                Int(bytes[at + 4]) | Int(bytes[at + 5]) << 8 | Int(bytes[at + 6]) << 16 | Int(bytes[at + 7]) << 24
+            at += 8 + size + (size & 1)
+        }
+        return names
+    }
+
     @Test("quality changes the JPEG size")
     func quality() async throws {
         let low = try await run("downsample { size = 400 }, encode { quality = 20 }", input: Fixtures.sample)

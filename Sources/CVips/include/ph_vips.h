@@ -123,7 +123,8 @@ typedef struct {
     /// With strip: keep the ICC profile, drop the rest.
     int keep_icc;
     /// The encoder's own effort, which the caller fits to its range and chooses when the
-    /// profile says nothing: webp 0-6, avif 0-9, jxl 1-9.
+    /// profile says nothing: webp 0-6, avif 0-9, jxl 1-9, png 0-9 (zlib's level with adaptive row
+    /// filters; 0: level 1, no filter).
     int effort;
     /// webp, avif, jxl.
     int lossless;

@@ -61,7 +61,7 @@ struct EncodeStage: Stage {
         let effort = OptionalParameter<Int>(
             "effort", .integer(0...9),
             doc:
-                "0 fastest to 9 smallest, fitted to each encoder (webp, avif, jxl); left out: libvips' default, but 2 for avif"
+                "0 fastest to 9 smallest, fitted to each encoder (webp, avif, jxl; png: zlib's level with adaptive row filters, 0 none); left out: libvips' default, but 2 for avif and 4 for png"
         )
         let lossless = OptionalParameter<Bool>(
             "lossless", .boolean,
@@ -162,7 +162,8 @@ struct EncodeStage: Stage {
             case .webp: (0, 6, 4)
             case .avif: (0, 9, 2)
             case .jxl: (1, 9, 7)
-            case .jpeg, .png, .gif, .auto, .source: (0, 0, 0)
+            case .png: (0, 9, 4)
+            case .jpeg, .gif, .auto, .source: (0, 0, 0)
             }
         guard let effort else { return fallback }
         return low + (effort * (high - low) + 4) / 9
@@ -182,8 +183,9 @@ struct EncodeStage: Stage {
         case .avif: return Double(5 * (1 + fitted))
         case .jxl: return Double(2 * (1 + fitted))
         case .webp: return Double(1 + fitted)
-        // zlib's deflate, at libvips' default level, takes about three times libjpeg-turbo's time.
-        case .png: return 3
+        // zlib's deflate with adaptive filters takes about three times libjpeg-turbo's time at
+        // level 4, and more at higher levels.
+        case .png: return 2 + Double(fitted) / 4
         case .gif: return 2
         case .jpeg, .auto, .source: return 1
         }
