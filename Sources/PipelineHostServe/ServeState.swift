@@ -16,35 +16,17 @@ final class ServeState: Sendable {
     let deadlines = RequestDeadlines()
     private let draining = Locked(false)
     /// Prefetch batches running now; more than a few are refused like a full queue.
-    let prefetches = Locked(0)
-    static let prefetchBatches = 4
+    let prefetches = AdmissionGate(limit: 4, full: "prefetch batches are running")
     /// Purges running now: each reads every disk entry's header, so a few at once at most.
-    let purges = Locked(0)
-    static let concurrentPurges = 2
+    let purges = AdmissionGate(limit: 2, full: "purges are running")
 
     init(settings: ServeSettings, slot: PipelineSlot, registry: PrometheusCollectorRegistry, accessLog: Logger) {
         self.settings = settings
         self.slot = slot
-        gate = AdmissionGate(limit: settings.maxQueue)
+        gate = AdmissionGate(limit: settings.maxQueue, full: "requests are waiting (--max-queue)")
         connections = ConnectionSlots(limit: settings.maxConnections)
         self.registry = registry
         self.accessLog = accessLog
-    }
-
-    /// Counts one more of a bounded kind of work (`running` of at most `limit`), or throws the
-    /// 503 with `Retry-After: 1` that a full queue gets; the caller takes it off when done.
-    static func admit(_ running: Locked<Int>, limit: Int, _ what: String) throws(ServeFailure) {
-        let admitted = running.withLock { count in
-            guard count < limit else { return false }
-            count += 1
-            return true
-        }
-        guard admitted else {
-            var busy = ServeFailure(
-                .serviceUnavailable, "queue_full", "\(limit) \(what) are running; try again shortly")
-            busy.retryAfter = 1
-            throw busy
-        }
     }
 
     /// Waits for `work` within `--request-timeout`: past it, the work is cancelled like a

@@ -1,15 +1,20 @@
 import PipelineHost
 
-/// Backpressure: at most `limit` image requests are admitted at once (waiting for or running
-/// in the pipeline). One more is refused at once, with 503 and Retry-After, so memory never
-/// grows with the number of clients.
+/// Backpressure for one bounded kind of work (image requests, prefetch batches, purges): at
+/// most `limit` admitted at once. One more is refused at once, with 503 `queue_full` and
+/// Retry-After, so memory never grows with the number of clients.
 final class AdmissionGate: Sendable {
     let limit: Int
+    /// What the refusal says is full, such as "requests are waiting (--max-queue)".
+    let full: String
     private let admitted = Locked(0)
 
-    init(limit: Int) { self.limit = max(1, limit) }
+    init(limit: Int, full: String) {
+        self.limit = max(1, limit)
+        self.full = full
+    }
 
-    /// Admits one request; false when full. A true answer must be paired with `leave()`.
+    /// Admits one; false when full. A true answer must be paired with `leave()`.
     func enter() -> Bool {
         admitted.withLock { count in
             guard count < limit else { return false }
@@ -18,9 +23,19 @@ final class AdmissionGate: Sendable {
         }
     }
 
+    /// Admits one, or throws the 503 with `Retry-After: 1` that a full queue gets. Pair it with
+    /// `leave()`.
+    func admit() throws(ServeFailure) {
+        guard enter() else {
+            var busy = ServeFailure(.serviceUnavailable, "queue_full", "\(limit) \(full); try again shortly")
+            busy.retryAfter = 1
+            throw busy
+        }
+    }
+
     func leave() { admitted.withLock { $0 -= 1 } }
 
-    /// Requests admitted now.
+    /// Admitted now.
     var count: Int { admitted.withLock { $0 } }
 
     /// Over 90% full: /ready says 503 so a load balancer sends new work elsewhere.

@@ -141,13 +141,7 @@ struct ImageRoute: Sendable {
         _ imageRequest: ImageRequest, request: Request,
         connection: any Channel
     ) async throws(ServeFailure) -> Result<PipelineResult, PipelineError> {
-        guard state.gate.enter() else {
-            var full = ServeFailure(
-                .serviceUnavailable, "queue_full",
-                "\(state.gate.limit) requests are waiting (--max-queue); try again shortly")
-            full.retryAfter = 1
-            throw full
-        }
+        try state.gate.admit()
         defer { state.gate.leave() }
         let pipeline = state.slot.now.pipeline
         let priority = Self.priority(request.headers[Self.xPriority])

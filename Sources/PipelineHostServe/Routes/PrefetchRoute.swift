@@ -75,7 +75,7 @@ struct PrefetchRoute: Sendable {
     /// admitted as a client's is, counting against `--max-queue` while it runs (one the full
     /// queue refuses is skipped, so clients keep their room), and held to `--request-timeout`.
     private func start(_ requests: [ImageRequest]) throws(ServeFailure) {
-        try ServeState.admit(state.prefetches, limit: ServeState.prefetchBatches, "prefetch batches")
+        try state.prefetches.admit()
         let state = state
         let pipeline = state.slot.now.pipeline
         let prefetch = pipeline.prefetch(requests) { request in
@@ -86,7 +86,7 @@ struct PrefetchRoute: Sendable {
         }
         Task {
             _ = await prefetch.wait()
-            state.prefetches.withLock { $0 -= 1 }
+            state.prefetches.leave()
         }
     }
 }

@@ -17,8 +17,8 @@ struct PurgeRoute: Sendable {
         else {
             throw ServeFailure.forbidden("bad signature (sign the path with `pipelinehost sign --purge SOURCE`)")
         }
-        try ServeState.admit(state.purges, limit: ServeState.concurrentPurges, "purges")
-        defer { state.purges.withLock { $0 -= 1 } }
+        try state.purges.admit()
+        defer { state.purges.leave() }
         let report = await state.slot.now.pipeline.purge(sources: [parsed.source])
         let removed = report.removed.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }
         let failures = report.failures.map { "\"" + Self.escaped(Redactor.redact($0)) + "\"" }
