@@ -36,7 +36,7 @@ public final class ObjectStoreTier: PurgeableTier {
 
     /// A tier in `location`'s bucket and prefix, reached with `configuration`.
     public init(
-        location: ObjectStoreLocation, configuration: S3Configuration, timeout: Double = 5,
+        location: ObjectStoreLocation, configuration: S3Configuration, timeout: Double = ObjectStoreTier.defaultTimeout,
         maxEntryBytes: Int = 64 << 20, maxQueuedStores: Int = 256,
         maxQueuedBytes: Int = ObjectStoreTier.defaultQueuedBytes, breaker: CircuitBreaker = CircuitBreaker(),
         seal: EntrySeal? = nil, metrics: (any MetricsFactory)? = nil,
@@ -56,6 +56,10 @@ public final class ObjectStoreTier: PurgeableTier {
         counters = ObjectStoreCounters(factory: metrics ?? MetricsSystem.factory)
         self.logger = logger
     }
+
+    /// Seconds each call may take when nothing says otherwise (`--store-timeout`): a slow store
+    /// costs a miss, and two calls stay well inside a request's 30 s.
+    public static let defaultTimeout: Double = 2
 
     /// The values waiting to be written may take 256 MiB, or an eighth of the process's memory
     /// limit if that is less (`MemoryLimit`): 32 MiB in a 256 MiB container.
@@ -231,7 +235,8 @@ extension ObjectStoreTier {
     /// A tier reached with the process's AWS environment (`S3Configuration.current`); nil when
     /// `environmentProblem` says why not.
     public convenience init?(
-        location: ObjectStoreLocation, timeout: Double, seal: EntrySeal?, metrics: (any MetricsFactory)?,
+        location: ObjectStoreLocation, timeout: Double = ObjectStoreTier.defaultTimeout, seal: EntrySeal?,
+        metrics: (any MetricsFactory)?,
         logger: Logger
     ) {
         guard case .success(let configuration) = S3Configuration.current else { return nil }

@@ -44,9 +44,13 @@ public final class RedisClient: Sendable {
     private let queues: [DispatchQueue]
     private let nextQueue = Locked(0)
 
+    /// How long the connect and each call may take when nothing says otherwise (`--shared-timeout`):
+    /// a shared cache slower than that costs a miss, not a request's time.
+    public static let defaultTimeout: Duration = .milliseconds(50)
+
     /// A client for `address`; `timeout` bounds the connect and each call.
     public init(
-        address: RedisAddress, timeout: Duration = .milliseconds(50), maxIdle: Int = 8,
+        address: RedisAddress, timeout: Duration = RedisClient.defaultTimeout, maxIdle: Int = 8,
         breaker: CircuitBreaker = CircuitBreaker()
     ) {
         self.address = address

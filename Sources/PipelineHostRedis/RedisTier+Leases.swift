@@ -125,8 +125,14 @@ public struct LeaseSettings: Sendable {
     public var poll: Duration
     public var negative: Duration
 
+    /// A lease's length when nothing says otherwise (`--shared-lease`).
+    public static let defaultLease: Duration = .seconds(10)
+    /// How long a waiter waits for another node's work when nothing says otherwise (`--shared-wait`).
+    public static let defaultWait: Duration = .seconds(15)
+
     public init(
-        lease: Duration = .seconds(10), wait: Duration = .seconds(15), poll: Duration = .milliseconds(100),
+        lease: Duration = LeaseSettings.defaultLease, wait: Duration = LeaseSettings.defaultWait,
+        poll: Duration = .milliseconds(100),
         negative: Duration = .seconds(30)
     ) {
         self.lease = lease

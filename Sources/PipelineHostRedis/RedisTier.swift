@@ -45,9 +45,13 @@ public final class RedisTier: CacheTier {
     /// refused (`EntrySeal`).
     let seal: EntrySeal?
 
+    /// The largest original kept when nothing says otherwise (`--shared-max-entry`); variants are
+    /// always kept.
+    public static let defaultMaxEntryBytes = 8 << 20
+
     /// A tier on `client`; metrics go to `metrics` (swift-metrics' default when nil).
     public init(
-        client: RedisClient, maxEntryBytes: Int = 8 << 20, staleFor: Double = 86_400,
+        client: RedisClient, maxEntryBytes: Int = RedisTier.defaultMaxEntryBytes, staleFor: Double = 86_400,
         leases: LeaseSettings = LeaseSettings(),
         metrics: (any MetricsFactory)? = nil, logger: Logger = Logger(label: "pipelinehost.shared"),
         clock: WallClock = .system, seal: EntrySeal? = nil

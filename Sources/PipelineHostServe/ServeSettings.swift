@@ -53,16 +53,20 @@ public struct ServeSettings: Sendable {
     /// hint = "Width" } }`), so browsers send them on later requests (serve --accept-ch).
     public var acceptClientHints = false
 
-    /// Settings with the documented defaults: 127.0.0.1:8080, a queue of 256, a 10 s drain.
+    /// Settings with the documented defaults (`ServeDefaults`): 127.0.0.1:8080, a queue of 256, a 10 s drain.
     public init(
-        host: String = "127.0.0.1", port: Int = 8080, signer: URLSigner, allowUnsigned: Bool = false,
-        maxQueue: Int = 256, drainTimeout: Duration = .seconds(10), requestTimeout: Duration = .seconds(30),
-        headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60),
-        sendTimeout: Duration = .seconds(30), minimumSendRate: Int = ServeSettings.defaultMinimumSendRate,
-        maxConnections: Int = 4096,
+        host: String = ServeDefaults.host, port: Int = ServeDefaults.port, signer: URLSigner,
+        allowUnsigned: Bool = false,
+        maxQueue: Int = ServeDefaults.maxQueue, drainTimeout: Duration = .seconds(ServeDefaults.drainSeconds),
+        requestTimeout: Duration = .seconds(ServeDefaults.requestSeconds),
+        headTimeout: Duration = .seconds(ServeDefaults.headSeconds),
+        idleTimeout: Duration = .seconds(ServeDefaults.idleSeconds),
+        sendTimeout: Duration = .seconds(ServeDefaults.sendSeconds),
+        minimumSendRate: Int = ServeDefaults.minimumSendRate,
+        maxConnections: Int = ServeDefaults.maxConnections,
         allowedSourceHosts: Set<String> = [],
         canWriteAVIF: Bool = false, sharedTier: SharedTierFactory? = nil, objectStore: SharedTierFactory? = nil,
-        defaultMaxAge: Int = 3600, pipeline: PipelineConfiguration = PipelineConfiguration()
+        defaultMaxAge: Int = ServeDefaults.maxAge, pipeline: PipelineConfiguration = ServeDefaults.pipeline
     ) {
         self.host = host
         self.port = port
@@ -83,10 +87,6 @@ public struct ServeSettings: Sendable {
         self.defaultMaxAge = defaultMaxAge
         self.pipeline = pipeline
     }
-
-    /// 8 KB a second (64 kbit/s): below what a phone on a poor mobile link takes, and a client
-    /// that holds a connection must spend that much of the attacker's bandwidth on it.
-    public static let defaultMinimumSendRate = 8 << 10
 
     /// Why these settings cannot serve, if they cannot: with no key and no `allowUnsigned`,
     /// every request would be refused.

@@ -180,5 +180,14 @@ struct ObjectStoreTierTests {
         ])
         #expect(bad.status == 2)
         #expect(bad.stderr.contains("--object-store takes s3://bucket"), "\(bad.stderr)")
+        // The environment variable is read by the same code, in the same words, naming itself.
+        let badVariable = try await CLIProcess.run(
+            ["run", profileFile, "https://example.com/a.jpg"], environment: ["PIPELINEHOST_OBJECT_STORE": "s3://Thumbs"]
+        )
+        #expect(badVariable.status == 2)
+        #expect(
+            badVariable.stderr.contains(
+                "PIPELINEHOST_OBJECT_STORE takes s3://bucket or s3://bucket/prefix, not s3://Thumbs"),
+            "\(badVariable.stderr)")
     }
 }

@@ -33,9 +33,12 @@ public struct CacheSettings: Sendable {
     /// The time freshness is judged by; tests move a clock of their own instead of sleeping.
     public var clock: WallClock
 
+    /// The disk cache's size when nothing says otherwise (`--cache-size`, `cache prune --max-size`).
+    public static let defaultDiskLimit = 1 << 30
+
     /// Settings for every cache stage of a pipeline; a profile's `dir` is overridden by `directory`.
     public init(
-        mode: Mode = .normal, directory: String? = nil, diskLimit: Int = 1 << 30,
+        mode: Mode = .normal, directory: String? = nil, diskLimit: Int = CacheSettings.defaultDiskLimit,
         memory: MemoryCache<StageKey>.Limits = .init(), additionalTiers: [any CacheTier] = [],
         clock: WallClock = .system
     ) {

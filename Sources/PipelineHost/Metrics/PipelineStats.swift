@@ -116,6 +116,9 @@ extension Duration {
         Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
     }
 
+    /// The duration in (fractional) seconds: what a flag or a setting in seconds shows.
+    public var seconds: Double { milliseconds / 1000 }
+
     /// Whole milliseconds, rounded down: what a timeout in milliseconds (Redis' PX, hiredis') takes.
     public var wholeMilliseconds: Int {
         Int(components.seconds) * 1000 + Int(components.attoseconds / 1_000_000_000_000_000)

@@ -29,7 +29,9 @@ public struct PipelineConfiguration: Sendable {
 
     /// Slots for transfers (in all and per host) and CPU stages, the cache settings, and where metrics go.
     public init(
-        transfers: Int = 8, transfersPerHost: Int = 4, cpuStages: Int = PipelineConfiguration.cores,
+        transfers: Int = PipelineConfiguration.defaultTransfers,
+        transfersPerHost: Int = PipelineConfiguration.defaultTransfersPerHost,
+        cpuStages: Int = PipelineConfiguration.cores,
         cache: CacheSettings = CacheSettings(), metrics: (any MetricsFactory)? = nil,
         memoryBudget: Int? = MemoryLimit.defaultBudget, memoryWait: Duration? = nil
     ) {
@@ -41,6 +43,11 @@ public struct PipelineConfiguration: Sendable {
         self.memoryBudget = memoryBudget.map { max(1, $0) }
         self.memoryWait = memoryWait
     }
+
+    /// Transfers at once when nothing says otherwise (a batch's, `run --connections`).
+    public static let defaultTransfers = 8
+    /// Transfers at once to one host when nothing says otherwise (`run --per-host`).
+    public static let defaultTransfersPerHost = 4
 
     /// The cores this process may use.
     public static var cores: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }

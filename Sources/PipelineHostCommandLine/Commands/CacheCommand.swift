@@ -71,7 +71,7 @@ struct CacheCommand: AsyncParsableCommand {
         @OptionGroup var location: Location
         @Option(
             name: .customLong("max-size"), help: ArgumentHelp("The size to prune to, such as 500M.", valueName: "size"))
-        var maxSize: ByteCount = ByteCount(1 << 30)
+        var maxSize = ByteCount(CacheSettings.defaultDiskLimit)
 
         func run() async throws {
             let cache = location.cache, target = maxSize.bytes

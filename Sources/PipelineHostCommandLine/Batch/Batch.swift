@@ -22,8 +22,6 @@ struct Batch: Sendable {
     /// Requests in progress at once; a group is started whole once there is room.
     let window: Int
 
-    var requestCount: Int { groups.reduce(0) { $0 + $1.count } }
-
     /// Groups `requests` by source key, in order of first appearance. A request whose key
     /// cannot be made (an invalid URL) goes alone, and reports its error when it runs.
     static func grouped(_ requests: [ImageRequest], in pipeline: Pipeline, window: Int) async -> Batch {
@@ -61,6 +59,23 @@ struct Batch: Sendable {
     }
 
     typealias Outcome = (ImageRequest, Result<PipelineResult, PipelineError>)
+
+    /// The end every batch command shares: runs `write` (which runs the batch and writes its
+    /// results) until it ends, or until SIGINT, SIGTERM or a closed standard output cancels it;
+    /// then stores what the pipeline made (the next run looks for it on disk) and, when standard
+    /// output was closed, exits as a shell expects (`BrokenPipe`). Returns what `write` returned.
+    static func finishing<Written: Sendable>(
+        _ pipeline: Pipeline, _ write: @escaping @Sendable () async -> Written
+    ) async -> Written {
+        let work = Task { await write() }
+        let watcher = SignalWatcher { work.cancel() }
+        BrokenPipe.whenBroken { work.cancel() }
+        let written = await work.value
+        await pipeline.flushCache()
+        withExtendedLifetime(watcher) {}
+        if BrokenPipe.isBroken { BrokenPipe.exitAsDefault() }
+        return written
+    }
 
     /// Starts one group. Its first request starts alone, and its twins once that request's work
     /// is registered, so they share it however the tasks happen to be scheduled.

@@ -23,7 +23,7 @@ struct CacheOptions: ParsableArguments {
         help: ArgumentHelp(
             "Most the disk cache may take, such as 500M or 2G; least recently used entries go first.", valueName: "size"
         ))
-    var size: ByteCount = ByteCount(1 << 30)
+    var size = ByteCount(CacheSettings.defaultDiskLimit)
 
     @Option(
         name: .customLong("shared-cache"),
@@ -38,28 +38,28 @@ struct CacheOptions: ParsableArguments {
         name: .customLong("shared-max-entry"),
         help: ArgumentHelp(
             "The largest original the shared cache keeps (variants are always kept).", valueName: "size"))
-    var sharedMaxEntry: ByteCount = ByteCount(8 << 20)
+    var sharedMaxEntry = ByteCount(RedisTier.defaultMaxEntryBytes)
 
     @Option(
         name: .customLong("shared-timeout"),
         help: ArgumentHelp(
             "Milliseconds each shared-cache call may take; a slower Redis counts as down for that call.",
             valueName: "ms"))
-    var sharedTimeout: Int = 50
+    var sharedTimeout = RedisClient.defaultTimeout.wholeMilliseconds
 
     @Option(
         name: .customLong("shared-wait"),
         help: ArgumentHelp(
             "Seconds to wait for another node that is making the same entry before making it here.",
             valueName: "seconds"))
-    var sharedWait: Double = 15
+    var sharedWait = LeaseSettings.defaultWait.seconds
 
     @Option(
         name: .customLong("shared-lease"),
         help: ArgumentHelp(
             "Seconds a node's claim on an entry lasts unless renewed; others take over when it lapses (its node died).",
             valueName: "seconds"))
-    var sharedLease: Double = 10
+    var sharedLease = LeaseSettings.defaultLease.seconds
 
     @Option(
         name: .customLong("object-store"),
@@ -73,7 +73,7 @@ struct CacheOptions: ParsableArguments {
     @Option(
         name: .customLong("store-timeout"),
         help: ArgumentHelp("Milliseconds each object-store call may take.", valueName: "ms"))
-    var storeTimeout: Int = 2000
+    var storeTimeout = Int(ObjectStoreTier.defaultTimeout * 1000)
 
     @Flag(
         name: .customLong("no-cache"),
@@ -104,16 +104,19 @@ struct CacheOptions: ParsableArguments {
             throw ValidationError(
                 "--no-cache turns every cache off, the object store too; drop --object-store or --no-cache")
         }
-        if let text = objectStore, ObjectStoreLocation(text) == nil {
-            throw ValidationError(
-                "--object-store takes s3://bucket or s3://bucket/prefix, not \(Redactor.redact(text))")
-        }
         _ = try leases()
-        if let text = sharedCache, RedisAddress(text) == nil {
-            throw ValidationError(
-                "--shared-cache takes redis://[user@]host:port[/db] or redis+cluster://[user@]host:port[,host:port...] (the password in PIPELINEHOST_REDIS_PASSWORD), not \(Redactor.redact(text))"
-            )
-        }
+        // The flags and their environment variables, read here so that a bad one is a usage
+        // error before anything starts, in the same words whichever gave it.
+        _ = try sharedAddress()
+        _ = try objectStoreLocation()
+    }
+
+    /// A flag's text, else its environment variable's, with the name of whichever gave it; nil
+    /// when neither is set (an empty variable is not set).
+    private func setting(_ flag: String?, _ flagName: String, environment: String) -> (text: String, from: String)? {
+        if let flag { return (flag, flagName) }
+        guard let value = getenv(environment).map({ String(cString: $0) }), !value.isEmpty else { return nil }
+        return (value, environment)
     }
 
     var settings: CacheSettings {
@@ -126,12 +129,11 @@ struct CacheOptions: ParsableArguments {
     /// PIPELINEHOST_REDIS_PASSWORD; one written in the URL works, with a warning that it is
     /// visible to every user of the machine.
     func sharedAddress() throws -> RedisAddress? {
-        guard !noCache else { return nil }
-        let text = sharedCache ?? getenv("PIPELINEHOST_REDIS").map { String(cString: $0) }
-        guard let text, !text.isEmpty else { return nil }
+        guard !noCache, let (text, from) = setting(sharedCache, "--shared-cache", environment: "PIPELINEHOST_REDIS")
+        else { return nil }
         guard let address = RedisAddress(text) else {
             throw ValidationError(
-                "PIPELINEHOST_REDIS must be redis://[user@]host:port[/db] or redis+cluster://[user@]host:port[,host:port...] (the password in PIPELINEHOST_REDIS_PASSWORD)"
+                "\(from) takes redis://[user@]host:port[/db] or redis+cluster://[user@]host:port[,host:port...] (the password in PIPELINEHOST_REDIS_PASSWORD), not \(Redactor.redact(text))"
             )
         }
         return address.withPassword(getenv("PIPELINEHOST_REDIS_PASSWORD").map { String(cString: $0) })
@@ -150,22 +152,6 @@ struct CacheOptions: ParsableArguments {
         if let problem = await sharedClient(address).credentialProblem() {
             throw usageError("\(problem)")
         }
-    }
-
-    /// The settings with the shared tier added, when there is one (`run`'s; serve makes its own
-    /// tier, for its metrics).
-    func settingsWithSharedTier() throws -> CacheSettings {
-        var settings = settings
-        if let address = try sharedAddress() {
-            settings.additionalTiers.append(
-                RedisTier(
-                    client: sharedClient(address), maxEntryBytes: sharedMaxEntry.bytes,
-                    leases: leaseSettings, seal: try sharedSeal()))
-        }
-        if let makeStore = try objectStoreFactory() {
-            settings.additionalTiers.append(makeStore(nil, Logger(label: "pipelinehost.store")))
-        }
-        return settings
     }
 
     /// Refuses tier time limits that a request's deadline would cut short. A request that misses
@@ -193,60 +179,15 @@ struct CacheOptions: ParsableArguments {
 
     /// The object store's place: --object-store, else PIPELINEHOST_OBJECT_STORE; nil for none.
     func objectStoreLocation() throws -> ObjectStoreLocation? {
-        guard !noCache else { return nil }
-        let text = objectStore ?? getenv("PIPELINEHOST_OBJECT_STORE").map { String(cString: $0) }
-        guard let text, !text.isEmpty else { return nil }
+        guard !noCache,
+            let (text, from) = setting(objectStore, "--object-store", environment: "PIPELINEHOST_OBJECT_STORE")
+        else { return nil }
         guard let location = ObjectStoreLocation(text) else {
-            throw usageError("PIPELINEHOST_OBJECT_STORE must be s3://bucket or s3://bucket/prefix")
+            throw ValidationError("\(from) takes s3://bucket or s3://bucket/prefix, not \(Redactor.redact(text))")
         }
         return location
     }
 
-    /// The object-store tier, made with a caller's metrics and logger; nil for none. Missing or
-    /// malformed AWS credentials are a usage error (exit 2) here, at start.
-    func objectStoreFactory() throws -> SharedTierFactory? {
-        guard let location = try objectStoreLocation() else { return nil }
-        if let problem = ObjectStoreTier.environmentProblem {
-            throw usageError("--object-store \(location): \(problem)")
-        }
-        let (timeout, seal) = (Double(storeTimeout) / 1000, try sharedSeal())
-        return { metrics, logger in
-            // The environment was checked above and is read once per process.
-            ObjectStoreTier(location: location, timeout: timeout, seal: seal, metrics: metrics, logger: logger)!
-        }
-    }
-
-    /// Serve's shared tier, made with the service's metrics and logger; nil for none.
-    func sharedTierFactory() throws -> SharedTierFactory? {
-        guard let address = try sharedAddress() else { return nil }
-        let client = sharedClient(address)
-        let (maxEntry, leases, seal) = (sharedMaxEntry.bytes, leaseSettings, try sharedSeal())
-        return { metrics, logger in
-            RedisTier(
-                client: client, maxEntryBytes: maxEntry, leases: leases, metrics: metrics, logger: logger, seal: seal)
-        }
-    }
-
-    /// The seal every value in the shared tier carries, from PIPELINEHOST_SHARED_SECRET (at
-    /// least 32 bytes); nil when it is not set. Every node of a fleet needs the same one.
-    func sharedSeal() throws -> EntrySeal? {
-        guard let secret = getenv("PIPELINEHOST_SHARED_SECRET").map({ String(cString: $0) }), !secret.isEmpty else {
-            return nil
-        }
-        guard let seal = EntrySeal(secret: Array(secret.utf8)) else {
-            throw usageError(
-                "PIPELINEHOST_SHARED_SECRET is shorter than \(EntrySeal.minimumBytes) bytes; make one with openssl rand -hex 32"
-            )
-        }
-        return seal
-    }
-
-    /// A client for the shared tier with --shared-timeout.
-    func sharedClient(_ address: RedisAddress) -> RedisClient {
-        RedisClient(address: address, timeout: .milliseconds(sharedTimeout))
-    }
-
-    /// Lease length and wait, from --shared-lease and --shared-wait (checked by `validate`).
     var leaseSettings: LeaseSettings { (try? leases()) ?? LeaseSettings() }
 
     private func leases() throws -> LeaseSettings {
@@ -254,26 +195,4 @@ struct CacheOptions: ParsableArguments {
             lease: try FlagRange.seconds(sharedLease, "--shared-lease", in: 0.1...3600),
             wait: try FlagRange.seconds(sharedWait, "--shared-wait", in: 0...3600))
     }
-}
-
-/// A byte count written as 1500, 64K, 500M or 2G (powers of 1024).
-struct ByteCount: ExpressibleByArgument, Sendable {
-    let bytes: Int
-
-    init(_ bytes: Int) { self.bytes = bytes }
-
-    init?(argument: String) {
-        let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
-        var text = Substring(argument.uppercased())
-        if text.hasSuffix("B") { text = text.dropLast() }
-        var multiplier = 1
-        if let last = text.last, let unit = units[last] {
-            multiplier = unit
-            text = text.dropLast()
-        }
-        guard let value = Double(text), value >= 0, value * Double(multiplier) < 1e18 else { return nil }
-        bytes = Int(value * Double(multiplier))
-    }
-
-    var defaultValueDescription: String { ResultLine.bytes(bytes) }
 }

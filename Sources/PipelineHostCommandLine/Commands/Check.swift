@@ -15,19 +15,20 @@ struct Check: ParsableCommand {
     func run() throws {
         try access.apply()
         let set = try loadProfiles(profileFile)
-        print("\(set.file): \(set.profiles.count) profile\(set.profiles.count == 1 ? "" : "s"), OK")
+        printOutput("\(set.file): \(set.profiles.count) profile\(set.profiles.count == 1 ? "" : "s"), OK")
         for profile in set.profiles {
-            print("")
-            print("profile \"\(profile.name)\" (line \(profile.line))")
+            printOutput("")
+            printOutput("profile \"\(profile.name)\" (line \(profile.line))")
             for option in profile.options {
                 let hint = option.hint.map { ", or from the \($0.rawValue) header" } ?? ""
                 let uses = option.uses.map { "\($0.stage).\($0.parameter)" }.joined(separator: ", ")
-                print(
+                printOutput(
                     "  param \(option.name): \(option.spellings.joined(separator: ", ")) (default \(ProfileOption.spelling(of: option.defaultValue))\(hint)) -> \(uses)"
                 )
             }
             if !profile.options.isEmpty {
-                print("  \(profile.variantCount.map(String.init) ?? "more than \(Int.max)") variants of each source")
+                printOutput(
+                    "  \(profile.variantCount.map(String.init) ?? "more than \(Int.max)") variants of each source")
             }
             // The settings the profile writes (info, fallback) follow its chain.
             let written = [profile.info, profile.fallback].compactMap { $0 }.filter { !$0.parameters.explicit.isEmpty }
@@ -39,7 +40,7 @@ struct Check: ParsableCommand {
                     let value = stage.parameters.values[key]!
                     return stage.parameters.explicit.contains(key) ? "\(key)=\(value)" : "\(key)=\(value) (default)"
                 }
-                print("  line \(stage.line)\t\(name)  \(parameters.joined(separator: ", "))")
+                printOutput("  line \(stage.line)\t\(name)  \(parameters.joined(separator: ", "))")
             }
         }
     }

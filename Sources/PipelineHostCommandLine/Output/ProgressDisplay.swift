@@ -78,28 +78,6 @@ struct ProgressDisplay {
     }
 }
 
-/// Writes a line to standard output without stdio buffering, so it interleaves correctly with
-/// the progress line on standard error. Control characters are escaped, as in `printError`.
-func printOutput(_ line: String) {
-    write(fd: 1, Redactor.escapingControls(line, keepingLines: true) + "\n")
-}
-
-private func writeError(_ text: String) {
-    write(fd: 2, text)
-}
-
-private func write(fd: Int32, _ text: String) {
-    let bytes = Array(text.utf8)
-    var offset = 0
-    while offset < bytes.count {
-        let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        if n < 0 && errno == EINTR { continue }
-        if n < 0 && errno == EPIPE && fd == 1 { BrokenPipe.noticed() }
-        if n <= 0 { return }
-        offset += n
-    }
-}
-
 extension String {
     func leftPadded(to width: Int) -> String {
         count >= width ? self : String(repeating: "0", count: width - count) + self

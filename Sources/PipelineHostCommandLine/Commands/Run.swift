@@ -77,10 +77,10 @@ struct Run: AsyncParsableCommand {
     var jobs: Int?
 
     @Option(name: .long, help: "Transfers at once, over all hosts.")
-    var connections: Int = 8
+    var connections = PipelineConfiguration.defaultTransfers
 
     @Option(name: .customLong("per-host"), help: "Transfers at once to one host.")
-    var perHost: Int = 4
+    var perHost = PipelineConfiguration.defaultTransfersPerHost
 
     @Flag(
         name: .long,
@@ -194,14 +194,7 @@ struct Run: AsyncParsableCommand {
             file: output, directory: directory, linesToError: stats, trace: trace, json: json,
             progress: ProgressDisplay(total: requests.count, enabled: !noProgress))
         if fallback { writer.fallback = Self.fallbacks(in: set, pipeline: pipeline) }
-        let work = Task { await writer.run(batch) }
-        let watcher = SignalWatcher { work.cancel() }
-        BrokenPipe.whenBroken { work.cancel() }
-        let summary = await work.value
-        // What this run stored must be on disk before the next run looks for it.
-        await pipeline.flushCache()
-        withExtendedLifetime(watcher) {}
-        if BrokenPipe.isBroken { BrokenPipe.exitAsDefault() }
+        let summary = await Batch.finishing(pipeline) { [writer] in await writer.run(batch) }
         if stats {
             printOutput(StatsJSON.render(await pipeline.stats(), run: summary, tagged: json))
         }

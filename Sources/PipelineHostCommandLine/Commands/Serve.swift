@@ -64,10 +64,10 @@ struct Serve: AsyncParsableCommand {
     var profileFile: String
 
     @Option(name: .long, help: "The address to listen on.")
-    var host = "127.0.0.1"
+    var host = ServeDefaults.host
 
     @Option(name: .long, help: "The port to listen on (0 picks a free one; the start-up line names it).")
-    var port = 8080
+    var port = ServeDefaults.port
 
     @Flag(
         name: .customLong("allow-unsigned"), help: "Accept /unsafe/... paths without a signature (for local use only).")
@@ -75,25 +75,25 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         name: .customLong("max-queue"), help: "Image requests admitted at once; more get 503 with Retry-After at once.")
-    var maxQueue = 256
+    var maxQueue = ServeDefaults.maxQueue
 
     @Option(
         name: .customLong("drain-timeout"),
         help: ArgumentHelp("Seconds SIGTERM waits for requests in progress.", valueName: "seconds"))
-    var drainTimeout: Double = 10
+    var drainTimeout = ServeDefaults.drainSeconds
 
     @Option(
         name: .customLong("head-timeout"),
         help: ArgumentHelp(
             "Seconds a client may take to send a request head, from connecting (or from the first byte of a later request); "
                 + "then the connection is closed.", valueName: "seconds"))
-    var headTimeout: Double = 10
+    var headTimeout = ServeDefaults.headSeconds
 
     @Option(
         name: .customLong("idle-timeout"),
         help: ArgumentHelp(
             "Seconds a keep-alive connection may wait for its next request.", valueName: "seconds"))
-    var idleTimeout: Double = 60
+    var idleTimeout = ServeDefaults.idleSeconds
 
     @Option(
         name: .customLong("max-connections"),
@@ -109,7 +109,7 @@ struct Serve: AsyncParsableCommand {
         help: ArgumentHelp(
             "Seconds one image request may take; then its transfer and pixel work stop (unless another request shares them) "
                 + "and it is answered 504.", valueName: "seconds"))
-    var requestTimeout: Double = 30
+    var requestTimeout = ServeDefaults.requestSeconds
 
     @Option(
         name: .customLong("allow-source-host"),
@@ -122,10 +122,10 @@ struct Serve: AsyncParsableCommand {
             "Transfers at once, over all hosts. Each waits on a thread of its own, never on the threads that disk reads and "
                 + "image work use; keep it several times --per-host, so slow origins on a few hosts cannot take every slot."
         ))
-    var connections = 64
+    var connections = ServeDefaults.transfers
 
     @Option(name: .customLong("per-host"), help: "Transfers at once to one host.")
-    var perHost = 8
+    var perHost = ServeDefaults.transfersPerHost
 
     @Flag(name: .customLong("no-access-log"), help: "No line per request on standard error.")
     var noAccessLog = false
@@ -154,7 +154,7 @@ struct Serve: AsyncParsableCommand {
             "Seconds an answer may go without the client taking any of it (nginx's send_timeout); then the connection is closed.",
             discussion: "While an answer is unsent, no more requests are read from its connection.",
             valueName: "seconds"))
-    var sendTimeout: Double = 30
+    var sendTimeout = ServeDefaults.sendSeconds
 
     @Option(
         name: .customLong("min-send-rate"),
@@ -164,7 +164,7 @@ struct Serve: AsyncParsableCommand {
             discussion:
                 "A client that reads a few KB a second never trips --send-timeout, and enough of them hold every connection.",
             valueName: "size"))
-    var minimumSendRate = ByteCount(ServeSettings.defaultMinimumSendRate)
+    var minimumSendRate = ByteCount(ServeDefaults.minimumSendRate)
 
     func validate() throws {
         try FlagRange.count(port, "--port", in: 0...65535)
@@ -199,7 +199,7 @@ struct Serve: AsyncParsableCommand {
                 handler.logLevel = label == "pipelinehost.access" ? accessLevel : .info
                 return handler
             }, metadataProvider: telemetry.loggingMetadata)
-        let signer = try Self.signer()
+        let signer = try SigningKeys.fromEnvironment()
         try access.apply()
         try await cache.checkSharedCredentials()
         // Many requests run at once, one CPU stage per core: libvips gets one thread each.
@@ -211,7 +211,7 @@ struct Serve: AsyncParsableCommand {
             drainTimeout: timeouts.drain, requestTimeout: timeouts.request, headTimeout: timeouts.head,
             idleTimeout: timeouts.idle,
             sendTimeout: timeouts.send, minimumSendRate: minimumSendRate.bytes,
-            maxConnections: maxConnections ?? Self.connectionLimit(),
+            maxConnections: maxConnections ?? OpenFiles.connectionLimit(),
             allowedSourceHosts: Set(allowSourceHosts),
             canWriteAVIF: pluginsCanEncode("avif"), sharedTier: try cache.sharedTierFactory(),
             objectStore: try cache.objectStoreFactory(),
@@ -225,8 +225,6 @@ struct Serve: AsyncParsableCommand {
         let service: ServeApplication
         do {
             service = try ServeApplication(settings: settings) { try loadProfileFile(file) }
-        } catch let error as ServeStartError {
-            throw usageError("\(error)")
         } catch {
             throw usageError("\(error)")
         }
@@ -239,145 +237,5 @@ struct Serve: AsyncParsableCommand {
             )
         }
         printError("pipelinehost serve: stopped")
-    }
-
-    /// 4096 connections, or three quarters of the open-file limit, raised to its hard maximum
-    /// first: the rest is left for the disk cache, transfers and Redis.
-    static func connectionLimit() -> Int {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 768 }
-        if limit.rlim_cur < limit.rlim_max {
-            var raised = limit
-            raised.rlim_cur = limit.rlim_max
-            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
-        }
-        return max(16, min(4096, Int(clamping: limit.rlim_cur) * 3 / 4))
-    }
-
-    /// The signing keys from PIPELINEHOST_KEY and PIPELINEHOST_SALT; keys that do not read are
-    /// a one-line error and exit 2, for serve and sign alike.
-    static func signer() throws -> URLSigner {
-        do {
-            return try URLSigner(
-                keys: getenv("PIPELINEHOST_KEY").map { String(cString: $0) },
-                salts: getenv("PIPELINEHOST_SALT").map { String(cString: $0) })
-        } catch {
-            throw usageError("\(error)")
-        }
-    }
-}
-
-struct Sign: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Print the signed serve path of a profile and a source.",
-        usage: """
-            pipelinehost sign <profile> <source> [--file <profile-file>] [<options>]
-              pipelinehost sign --purge <source>
-            """,
-        discussion: """
-            Signs with the first pair of PIPELINEHOST_KEY and PIPELINEHOST_SALT, as serve \
-            checks it. Append the printed path to the service's address:
-
-              path=$(pipelinehost sign thumbnail https://a.test/a.jpg --file my.lua)
-              curl -o cover.jpg "http://127.0.0.1:8080$path"
-
-            With --param w=600, the path carries the option segment /w:600/ after the \
-            profile, and the signature covers it: a changed option is a bad signature.
-
-            sign only signs what serve reads back as the same profile, options and source: \
-            a profile name or an option outside serve's grammar (letters, digits, '.', '_', \
-            '-') is a usage error, exit 2. With --file, the profile must be one of the \
-            file's and each option one its params allow, exactly as serve checks them; give \
-            it whenever the profile or an option comes from someone else's choice.
-
-            With --purge, it prints the path of serve's POST /purge for the source, which \
-            drops the source's entries from every cache on every node:
-
-              curl -X POST "http://127.0.0.1:8080$(pipelinehost sign --purge https://a.test/a.jpg)"
-            """)
-
-    @Argument(help: "A profile name of the file serve runs.")
-    var profile: String?
-
-    @Argument(help: "The source URL.")
-    var source: String?
-
-    @Option(name: .long, help: ArgumentHelp("Sign serve's purge path for this source instead.", valueName: "source"))
-    var purge: String?
-
-    @Flag(name: .long, help: "Write the source percent-encoded after /plain/ instead of in base64url.")
-    var plain = false
-
-    @Option(
-        name: .customLong("param"),
-        help: ArgumentHelp(
-            "An option of the profile's params, as a name:value segment of the path (w=600). Repeat for several.",
-            valueName: "name=value"))
-    var params: [String] = []
-
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "The profile file serve runs: the profile must be one of its own, and each --param a value its params allow.",
-            valueName: "profile-file"))
-    var file: String?
-
-    func validate() throws {
-        if purge != nil {
-            guard profile == nil, params.isEmpty, file == nil, !plain else {
-                throw ValidationError("--purge takes only the source: sign --purge <source>")
-            }
-        } else if profile == nil || source == nil {
-            throw ValidationError("name a profile and a source (sign <profile> <source>), or --purge <source>")
-        }
-    }
-
-    func run() async throws {
-        let signer = try Serve.signer()
-        if let purge { return try signPurge(purge, signer: signer) }
-        guard let profile, let source else { return }
-        let options = try ParamOption.choices(params).map { (String($0.name), String($0.value)) }
-        if let file { try await checkAgainst(file, profile: profile, options: options) }
-        let path: String?
-        do {
-            path = try ServePath.signed(
-                profile: profile, source: source, plain: plain, options: options, signer: signer)
-        } catch {
-            throw usageError("not signed: \(error)")
-        }
-        guard let path else {
-            throw usageError(
-                "no signing key: set PIPELINEHOST_KEY and PIPELINEHOST_SALT (hex), or use /unsafe/ with serve --allow-unsigned"
-            )
-        }
-        printOutput(path)
-    }
-
-    private func signPurge(_ source: String, signer: URLSigner) throws {
-        let path: String?
-        do {
-            path = try PurgePath.signed(source: source, signer: signer)
-        } catch {
-            throw usageError("not signed: \(error)")
-        }
-        guard let path else {
-            throw usageError("no signing key: a purge path needs PIPELINEHOST_KEY and PIPELINEHOST_SALT (hex)")
-        }
-        printOutput(path)
-    }
-
-    /// The profile is one serve would answer for, and the options resolve as serve resolves them.
-    private func checkAgainst(_ file: String, profile: String, options: [(String, String)]) async throws {
-        let set = try await BlockingExecutor.shared.run { try loadProfiles(file) }
-        guard set.defines(profile), let named = set[profile] else {
-            throw usageError(
-                "not signed: \(file) has no profile \"\(Redactor.escapingControls(profile))\" (it has \(set.names.joined(separator: ", ")))"
-            )
-        }
-        do {
-            _ = try named.resolve(options.map { (Substring($0.0), Substring($0.1)) })
-        } catch {
-            throw usageError("not signed: \(error.message)")
-        }
     }
 }

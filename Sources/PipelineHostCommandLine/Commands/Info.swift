@@ -87,7 +87,7 @@ struct Info: AsyncParsableCommand {
             configuration: PipelineConfiguration(
                 cpuStages: PipelineConfiguration.cores, cache: try cache.settingsWithSharedTier()))
         let batch = await Batch.grouped(requests, in: pipeline, window: jobs ?? Batch.defaultJobs)
-        let work = Task { () -> (Batch.Ending, Int) in
+        let (ending, failed) = await Batch.finishing(pipeline) { () -> (Batch.Ending, Int) in
             var failed = 0
             let ending = await batch.run { request, outcome in
                 switch outcome {
@@ -102,12 +102,6 @@ struct Info: AsyncParsableCommand {
             }
             return (ending, failed)
         }
-        let watcher = SignalWatcher { work.cancel() }
-        BrokenPipe.whenBroken { work.cancel() }
-        let (ending, failed) = await work.value
-        await pipeline.flushCache()
-        withExtendedLifetime(watcher) {}
-        if BrokenPipe.isBroken { BrokenPipe.exitAsDefault() }
         if ending.interrupted { throw ExitCode.interrupted }
         if failed > 0 { throw ExitCode.someFailed }
     }

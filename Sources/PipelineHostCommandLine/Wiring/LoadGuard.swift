@@ -34,8 +34,8 @@ final class LoadGuard: Sendable {
         timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "pipelinehost.load-guard"))
         timer.schedule(deadline: .now() + limits.seconds + Self.margin)
         timer.setEventHandler {
-            printError("error: \(file): profile exceeded the time limit (\(limits.seconds) s) and did not stop")
-            _exit(ExitCode.usage.rawValue)
+            _exit(
+                usageError("\(file): profile exceeded the time limit (\(limits.seconds) s) and did not stop").rawValue)
         }
         timer.resume()
     }

@@ -18,29 +18,29 @@ struct Stages: ParsableCommand {
     func run() throws {
         let registry = try makeRegistry()
         if markdown {
-            print(StageReference.markdown(registry), terminator: "")
+            printOutput(StageReference.markdown(registry), terminator: "")
             return
         }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             let document = StageListJSON(registry)
-            print(String(decoding: try encoder.encode(document), as: UTF8.self))
+            printOutput(String(decoding: try encoder.encode(document), as: UTF8.self))
             return
         }
         for name in registry.names {
             let definition = registry[name]!
-            print("\(name)  (\(definition.input) -> \(definition.output))")
-            print("  \(definition.summary)")
+            printOutput("\(name)  (\(definition.input) -> \(definition.output))")
+            printOutput("  \(definition.summary)")
             for p in definition.parameters {
                 let fallback = p.defaultValue.map { "default \($0)" } ?? "optional"
-                print("    \(p.name.padded(to: 16)) \(p.type)  [\(fallback)]")
-                print("    \(String(repeating: " ", count: 16)) \(p.doc)")
+                printOutput("    \(p.name.padded(to: 16)) \(p.type)  [\(fallback)]")
+                printOutput("    \(String(repeating: " ", count: 16)) \(p.doc)")
             }
-            print("")
+            printOutput("")
         }
         for (name, reason) in registry.planned.sorted(by: { $0.key < $1.key }) {
-            print("\(name)  (not available yet: \(reason))")
+            printOutput("\(name)  (not available yet: \(reason))")
         }
     }
 }

@@ -23,8 +23,7 @@ public enum PipelineHostCommand {
         do {
             _ = try makeRegistry()
         } catch {
-            printError("error: \(error)")
-            Glibc.exit(ExitCode.usage.rawValue)
+            Glibc.exit(usageError("\(error)").rawValue)
         }
         await RootCommand.runMappingUsageErrors()
     }
@@ -79,20 +78,6 @@ extension ExitCode {
     static let usage = ExitCode(2)
     /// Stopped by SIGINT or SIGTERM (128 + SIGINT, as shells report a Ctrl-C).
     static let interrupted = ExitCode(130)
-}
-
-/// Writes a line to standard error, with control characters escaped: a line may carry text
-/// from outside (a source, a server's message) and must not drive the terminal.
-/// Prints `error: message` to stderr and gives the usage exit code (2) to throw: a usage or
-/// profile error is one line, then exit.
-func usageError(_ message: String) -> ExitCode {
-    printError("error: " + message)
-    return .usage
-}
-
-func printError(_ line: String) {
-    let text = Array((Redactor.escapingControls(line, keepingLines: true) + "\n").utf8)
-    text.withUnsafeBytes { _ = Glibc.write(2, $0.baseAddress, $0.count) }
 }
 
 extension String {
