@@ -392,7 +392,8 @@ static int save_as(VipsImage *in, ph_format format, const ph_save_options *o, in
     switch (format) {
     case PH_FORMAT_JPEG:
         return vips_jpegsave_buffer(in, buffer, length, "Q", o->quality, "strip", strip, "interlace", o->progressive,
-                                    "subsample_mode", subsample_mode(o->subsample), NULL);
+                                    "subsample_mode", subsample_mode(o->subsample), "optimize_coding",
+                                    o->optimize_coding, NULL);
     case PH_FORMAT_PNG:
         // The effort is zlib's level. libvips 8.14 filters no rows by default; libpng's adaptive
         // filters (what Pillow and libpng's own tools use) make a photo's PNG about a third

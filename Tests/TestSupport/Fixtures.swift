@@ -300,7 +300,8 @@ public enum Fixtures {
         var length = 0
         var failure = PH_SAVE_OK
         var options = ph_save_options(
-            quality: 90, strip: 0, keep_icc: 0, effort: 4, lossless: 0, progressive: 0, subsample: PH_SUBSAMPLE_AUTO)
+            quality: 90, strip: 0, keep_icc: 0, effort: 4, lossless: 0, progressive: 0, subsample: PH_SUBSAMPLE_AUTO,
+            optimize_coding: 0)
         guard ph_vips_save(image, format, &options, &buffer, &length, &failure) == 0, let buffer else {
             fatalError("fixture encode failed")
         }

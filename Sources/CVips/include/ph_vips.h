@@ -132,6 +132,8 @@ typedef struct {
     int progressive;
     /// jpeg, avif.
     ph_subsample subsample;
+    /// jpeg: Huffman tables made for the image, not the standard ones.
+    int optimize_coding;
 } ph_save_options;
 
 /// Where a save failed: computing the input's pixels (a damaged source, found only now because

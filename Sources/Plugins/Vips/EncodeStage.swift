@@ -69,6 +69,11 @@ struct EncodeStage: Stage {
         let progressive = OptionalParameter<Bool>(
             "progressive", .boolean,
             doc: "progressive jpeg, interlaced png")
+        let optimizeCoding = Parameter<Bool>(
+            "optimize_coding", .boolean, default: true,
+            doc:
+                "jpeg: Huffman tables made for each image (2% to a quarter fewer bytes for a little CPU; thumbor and imgproxy do it too)"
+        )
         let chromaSubsampling = OptionalParameter<ChromaSubsampling>(
             "chroma_subsampling",
             doc: "halve the colour resolution (jpeg, avif); auto: below quality 90")
@@ -122,7 +127,8 @@ struct EncodeStage: Stage {
         options = ph_save_options(
             quality: Int32(quality), strip: p[\Keys.strip] ? 1 : 0, keep_icc: keep.contains("icc") ? 1 : 0,
             effort: 0, lossless: p[\Keys.lossless] == true ? 1 : 0,
-            progressive: p[\Keys.progressive] == true ? 1 : 0, subsample: subsample)
+            progressive: p[\Keys.progressive] == true ? 1 : 0, subsample: subsample,
+            optimize_coding: p[\Keys.optimizeCoding] ? 1 : 0)
         effort = p[\Keys.effort]
         guard chosen == .source || Self.canWrite(chosen) else {
             throw ParameterError("this libvips cannot write \(chosen.rawValue)")

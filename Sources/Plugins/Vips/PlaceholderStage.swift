@@ -90,7 +90,7 @@ struct PlaceholderStage: Stage {
             quality: Int32(quality), strip: 1, keep_icc: 0,
             effort: Int32(EncodeStage.encoderEffort(format == .jpeg ? .jpeg : .webp, profile: nil)), lossless: 0,
             progressive: 0,
-            subsample: PH_SUBSAMPLE_AUTO)
+            subsample: PH_SUBSAMPLE_AUTO, optimize_coding: 1)
         var buffer: UnsafeMutableRawPointer?
         var length = 0
         var failure = PH_SAVE_OK
