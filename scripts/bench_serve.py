@@ -319,7 +319,7 @@ def start_node(binary, profile, port, cache_dir, redis_port, shared=None, extra=
 
 
 def start_s3():
-    """moto's S3 server with authentication on (the venv scripts/setup makes), an IAM user made
+    """moto's S3 server with authentication on (the venv scripts/setup test makes), an IAM user made
     through its IAM API (Tests/TestSupport/s3tool.py), and a bucket "bench": the process and
     the AWS environment a node reaches it with."""
     venv = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".build", "reference-venv", "bin")

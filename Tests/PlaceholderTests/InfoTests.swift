@@ -119,7 +119,7 @@ struct InfoTests {
         #expect(animated.format == "gif" && animated.frames == 3)
     }
 
-    /// A JPEG with camera EXIF and a GPS position, written by exiftool (scripts/setup installs it).
+    /// A JPEG with camera EXIF and a GPS position, written by exiftool (scripts/setup test installs it).
     static func cameraJPEG(in directory: TemporaryDirectory, orientation: Int = 1) async throws -> String {
         let path = try directory.write("camera.jpg", Fixtures.quadrants(width: 64, height: 48))
         let outcome = try await CLIProcess.start(
@@ -131,7 +131,7 @@ struct InfoTests {
             executable: "/usr/bin/exiftool"
         ).finished(timeout: 120)
         guard outcome.status == 0 else {
-            throw ReferenceFailure("exiftool failed (scripts/setup installs it): \(outcome.stderr)")
+            throw ReferenceFailure("exiftool failed (scripts/setup test installs it): \(outcome.stderr)")
         }
         return path
     }

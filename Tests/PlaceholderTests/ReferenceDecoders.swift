@@ -3,7 +3,7 @@ import PlaceholderHashes
 import TestSupport
 
 /// The formats' reference implementations, from PyPI (`blurhash`, `thumbhash`), in the venv
-/// scripts/setup makes at .build/reference-venv: what they encode from the same pixels, and what
+/// scripts/setup test makes at .build/reference-venv: what they encode from the same pixels, and what
 /// they read back from our hashes.
 enum ReferenceDecoders {
     struct Answer: Decodable {
@@ -40,7 +40,7 @@ enum ReferenceDecoders {
     /// The reference's view of each image and of our hashes of it.
     static func check(_ image: RGBAImage, blurhash: String, thumbhash: [UInt8]) async throws -> Answer {
         guard FileManager.default.isExecutableFile(atPath: python) else {
-            throw ReferenceFailure("no reference venv at \(python): run scripts/setup")
+            throw ReferenceFailure("no reference venv at \(python): run scripts/setup test")
         }
         struct Job: Encodable { let width: Int, height: Int, pixels: [UInt8], blurhash: String, thumbhash: [UInt8] }
         let job = try JSONEncoder().encode(
@@ -84,7 +84,7 @@ extension ReferenceDecoders {
     /// The reference's reading of a BlurHash and a ThumbHash (its bytes).
     static func read(blurhash: String, thumbhash: [UInt8]) async throws -> Reading {
         guard FileManager.default.isExecutableFile(atPath: python) else {
-            throw ReferenceFailure("no reference venv at \(python): run scripts/setup")
+            throw ReferenceFailure("no reference venv at \(python): run scripts/setup test")
         }
         struct Job: Encodable { let blurhash: String, thumbhash: [UInt8] }
         let job = try JSONEncoder().encode(Job(blurhash: blurhash, thumbhash: thumbhash))

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Image files in formats the test process does not write itself, made with the `vips` command
-/// (libvips-tools, which scripts/setup installs), and two written by hand (BMP, ICO), whose only
+/// (libvips-tools, which scripts/setup test installs), and two written by hand (BMP, ICO), whose only
 /// loader in this libvips is ImageMagick's.
 public enum ImageFiles {
     /// `input` (a file) converted by `vips` to `name` in `directory`, such as "x.heic" or

@@ -13,7 +13,7 @@ public final class RedisServer: Sendable {
     /// More of redis-server's options (a cluster node's).
     private let options: [String]
 
-    /// Starts redis-server (Debian's package; scripts/setup installs it) on `port`, or a free one.
+    /// Starts redis-server (Debian's package; scripts/setup test installs it) on `port`, or a free one.
     public init(port: Int? = nil, maxMemory: String = "64mb", password: String? = nil, options: [String] = [])
         async throws
     {

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import PipelineHost
 
-/// moto's S3 server (PyPI `moto[server]`, in the venv scripts/setup makes) on a free loopback
+/// moto's S3 server (PyPI `moto[server]`, in the venv scripts/setup test makes) on a free loopback
 /// port, with authentication on: an IAM user made through its IAM API signs every request, so
 /// a wrong secret gets `SignatureDoesNotMatch` as from S3 itself. Stopped by `stop()`.
 public final class S3Server: Sendable {
@@ -31,7 +31,7 @@ public final class S3Server: Sendable {
         }
         guard up, server.isRunning else {
             server.terminate()
-            throw ServerError("moto_server did not start on port \(port) (scripts/setup installs it)")
+            throw ServerError("moto_server did not start on port \(port) (scripts/setup test installs it)")
         }
         let words = try await Self.tool(port, ["setup"]).split(separator: " ").map(String.init)
         guard words.count == 2 else {

@@ -3,7 +3,7 @@ import Glibc
 import PipelineHost
 
 /// An OTLP/HTTP trace receiver on a free loopback port (Tests/TestSupport/otlp_receiver.py, with
-/// PyPI's opentelemetry-proto from the venv scripts/setup makes): what a collector would get.
+/// PyPI's opentelemetry-proto from the venv scripts/setup test makes): what a collector would get.
 public final class TraceReceiver: Sendable {
     /// One span as it arrived, its ids in hex.
     public struct Span: Decodable, Sendable {
@@ -60,7 +60,7 @@ public final class TraceReceiver: Sendable {
         guard line.hasPrefix("PORT "), let port = Int(line.dropFirst(5).trimmingCharacters(in: .whitespacesAndNewlines))
         else {
             receiver.terminate()
-            throw ServerError("the OTLP receiver did not start (scripts/setup installs opentelemetry-proto): \(line)")
+            throw ServerError("the OTLP receiver did not start (scripts/setup test installs opentelemetry-proto): \(line)")
         }
         self.port = port
     }
