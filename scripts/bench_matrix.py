@@ -88,6 +88,11 @@ def measure_corpus(seconds, binary, thumbor, corpus, work):
                     run = wrk(f"http://127.0.0.1:{port}", ["x"] + [path(d) for d in distinct], 2, seconds, pid=pid)
                     run.pop("raw")
                     served = answers(port, path, base, names)
+                    # Kept for a look at what each server answered (its path is printed at the start).
+                    kept = os.path.join(work, os.path.basename(corpus), f"{fmt}-{speed}", tool)
+                    os.makedirs(kept, exist_ok=True)
+                    for name, body in served.items():
+                        open(os.path.join(kept, name), "wb").write(body)
                     kinds = {body[:12] for body in served.values()}
                     row[tool] = {**run, **quality(served, photos), "signatures": sorted(k.hex() for k in kinds)}
                     print(f"matrix {os.path.basename(corpus)} {fmt} {speed} {tool}: {run['rps']:.1f} req/s, "
@@ -118,6 +123,7 @@ def measure(seconds, binary, thumbor, results_path, corpora):
                "pipelinehost": subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip(),
                "corpora": {}}
     work = tempfile.mkdtemp(prefix="bench-matrix-")
+    print(f"bench-matrix: answers kept in {work}", file=sys.stderr)
     for name, corpus in corpora:
         results["corpora"][name] = {"about": describe(corpus), "rows": measure_corpus(seconds, binary, thumbor, corpus, work)}
         json.dump(results, open(results_path, "w"), indent=1)
