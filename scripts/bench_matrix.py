@@ -134,6 +134,12 @@ def measure(seconds, binary, thumbor, results_path, corpora):
 TARGETS = {"jpeg": 1.6, "png": 2.2, "webp": 1.7, "avif": 1.5, "avif, both fastest": 1.5}
 
 
+def difference(ph, tb):
+    """ph's PSNR less thumbor's; thumbor's PNG is the reference's own pixels (Pillow's Lanczos,
+    losslessly), an infinite PSNR."""
+    return "thumbor's is the reference (∞)" if tb == float("inf") else f"{ph - tb:+.2f} dB"
+
+
 def write(results_path, report_path):
     r = json.load(open(results_path))
     corpora = r["corpora"]
@@ -162,7 +168,7 @@ def write(results_path, report_path):
             failed = ph["non2xx"] + ph["errors"] + tb["non2xx"] + tb["errors"]
             lines.append(f"| {name} | {fmt} | {ph['rps']:.1f} / {tb['rps']:.1f} | **{ratio:.2f}×** | "
                          f"{ph['cpu_per_request_ms']:.1f} / {tb['cpu_per_request_ms']:.1f} | {ph['bytes'] / 1024:.1f} / "
-                         f"{tb['bytes'] / 1024:.1f} | {ph['psnr']:.2f} / {tb['psnr']:.2f} |"
+                         f"{tb['bytes'] / 1024:.1f} | {ph['psnr']:.2f} / {'∞' if tb['psnr'] == float('inf') else format(tb['psnr'], '.2f')} |"
                          + (f" ({failed} failed)" if failed else ""))
     lines += ["", "**The worst corpus per format**, which is the figure to quote, against issue 48's goals:", "",
               "| input → output | worst ratio (corpus) | goal | | bytes ph / thumbor | PSNR ph − thumbor |",
@@ -170,7 +176,7 @@ def write(results_path, report_path):
     for fmt, (ratio, name, ph, tb) in worst.items():
         goal = TARGETS.get(fmt, 1.0)
         lines.append(f"| {fmt} | {ratio:.2f}× ({name}) | ≥ {goal}× | {'met' if ratio >= goal else '**missed**'} | "
-                     f"{ph['bytes'] / tb['bytes']:.2f}× | {ph['psnr'] - tb['psnr']:+.2f} dB |")
+                     f"{ph['bytes'] / tb['bytes']:.2f}× | {difference(ph['psnr'], tb['psnr'])} |")
     lines += ["", MARK_END]
     replace_section(report_path, MARK_START, MARK_END, "\n".join(lines))
 
