@@ -11,7 +11,7 @@ import Testing
         profile "full" {
           fetch  { block_private = true, allow_loopback = true, retries = 0 },
           decode {},
-          encode { format = "png" },
+          encode { format = "png", effort = 0 },  -- unfiltered: a large answer, over 3 MB
           cache  { memory = true },
         }
         """
