@@ -60,7 +60,8 @@ public final class TraceReceiver: Sendable {
         guard line.hasPrefix("PORT "), let port = Int(line.dropFirst(5).trimmingCharacters(in: .whitespacesAndNewlines))
         else {
             receiver.terminate()
-            throw ServerError("the OTLP receiver did not start (scripts/setup test installs opentelemetry-proto): \(line)")
+            throw ServerError(
+                "the OTLP receiver did not start (scripts/setup test installs opentelemetry-proto): \(line)")
         }
         self.port = port
     }
