@@ -1,9 +1,7 @@
 import ArgumentParser
-import Logging
 import PipelineHost
 import PipelineHostObjectStore
 import PipelineHostRedis
-import PipelineHostServe
 
 #if canImport(Glibc)
     import Glibc
