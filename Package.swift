@@ -71,8 +71,11 @@ let package = Package(
         // (Lua hooks and allocator, curl write/progress) that must stay on the C side.
         .target(name: "CLua", dependencies: ["LuaSystem"]),
         // libjpeg is named so that the executable exports ph_jpeg_memory.c's definitions of its
-        // large-block allocator, which libjpeg then calls instead of its own.
-        .target(name: "CVips", dependencies: ["VipsSystem"], linkerSettings: [.linkedLibrary("jpeg")]),
+        // large-block allocator, which libjpeg then calls instead of its own. lcms2 (libvips'
+        // own colour library) builds the colour transforms ph_colour_transforms.c keeps.
+        .target(
+            name: "CVips", dependencies: ["VipsSystem"],
+            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("lcms2")]),
         .target(name: "CCurl", dependencies: ["CurlSystem"]),
         .target(name: "CRedis", dependencies: ["HiredisSystem"]),
 

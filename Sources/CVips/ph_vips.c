@@ -34,7 +34,9 @@ static int check_switch(const char *name) {
 
 int ph_vips_init(const char *program, int concurrency) {
     if (VIPS_INIT(program)) return -1;
-    if (check_switch("PIPELINEHOST_VIPS_VECTOR") || check_switch("PIPELINEHOST_JPEG_HUGE_PAGES")) return -1;
+    if (check_switch("PIPELINEHOST_VIPS_VECTOR") || check_switch("PIPELINEHOST_JPEG_HUGE_PAGES") ||
+        check_switch("PIPELINEHOST_COLOUR_TRANSFORM_CACHE"))
+        return -1;
     if (!g_getenv("PIPELINEHOST_VIPS_WARNINGS"))
         g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO, drop_log, NULL);
     vips_cache_set_max(0);
@@ -333,8 +335,12 @@ static const char *const srgb_done = "pipelinehost-srgb";
 int ph_vips_to_srgb(VipsImage *in, VipsImage **out) {
     if (vips_image_get_typeof(in, VIPS_META_ICC_NAME) && !vips_image_get_typeof(in, srgb_done)) {
         VipsImage *transformed;
+        // The common case, with a transform built once per profile (ph_colour_transforms.c);
+        // 1 means "not this image", which libvips then handles.
+        int kept = ph_vips_icc_to_srgb_kept(in, &transformed);
+        if (kept < 0) return -1;
         // A profile that does not fit the pixels (a broken file) is dropped, not fatal.
-        if (vips_icc_transform(in, &transformed, "srgb", "embedded", TRUE, "intent", VIPS_INTENT_RELATIVE,
+        if (kept == 0 || vips_icc_transform(in, &transformed, "srgb", "embedded", TRUE, "intent", VIPS_INTENT_RELATIVE,
                                "depth", 8, NULL) == 0) {
             vips_image_set_int(transformed, srgb_done, 1);
             int result = ph_vips_to_srgb_values(transformed, out);

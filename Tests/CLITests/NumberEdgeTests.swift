@@ -83,6 +83,7 @@ struct NumberEdgeTests {
         arguments: [
             ("PIPELINEHOST_VIPS_VECTOR", "yes"), ("PIPELINEHOST_VIPS_VECTOR", "2"),
             ("PIPELINEHOST_JPEG_HUGE_PAGES", "on"), ("PIPELINEHOST_JPEG_HUGE_PAGES", ""),
+            ("PIPELINEHOST_COLOUR_TRANSFORM_CACHE", "off"),
         ])
     func environmentSwitch(name: String, value: String) async throws {
         let directory = try TemporaryDirectory()

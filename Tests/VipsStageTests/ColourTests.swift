@@ -1,3 +1,5 @@
+import CVips
+import Foundation
 import PipelineHost
 import TestSupport
 import Testing
@@ -87,5 +89,55 @@ struct ColourTests {
         // A WebP that keeps its profile keeps the extended header that announces it, and no EXIF.
         let keptWebP = try await centre(of: bytes, name: "kw.jpg", encode: #"format = "webp", keep = { "icc" }"#).result
         #expect(ImageStageTests.chunks(keptWebP.bytes.array) == ["VP8X", "ICCP", "VP8 "])
+    }
+
+    @Test("a profile's colour transform is built once and shared by its images, with libvips' own pixels")
+    func keptTransform() async throws {
+        // A profile this test alone uses: Display P3 with a creation date of its own (header
+        // bytes 24-35), so no other test's image adds to its count.
+        let p3 = try #require(
+            try await ImageFiles.converted(
+                plain, to: "p3-source.jpg", in: directory, operation: ["icc_export", "--output-profile", "p3"]))
+        var profile = try #require(Self.embeddedProfile(p3))
+        withUnsafeBytes(of: UInt64.random(in: 1...UInt64.max)) { profile.replaceSubrange(24..<32, with: $0) }
+        let profilePath = try directory.write("own.icc", profile)
+        var tagged: [String] = []
+        for (name, source) in [("a.jpg", Fixtures.path("examples/sample.jpg")), ("b.jpg", plain)] {
+            let bytes = try #require(
+                try await ImageFiles.converted(
+                    source, to: name, in: directory, operation: ["icc_export", "--output-profile", profilePath]))
+            #expect(Self.embeddedProfile(bytes) == profile, "\(name) carries the test's profile")
+            tagged.append(try directory.write("tagged-" + name, bytes))
+        }
+        for path in tagged {
+            _ = try await TestPipeline.run(
+                #"profile "p" { fetch {}, decode {}, downsample { size = 64 }, encode { format = "png" } }"#,
+                source: path)
+        }
+        #expect(ph_vips_colour_transform_uses(profile, profile.count) == 2, "one transform, used by both images")
+
+        // The kept transform computes what libvips' icc_transform computes, to the bit.
+        let reference = try #require(
+            try await ImageFiles.converted(
+                tagged[0], to: "reference.png", in: directory,
+                operation: ["icc_transform", "srgb", "--embedded", "--intent", "relative"]))
+        let ours = try await TestPipeline.run(
+            #"profile "p" { fetch {}, decode {}, encode { format = "png" } }"#, source: tagged[0])
+        let difference = try #require(Fixtures.difference(ours.bytes.array, reference))
+        #expect(difference.max == 0, "largest difference from libvips: \(difference.max)")
+        #expect(ph_vips_colour_transform_uses(profile, profile.count) == 3)
+    }
+
+    /// The ICC profile in a JPEG's one APP2 segment.
+    static func embeddedProfile(_ jpeg: [UInt8]) -> [UInt8]? {
+        var at = 2
+        while at + 4 <= jpeg.count, jpeg[at] == 0xFF {
+            let length = Int(jpeg[at + 2]) << 8 | Int(jpeg[at + 3])
+            let body = jpeg[(at + 4)..<min(jpeg.count, at + 2 + length)]
+            let tag = Array("ICC_PROFILE".utf8) + [0]
+            if jpeg[at + 1] == 0xE2, body.starts(with: tag) { return Array(body.dropFirst(tag.count + 2)) }
+            at += 2 + length
+        }
+        return nil
     }
 }

@@ -99,6 +99,12 @@ void ph_vips_set_concurrency(int threads);
 /// CMYK, Display-P3 or Adobe RGB image, say) is honoured: the pixels are transformed from it,
 /// and the sRGB profile is attached instead.
 int ph_vips_to_srgb(VipsImage *in, VipsImage **out);
+/// ph_vips_to_srgb's common case (3-band 8-bit RGB with an RGB profile) through a transform kept
+/// per distinct profile: 0 with `out` set, 1 when the image is not such a case (or
+/// PIPELINEHOST_COLOUR_TRANSFORM_CACHE=0), -1 on failure.
+int ph_vips_icc_to_srgb_kept(VipsImage *in, VipsImage **out);
+/// How many images the kept transform of this profile has served; -1 when none is kept.
+int ph_vips_colour_transform_uses(const void *profile, size_t length);
 /// Gaussian blur. `approximate` uses libvips' approximate precision (a sum of box filters): at
 /// the strong sigmas of a background blur it costs a third of the exact integer mask with liborc
 /// off, and differs from it by about 0.1/255 on average (VipsStageTests measures it).
