@@ -9,7 +9,8 @@ let package = Package(
         .library(name: "PipelineHost", targets: ["PipelineHost"]),
         .library(name: "PipelineProfiles", targets: ["PipelineProfiles"]),
         .library(name: "PipelineTesting", targets: ["PipelineTesting"]),
-        .library(name: "BuiltinStages", targets: ["FetchPlugin", "KeyNormalizePlugin", "VipsPlugin"]),
+        .library(
+            name: "BuiltinStages", targets: ["FetchPlugin", "PipelineHostTransfer", "KeyNormalizePlugin", "VipsPlugin"]),
         .library(name: "SubsonicAuthPlugin", targets: ["SubsonicAuthPlugin"]),
         .library(name: "CirclePlugin", targets: ["CirclePlugin"]),
         // The command line as a library, for a package's own `pipelinehost` with its own plugins
@@ -81,7 +82,7 @@ let package = Package(
 
         // BlurHash and ThumbHash encoders over a small RGBA image: pure Swift, no dependency. The
         // info and placeholder stages (VipsPlugin) use them.
-        .target(name: "PlaceholderHashes", path: "Sources/Plugins/PlaceholderHashes"),
+        .target(name: "PlaceholderHashes"),
         // The host: stages, registry, pipeline, caches. No imaging, network or Lua code of its
         // own (docs/ARCHITECTURE.md; scripts/check-imports holds every target to its list).
         .target(
@@ -101,7 +102,9 @@ let package = Package(
         .target(name: "PipelineTesting", dependencies: ["PipelineHost"]),
 
         // Built-in stages. They use the same plugin API as third-party plugins.
-        .target(name: "FetchPlugin", dependencies: ["PipelineHost", "CCurl"], path: "Sources/Plugins/Fetch"),
+        .target(
+            name: "FetchPlugin", dependencies: ["PipelineHost", "PipelineHostTransfer", "CCurl"],
+            path: "Sources/Plugins/Fetch"),
         .target(name: "KeyNormalizePlugin", dependencies: ["PipelineHost"], path: "Sources/Plugins/KeyNormalize"),
         .target(
             name: "VipsPlugin", dependencies: ["PipelineHost", "CVips", "PlaceholderHashes"],
@@ -139,12 +142,16 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]),
 
+        // libcurl transfers (limits, the address guard, cache headers) and the S3 client over
+        // them (libcurl's Signature V4): what the fetch plugin and the object-store tier share.
+        .target(name: "PipelineHostTransfer", dependencies: ["PipelineHost", "CCurl"]),
+
         // The object-store tier on S3 or a compatible store: durable, after Redis. It reaches the
-        // bucket through the fetch plugin's libcurl transfer and Signature V4 (`S3Client`).
+        // bucket through `S3Client` (PipelineHostTransfer).
         .target(
             name: "PipelineHostObjectStore",
             dependencies: [
-                "PipelineHost", "FetchPlugin",
+                "PipelineHost", "PipelineHostTransfer",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
@@ -172,7 +179,7 @@ let package = Package(
 
         // Every subcommand, with the plugins a caller gives (`PipelineHostCommand.main(plugins:)`).
         // It names no plugin as a stage: it builds the Redis and object-store tiers (the latter reaches S3
-        // through the fetch plugin's client) and hands them in, and asks plugins
+        // through PipelineHostTransfer's client) and hands them in, and asks plugins
         // through their hooks (`canEncode`).
         .target(
             name: "PipelineHostCommandLine",
@@ -220,7 +227,7 @@ let package = Package(
         // Runs a command and reports its peak memory (MeasuredProcess), in C: a test needs no python.
         .executableTarget(name: "pipelinehost-peak-memory", path: "Tests/PeakMemory"),
         .testTarget(name: "ProfileTests", dependencies: ["TestSupport"]),
-        .testTarget(name: "FetchTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "FetchTests", dependencies: ["TestSupport", "PipelineHostTransfer"]),
         .testTarget(name: "NormalizeTests", dependencies: ["TestSupport"]),
         .testTarget(name: "VipsStageTests", dependencies: ["CVips", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["TestSupport"]),
@@ -229,8 +236,8 @@ let package = Package(
         .testTarget(
             name: "PipelineLogicTests", dependencies: ["PipelineTesting", "PipelineProfiles", "PipelineHostRedis"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "PipelineHostCommandLine"]),
-        .testTarget(name: "CacheTests", dependencies: ["TestSupport"]),
-        .testTarget(name: "HardeningTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "CacheTests", dependencies: ["TestSupport", "PipelineHostTransfer"]),
+        .testTarget(name: "HardeningTests", dependencies: ["TestSupport", "PipelineHostTransfer"]),
         .testTarget(
             name: "MetricsTests",
             dependencies: ["TestSupport", .product(name: "MetricsTestKit", package: "swift-metrics")]),
@@ -239,7 +246,7 @@ let package = Package(
         .testTarget(name: "SharedCacheTests", dependencies: ["TestSupport", "PipelineHostRedis"]),
         .testTarget(
             name: "ObjectStorageTests",
-            dependencies: ["TestSupport", "FetchPlugin", "PipelineHostObjectStore"]),
+            dependencies: ["TestSupport", "PipelineHostTransfer", "PipelineHostObjectStore"]),
         .testTarget(
             name: "ServeTests",
             dependencies: [

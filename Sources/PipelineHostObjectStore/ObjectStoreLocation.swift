@@ -1,4 +1,4 @@
-import FetchPlugin
+import PipelineHostTransfer
 
 /// Where the object-store tier keeps entries: `s3://BUCKET` or `s3://BUCKET/PREFIX`, from
 /// `--object-store` or `PIPELINEHOST_OBJECT_STORE`.

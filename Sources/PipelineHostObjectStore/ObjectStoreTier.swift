@@ -1,8 +1,8 @@
 import CoreMetrics
 import Crypto
-import FetchPlugin
 import Logging
 import PipelineHost
+import PipelineHostTransfer
 
 /// A durable cache tier in an S3 bucket (or MinIO, R2, Ceph), after memory, disk and Redis and
 /// before the origin: what a profile keeps on disk (originals and variants) is also written here,

@@ -1,6 +1,7 @@
 import FetchPlugin
 import Foundation
 import PipelineHost
+import PipelineHostTransfer
 import TestSupport
 import Testing
 

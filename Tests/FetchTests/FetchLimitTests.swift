@@ -1,5 +1,6 @@
 import FetchPlugin
 import PipelineHost
+import PipelineHostTransfer
 import TestSupport
 import Testing
 

@@ -1,6 +1,6 @@
-import FetchPlugin
 import PipelineHost
 import PipelineHostObjectStore
+import PipelineHostTransfer
 import Testing
 
 /// What the AWS environment, an s3:// source and S3's error document are read as: values,

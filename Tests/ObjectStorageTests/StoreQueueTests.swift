@@ -1,5 +1,5 @@
-import FetchPlugin
 import Foundation
+import PipelineHostTransfer
 import TestSupport
 import Testing
 

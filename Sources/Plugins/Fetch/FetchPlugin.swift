@@ -1,5 +1,6 @@
 import CCurl
 import PipelineHost
+import PipelineHostTransfer
 
 /// Registers `fetch`: http, https, file:// URLs and plain paths through libcurl.
 public enum FetchPlugin: PipelinePlugin {
@@ -19,7 +20,7 @@ public enum FetchPlugin: PipelinePlugin {
                     ],
                     allowedHostsParameter: FetchParameters().allowHosts.name),
                 parameters: FetchParameters.specs,
-                make: { FetchStage(options: try FetchOptions($0)) }))
+                make: { FetchStage(options: try FetchOptions($0), retry: RetryPolicy($0)) }))
     }
 }
 
@@ -76,76 +77,42 @@ struct FetchParameters: ParameterList {
         doc: "User-Agent header sent with http(s) requests")
 }
 
-struct FetchOptions: Sendable {
-    var timeout: Double
-    var connectTimeout: Double
-    var lowSpeedLimit: Int
-    var lowSpeedTime: Double
-    var maxBytes: Int
-    var maxHeaderBytes: Int
-    var maxRedirects: Int
-    var schemes: Set<String>
-    var blockPrivate: Bool
-    var allowLoopback: Bool
-    /// Lower-cased; empty allows any host.
-    var allowHosts: Set<String>
-    var retry: RetryPolicy
-    var userAgent: String
-
+extension FetchOptions {
+    /// The options a profile's fetch parameters give; the retry policy is FetchStage's own.
     init(_ parameters: StageParameters) throws(ParameterError) {
-        timeout = parameters[\FetchParameters.timeout]
-        connectTimeout = parameters[\FetchParameters.connectTimeout]
-        lowSpeedLimit = parameters[\FetchParameters.lowSpeedLimit]
-        lowSpeedTime = parameters[\FetchParameters.lowSpeedTime]
-        maxBytes = parameters[\FetchParameters.maxBytes]
-        maxHeaderBytes = parameters[\FetchParameters.maxHeaderBytes]
-        maxRedirects = parameters[\FetchParameters.maxRedirects]
         let schemes = parameters[\FetchParameters.schemes].map { $0.lowercased() }
         for scheme in schemes where !FetchURL.schemes.contains(scheme) {
             throw ParameterError("schemes: '\(scheme)' is not supported; choose from http, https, file, s3")
         }
         guard !schemes.isEmpty else { throw ParameterError("schemes: allow at least one of http, https, file, s3") }
-        self.schemes = Set(schemes)
-        blockPrivate = parameters[\FetchParameters.blockPrivate]
-        allowLoopback = parameters[\FetchParameters.allowLoopback]
-        allowHosts = Set(parameters[\FetchParameters.allowHosts].map { $0.lowercased() })
+        let allowHosts = Set(parameters[\FetchParameters.allowHosts].map { $0.lowercased() })
         for host in allowHosts where host.isEmpty || host.contains(",") {
             throw ParameterError("allow_hosts: '\(host)' is not a host name")
         }
-        retry = RetryPolicy(
+        self.init(
+            timeout: parameters[\FetchParameters.timeout], connectTimeout: parameters[\FetchParameters.connectTimeout],
+            lowSpeedLimit: parameters[\FetchParameters.lowSpeedLimit],
+            lowSpeedTime: parameters[\FetchParameters.lowSpeedTime], maxBytes: parameters[\FetchParameters.maxBytes],
+            maxHeaderBytes: parameters[\FetchParameters.maxHeaderBytes],
+            maxRedirects: parameters[\FetchParameters.maxRedirects], schemes: Set(schemes),
+            blockPrivate: parameters[\FetchParameters.blockPrivate],
+            allowLoopback: parameters[\FetchParameters.allowLoopback], allowHosts: allowHosts,
+            userAgent: parameters[\FetchParameters.userAgent])
+    }
+}
+
+extension RetryPolicy {
+    /// The retry policy a profile's fetch parameters give.
+    init(_ parameters: StageParameters) {
+        self.init(
             retries: parameters[\FetchParameters.retries], delay: parameters[\FetchParameters.retryDelay],
             maxDelay: parameters[\FetchParameters.retryMaxDelay])
-        userAgent = parameters[\FetchParameters.userAgent]
-    }
-
-    /// The options of the object-store client: a short timeout, no address guard, no redirects.
-    init(timeout: Double, maxBytes: Int) {
-        self.timeout = timeout
-        connectTimeout = min(timeout, 2)
-        lowSpeedLimit = 0
-        lowSpeedTime = 1
-        self.maxBytes = maxBytes
-        maxHeaderBytes = 131_072
-        maxRedirects = 0
-        schemes = ["http", "https"]
-        blockPrivate = false
-        allowLoopback = false
-        allowHosts = []
-        retry = RetryPolicy(retries: 0, delay: 0, maxDelay: 0)
-        userAgent = "pipelinehost/0.1 (libcurl)"
-    }
-
-    /// curl's protocol lists: the first URL may use any allowed scheme, a redirect only http(s).
-    /// (s3 is not one of curl's: its transfers go to the endpoint over http or https.)
-    var protocols: String { FetchURL.curlSchemes.filter(schemes.contains).sorted().joined(separator: ",") }
-    var redirectProtocols: String {
-        let web = schemes.intersection(["http", "https"]).sorted().joined(separator: ",")
-        return web.isEmpty ? "http" : web  // file alone: no redirects happen
     }
 }
 
 struct FetchStage: Stage {
     let options: FetchOptions
+    let retry: RetryPolicy
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         guard case .source(let source) = input else { throw PipelineError(.stageFailed, "fetch: expected a source") }
@@ -159,7 +126,7 @@ struct FetchStage: Stage {
         transfer.validators = source.validators
         // An S3 request is signed as it is sent: it carries nothing more.
         if transfer.signing == nil { transfer.traceHeaders = PipelineTracing.propagationHeaders() }
-        let body = try await options.retry.run(context: context) {
+        let body = try await retry.run(context: context) {
             try await CurlTransfer.fetch(transfer, options: options, context: context)
         }
         return .encoded(

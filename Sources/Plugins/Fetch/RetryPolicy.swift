@@ -1,6 +1,7 @@
 import CCurl
 import Glibc
 import PipelineHost
+import PipelineHostTransfer
 
 /// When and how long to wait before fetching again. Failures that may pass (a refused or dropped
 /// connection, 5xx, 429) are retried with exponential backoff and jitter; everything else, 4xx

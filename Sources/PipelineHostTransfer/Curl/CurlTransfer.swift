@@ -3,14 +3,14 @@ import Glibc
 import PipelineHost
 
 /// One libcurl transfer run on a blocking thread, cancelled through the progress callback.
-enum CurlTransfer {
-    struct Body: Sendable {
-        let bytes: ImageBytes
-        let contentType: String?
+package enum CurlTransfer {
+    package struct Body: Sendable {
+        package let bytes: ImageBytes
+        package let contentType: String?
         /// nil for file:// (no headers).
-        let hints: CacheHints?
+        package let hints: CacheHints?
         /// 304 to a conditional request: `bytes` is empty and the stored copy is still good.
-        let notModified: Bool
+        package let notModified: Bool
     }
 
     /// One connection pool (a curl share handle: connections, DNS and TLS sessions) per address
@@ -31,21 +31,21 @@ enum CurlTransfer {
 
     /// What one transfer asks for besides the fetch options: the URL, validators for a
     /// conditional GET, and for S3 the signature, a method and a body.
-    struct Request: Sendable {
-        var url: FetchURL.Resolved
-        var validators: Validators?
+    package struct Request: Sendable {
+        package var url: FetchURL.Resolved
+        package var validators: Validators?
         var method: String?
         var upload: [UInt8]?
         var contentType: String?
         var extraHeader: String?
         /// The trace context of the fetch's span (`traceparent`, `tracestate`), so the origin's
         /// own traces join the request's.
-        var traceHeaders: [(name: String, value: String)] = []
+        package var traceHeaders: [(name: String, value: String)] = []
         /// Signs with Signature V4; the transfer goes to an endpoint the operator chose, so the
         /// address guard and allow_hosts (which matched the bucket) do not apply to it.
-        var signing: S3Configuration?
+        package var signing: S3Configuration?
         /// Named in S3 errors.
-        var bucket: String?
+        package var bucket: String?
 
         /// `traceHeaders` as "Name: value" lines joined by newlines, as ph_curl.c takes them.
         var traceHeaderLines: String? {
@@ -59,7 +59,7 @@ enum CurlTransfer {
         try await fetch(Request(url: url, validators: validators), options: options, context: context)
     }
 
-    static func fetch(_ request: Request, options: FetchOptions, context: StageContext) async throws -> Body {
+    package static func fetch(_ request: Request, options: FetchOptions, context: StageContext) async throws -> Body {
         let flag = CancelFlag()
         let share = request.signing == nil ? pool(for: options) : unguardedPool
         return try await withTaskCancellationHandler {

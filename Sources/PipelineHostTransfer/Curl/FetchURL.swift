@@ -7,14 +7,14 @@ import PipelineHost
 #endif
 
 /// Turns a source location into the URL curl fetches, and the host curl must read in it.
-enum FetchURL {
-    static let schemes: Set<String> = ["http", "https", "file", "s3"]
+package enum FetchURL {
+    package static let schemes: Set<String> = ["http", "https", "file", "s3"]
     /// The schemes libcurl itself fetches.
-    static let curlSchemes: Set<String> = ["http", "https", "file"]
+    package static let curlSchemes: Set<String> = ["http", "https", "file"]
 
     /// The transfer for a source: its URL, and for `s3://BUCKET/KEY` the endpoint's URL of the
     /// object with the signature the AWS environment gives (`S3Configuration.current`).
-    static func request(for location: String, allowing allowed: Set<String>) throws(PipelineError)
+    package static func request(for location: String, allowing allowed: Set<String>) throws(PipelineError)
         -> CurlTransfer.Request
     {
         guard SourceLocation(location).scheme == "s3" else {
@@ -37,13 +37,13 @@ enum FetchURL {
 
     /// A URL for curl, with the host and port the caller's policy saw in it (nil for files):
     /// the transfer refuses to start when libcurl's own parse names another.
-    struct Resolved: Equatable {
-        let url: String
-        let host: String?
-        let port: Int?
+    package struct Resolved: Equatable {
+        package let url: String
+        package let host: String?
+        package let port: Int?
     }
 
-    static func resolve(_ location: String, allowing allowed: Set<String>) throws(PipelineError) -> Resolved {
+    package static func resolve(_ location: String, allowing allowed: Set<String>) throws(PipelineError) -> Resolved {
         guard !location.isEmpty else { throw PipelineError(.invalidSource, "empty source") }
         let parsed = SourceLocation(location)
         if let ambiguity = parsed.ambiguity { throw PipelineError(.invalidSource, "ambiguous source: \(ambiguity)") }
