@@ -4,6 +4,7 @@ import HummingbirdTesting
 import PipelineHost
 import PipelineProfiles
 import PipelineTesting
+import TestSupport
 import Testing
 
 @testable import PipelineHostServe
@@ -249,7 +250,7 @@ struct ServeRouterTests {
             await service.state.slot.now.pipeline.waitForActivity { $0.isIdle }
             #expect(held.map { origin.started($0) } == [1, 1, 0, 0])
             // Each prefetched request gives its place back as it ends.
-            while service.state.gate.count > 0 { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(await eventually { service.state.gate.count == 0 }, "every prefetched place given back")
             let served = try await client.execute(uri: Self.image("/cover.jpg"), method: .get)
             #expect(served.status == .ok)
         }
