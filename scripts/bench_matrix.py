@@ -47,6 +47,15 @@ def answers(port, path_of, base, names):
             for name in names}
 
 
+def combined(halves):
+    """One figure set from timed halves: requests, CPU and failures summed, req/s averaged."""
+    total = sum(h["requests"] for h in halves)
+    cpu = sum(h["cpu"] for h in halves)
+    return {"rps": statistics.mean(h["rps"] for h in halves), "requests": total, "cpu": cpu,
+            "cpu_per_request_ms": 1000 * cpu / max(1, total), "non2xx": sum(h["non2xx"] for h in halves),
+            "errors": sum(h["errors"] for h in halves), "halves_rps": [round(h["rps"], 1) for h in halves]}
+
+
 def quality(served, photos):
     """Median bytes and median PSNR of the answers against the exact reference."""
     from image_quality import psnr  # Pillow: only the measuring run has it (the thumbor venv)
@@ -83,10 +92,17 @@ def measure_corpus(seconds, binary, thumbor, corpus, work):
                     for port, path in [(ph_port, ph_path), (tb_port, tb_path)]:
                         urllib.request.urlopen(f"http://127.0.0.1:{port}{path(f'{base}/warm/{name}')}", timeout=300).read()
                 distinct = [f"{base}/u/{{n}}/{name}" for name in names]
+                servers = {"pipelinehost": (ph_port, ph_path, ph.pid), "thumbor": (tb_port, tb_path, tb.pid)}
+                # Timed in halves, A B B A: a machine that speeds up or slows down during the row
+                # weighs on both servers alike.
+                halves = {tool: [] for tool in servers}
+                for tool in ["pipelinehost", "thumbor", "thumbor", "pipelinehost"]:
+                    port, path, pid = servers[tool]
+                    halves[tool].append(wrk(f"http://127.0.0.1:{port}", ["x"] + [path(d) for d in distinct], 2,
+                                            max(1, seconds // 2), pid=pid))
                 row = {}
-                for tool, port, path, pid in [("pipelinehost", ph_port, ph_path, ph.pid), ("thumbor", tb_port, tb_path, tb.pid)]:
-                    run = wrk(f"http://127.0.0.1:{port}", ["x"] + [path(d) for d in distinct], 2, seconds, pid=pid)
-                    run.pop("raw")
+                for tool, (port, path, pid) in servers.items():
+                    run = combined(halves[tool])
                     served = answers(port, path, base, names)
                     # Kept for a look at what each server answered (its path is printed at the start).
                     kept = os.path.join(work, os.path.basename(corpus), f"{fmt}-{speed}", tool)
@@ -151,7 +167,9 @@ def write(results_path, report_path):
              "the answer in the input's format (`encode { format = \"source\" }`), JPEG quality 80, WebP 75, AVIF 65, PNG "
              "at each server's default compression, 2 clients, every request a new source, no result cache. "
              f"pipelinehost runs its defaults; {r['thumbor']} runs one process with `ENGINE_THREADPOOL_SIZE` = cores, its "
-             "production setting. Each format's two servers run side by side in one run. CPU is the server's user + "
+             "production setting. Each format's two servers run side by side in one run, each timed in two halves in the "
+             "order pipelinehost, thumbor, thumbor, pipelinehost, so that a machine that drifts weighs on both alike. "
+             "CPU is the server's user + "
              "system time per request. Bytes and PSNR are medians over one answer per photo; PSNR is against an exact "
              "reference (the input's full decode in sRGB, resized with Lanczos in one step; `scripts/image_quality.py`).", ""]
     for name, corpus in corpora.items():
