@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 @Suite(
-    "pipelinehost run on batches, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin)
+    "pipelinehost run on batches, as a subprocess", .needs(.pixels, .network, .process), .loopbackOrigin)
 struct BatchCommandTests {
     let server = LoopbackServer.fixture
     let directory: TemporaryDirectory

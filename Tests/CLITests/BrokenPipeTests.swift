@@ -3,8 +3,7 @@ import TestSupport
 import Testing
 
 @Suite(
-    "pipelinehost run --json | head: ends by SIGPIPE, leaves no temporary files", .tags(.pixels, .network, .process),
-    .notInFastRun)
+    "pipelinehost run --json | head: ends by SIGPIPE, leaves no temporary files", .needs(.pixels, .network, .process))
 struct BrokenPipeTests {
     @Test("the reader leaving mid-batch stops the run cleanly")
     func head() async throws {

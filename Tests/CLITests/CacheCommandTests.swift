@@ -3,8 +3,8 @@ import TestSupport
 import Testing
 
 @Suite(
-    "the disk cache across runs, and pipelinehost cache, as a subprocess", .tags(.pixels, .network, .process),
-    .notInFastRun, .loopbackOrigin)
+    "the disk cache across runs, and pipelinehost cache, as a subprocess", .needs(.pixels, .network, .process),
+    .loopbackOrigin)
 struct CacheCommandTests {
     let server = LoopbackServer.fixture
     let directory: TemporaryDirectory

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 @Suite(
-    "pipelinehost cache: maintenance never follows a symlink out of the cache", .tags(.pixels, .process), .notInFastRun)
+    "pipelinehost cache: maintenance never follows a symlink out of the cache", .needs(.pixels, .process))
 struct CacheSymlinkTests {
     let directory: TemporaryDirectory
     var cache: String { directory.file("cache") }

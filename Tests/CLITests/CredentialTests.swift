@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 @Suite(
-    "pipelinehost: no credential is shown or stored", .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin
+    "pipelinehost: no credential is shown or stored", .needs(.pixels, .network, .process), .loopbackOrigin
 )
 struct CredentialTests {
     let server = LoopbackServer.fixture

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite("pipelinehost: profile and usage errors exit 2 with one line", .tags(.process), .notInFastRun)
+@Suite("pipelinehost: profile and usage errors exit 2 with one line", .needs(.process))
 struct ErrorExitTests {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }
@@ -58,7 +58,7 @@ struct ErrorExitTests {
     }
 }
 
-@Suite("pipelinehost check, stages and help", .tags(.process), .notInFastRun)
+@Suite("pipelinehost check, stages and help", .needs(.process))
 struct InspectionCommandTests {
     @Test("check prints each profile's stages with resolved parameters")
     func check() async throws {

@@ -11,7 +11,7 @@ import Testing
     .enabled(
         if: ProcessInfo.processInfo.environment["EXTERNAL_PLUGIN_BIN"] != nil,
         "scripts/test builds the example and sets EXTERNAL_PLUGIN_BIN"),
-    .tags(.pixels, .process), .notInFastRun)
+    .needs(.pixels, .process))
 struct ExternalPluginTests {
     let binary = ProcessInfo.processInfo.environment["EXTERNAL_PLUGIN_BIN"] ?? ""
 

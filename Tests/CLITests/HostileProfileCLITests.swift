@@ -3,7 +3,7 @@ import PipelineHost
 import TestSupport
 import Testing
 
-@Suite("pipelinehost: a hostile profile stops with exit 2, in bounded memory", .tags(.pixels, .process), .notInFastRun)
+@Suite("pipelinehost: a hostile profile stops with exit 2, in bounded memory", .needs(.pixels, .process))
 struct HostileProfileCLITests {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }

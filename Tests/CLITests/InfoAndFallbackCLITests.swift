@@ -4,7 +4,7 @@ import Testing
 
 /// `pipelinehost info` and `run --fallback` as a user runs them.
 @Suite(
-    "pipelinehost info and run --fallback, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun,
+    "pipelinehost info and run --fallback, as a subprocess", .needs(.pixels, .network, .process),
     .loopbackOrigin)
 struct InfoAndFallbackCLITests {
     let server = LoopbackServer.fixture

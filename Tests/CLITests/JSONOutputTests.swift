@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 @Suite(
-    "pipelinehost run --json over bad input, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun,
+    "pipelinehost run --json over bad input, as a subprocess", .needs(.pixels, .network, .process),
     .loopbackOrigin)
 struct JSONOutputTests {
     let server = LoopbackServer.fixture

@@ -4,7 +4,7 @@ import Testing
 
 /// Every number a flag or a profile gives is checked where it is read: an edge is a usage error
 /// (exit 2, one line naming the flag) or a documented saturation, never a trap.
-@Suite("pipelinehost: numbers at their edges are usage errors, never traps", .tags(.process), .notInFastRun)
+@Suite("pipelinehost: numbers at their edges are usage errors, never traps", .needs(.process))
 struct NumberEdgeTests {
     static let edges = ["1e300", "-1e300", "nan", "inf", "-1", "9223372036854775807", "-9223372036854775808", "1e-300"]
 

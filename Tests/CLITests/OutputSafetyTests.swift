@@ -5,8 +5,7 @@ import Testing
 @testable import PipelineHostCommandLine
 
 @Suite(
-    "pipelinehost: output files are never silently overwritten or misplaced", .tags(.pixels, .network, .process),
-    .notInFastRun)
+    "pipelinehost: output files are never silently overwritten or misplaced", .needs(.pixels, .network, .process))
 struct OutputSafetyTests {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// `--param` on run and sign, and `check`'s view of a profile's options.
-@Suite("pipelinehost run/sign --param and check's options, as a subprocess", .tags(.pixels, .process), .notInFastRun)
+@Suite("pipelinehost run/sign --param and check's options, as a subprocess", .needs(.pixels, .process))
 struct ParamCLITests {
     static let profile = """
         profile "resize" {

@@ -6,7 +6,7 @@ import Testing
 /// comes from PIPELINEHOST_REDIS_PASSWORD, AUTH runs on every connection (the done channel's
 /// too), a wrong or missing one exits 2 at start, and it is in no output.
 @Suite(
-    "the shared tier with a password, as subprocesses", .tags(.pixels, .network, .process, .redis), .notInFastRun,
+    "the shared tier with a password, as subprocesses", .needs(.pixels, .network, .process, .redis),
     .loopbackOrigin)
 struct RedisPasswordTests {
     static let password = "pw-7d1c9e2b4a"

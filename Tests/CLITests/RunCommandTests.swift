@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite("pipelinehost run, as a subprocess", .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin)
+@Suite("pipelinehost run, as a subprocess", .needs(.pixels, .network, .process), .loopbackOrigin)
 struct RunCommandTests {
     let server = LoopbackServer.fixture
     let directory: TemporaryDirectory

@@ -5,7 +5,7 @@ import Testing
 
 /// Several processes on one cache directory keep to one size limit together: each counts the
 /// others' writes through the directory's shared usage file.
-@Suite("the disk cache's size limit across processes", .tags(.pixels, .process), .notInFastRun)
+@Suite("the disk cache's size limit across processes", .needs(.pixels, .process))
 struct SharedCacheLimitTests {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }

@@ -7,8 +7,8 @@ import Testing
 /// before that request succeeded and stored it, joins the fetched original instead of fetching
 /// again (CI once saw examples/subsonic.lua transfer twice this way).
 @Suite(
-    "A finished original waiting for its store stays joinable until its request ends", .tags(.pixels, .network),
-    .notInFastRun, .loopbackOrigin)
+    "A finished original waiting for its store stays joinable until its request ends", .needs(.pixels, .network),
+    .loopbackOrigin)
 struct AwaitingCommitTests {
     let server = LoopbackServer.fixture
     let directory: TemporaryDirectory

@@ -4,7 +4,7 @@ import Testing
 
 /// Distinct long URLs must not grow memory without bound: what the pipeline keeps per request
 /// (the memo of keys, the memory cache's keys) is counted in bytes.
-@Suite("memory per distinct URL is bounded by bytes", .tags(.network), .notInFastRun)
+@Suite("memory per distinct URL is bounded by bytes", .needs(.network))
 struct KeyBytesTests {
     @Test("300 distinct 60 KB URLs: the key memo stays under its byte limit")
     func longURLs() async throws {

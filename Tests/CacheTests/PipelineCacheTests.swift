@@ -7,7 +7,7 @@ import Testing
 
 /// Profiles with cache stages, run against the loopback server, with a disk cache directory of
 /// the test's own. A new `Pipeline` on the same directory is what a new process sees.
-@Suite("The cache stage: memory, then disk, then the network", .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
+@Suite("The cache stage: memory, then disk, then the network", .needs(.pixels, .network), .loopbackOrigin)
 struct PipelineCacheTests {
     let server = LoopbackServer.fixture
     let directory: TemporaryDirectory

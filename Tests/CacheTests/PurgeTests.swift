@@ -7,7 +7,7 @@ import Testing
 /// other sources stay, and work that began before the purge stores nothing after it.
 @Suite(
     "A purge drops a source from memory and disk, and work begun before it stores nothing",
-    .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
+    .needs(.pixels, .network), .loopbackOrigin)
 struct PurgeTests {
     let server = LoopbackServer.fixture
     let directory: TemporaryDirectory

@@ -7,7 +7,7 @@ import Testing
 /// must revalidate, and almost every answer is 304. A 304 proves the original unchanged, so the
 /// variants made from it still hold: they serve again with nothing decoded, and the stored
 /// entries get new freshness in place.
-@Suite("A 304 keeps the variants made from the original", .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
+@Suite("A 304 keeps the variants made from the original", .needs(.pixels, .network), .loopbackOrigin)
 struct RevalidatedVariantTests {
     let server = LoopbackServer.fixture
     let directory: TemporaryDirectory

@@ -2,7 +2,7 @@ import PipelineHost
 import TestSupport
 import Testing
 
-@Suite("circle: round avatars, as a plugin image stage", .tags(.pixels), .notInFastRun)
+@Suite("circle: round avatars, as a plugin image stage", .needs(.pixels))
 struct CircleTests {
     let directory: TemporaryDirectory
     let source: String

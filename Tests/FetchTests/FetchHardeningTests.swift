@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 @Suite(
-    "fetch hardening: connection pools per guard, bounded headers", .tags(.pixels, .network, .process), .notInFastRun,
+    "fetch hardening: connection pools per guard, bounded headers", .needs(.pixels, .network, .process),
     .loopbackOrigin)
 struct FetchHardeningTests {
     let server = LoopbackServer.fixture

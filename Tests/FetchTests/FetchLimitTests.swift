@@ -4,7 +4,7 @@ import PipelineHostTransfer
 import TestSupport
 import Testing
 
-@Suite("fetch limits: low speed, schemes, block_private", .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
+@Suite("fetch limits: low speed, schemes, block_private", .needs(.pixels, .network), .loopbackOrigin)
 struct FetchLimitTests {
     let server = LoopbackServer.fixture
     let jpeg = Fixtures.quadrants(width: 64, height: 48)
@@ -96,7 +96,7 @@ struct FetchLimitTests {
     }
 }
 
-@Suite("fetch retries", .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
+@Suite("fetch retries", .needs(.pixels, .network), .loopbackOrigin)
 struct FetchRetryTests {
     let server = LoopbackServer.fixture
     let jpeg = Fixtures.quadrants(width: 64, height: 48)

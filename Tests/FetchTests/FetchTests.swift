@@ -4,7 +4,7 @@ import PipelineHostTransfer
 import TestSupport
 import Testing
 
-@Suite("fetch over libcurl", .serialized, .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
+@Suite("fetch over libcurl", .serialized, .needs(.pixels, .network), .loopbackOrigin)
 struct FetchTests {
     let server = LoopbackServer.fixture
     let jpeg = Fixtures.quadrants(width: 64, height: 48)

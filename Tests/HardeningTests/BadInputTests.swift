@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 @Suite(
-    "bad input: typed errors, nothing cached, the batch goes on", .tags(.pixels, .network), .notInFastRun,
+    "bad input: typed errors, nothing cached, the batch goes on", .needs(.pixels, .network),
     .loopbackOrigin)
 struct BadInputTests {
     let server = LoopbackServer.fixture

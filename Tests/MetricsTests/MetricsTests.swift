@@ -5,7 +5,7 @@ import Testing
 
 @Suite(
     "Metrics: --stats figures and swift-metrics agree on a known workload", .timeLimit(.minutes(5)),
-    .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
+    .needs(.pixels, .network), .loopbackOrigin)
 struct MetricsTests {
     let server = LoopbackServer.fixture
     let directory: TemporaryDirectory

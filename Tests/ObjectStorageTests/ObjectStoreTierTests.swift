@@ -5,7 +5,7 @@ import Testing
 
 /// The object-store tier and purge, with serve nodes as operators run them: a loopback origin,
 /// moto's S3 server with authentication on, and a redis-server where nodes share one.
-@Suite(.serialized, .tags(.pixels, .network, .process, .redis), .notInFastRun, .loopbackOrigin)
+@Suite(.serialized, .needs(.pixels, .network, .process, .redis), .loopbackOrigin)
 struct ObjectStoreTierTests {
     static let profile = """
         profile "thumb" {

@@ -5,7 +5,7 @@ import Testing
 
 /// `s3://BUCKET/KEY` sources through `pipelinehost run`, against moto's S3 server with
 /// authentication on: the signature is checked for real.
-@Suite(.serialized, .tags(.pixels, .network, .process), .notInFastRun) struct S3SourceTests {
+@Suite(.serialized, .needs(.pixels, .network, .process)) struct S3SourceTests {
     static let profile = """
         profile "thumb" {
           fetch      { schemes = { "s3", "https" }, retries = 0 },

@@ -8,7 +8,7 @@ import Testing
 
 /// A store that never answers keeps every value queued for it until its timeout: the tier holds
 /// at most `maxQueuedBytes` of them, and drops and counts the rest.
-@Suite(.tags(.network), .notInFastRun)
+@Suite(.needs(.network))
 struct StoreQueueTests {
     @Test func aHungStoreHoldsNoMoreQueuedBytesThanItsBound() async throws {
         let hung = try HungListener()

@@ -3,8 +3,8 @@ import TestSupport
 import Testing
 
 @Suite(
-    "Pipeline: in-flight work is shared, counted at the server", .timeLimit(.minutes(5)), .tags(.pixels, .network),
-    .notInFastRun, .loopbackOrigin)
+    "Pipeline: in-flight work is shared, counted at the server", .timeLimit(.minutes(5)), .needs(.pixels, .network),
+    .loopbackOrigin)
 struct DeduplicationTests {
     let server = LoopbackServer.fixture
 

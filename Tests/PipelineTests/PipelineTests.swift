@@ -2,7 +2,7 @@ import PipelineHost
 import TestSupport
 import Testing
 
-@Suite("Pipeline: profiles end to end over loopback HTTP", .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
+@Suite("Pipeline: profiles end to end over loopback HTTP", .needs(.pixels, .network), .loopbackOrigin)
 struct PipelineTests {
     let server = LoopbackServer.fixture
 

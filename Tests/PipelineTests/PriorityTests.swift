@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 @Suite(
-    "Pipeline: queues serve higher priority first", .timeLimit(.minutes(5)), .tags(.pixels, .network), .notInFastRun,
+    "Pipeline: queues serve higher priority first", .timeLimit(.minutes(5)), .needs(.pixels, .network),
     .loopbackOrigin)
 struct PriorityTests {
     let server = LoopbackServer.fixture

@@ -7,7 +7,7 @@ import Testing
 /// `info` as the CLI and serve run it: the profile's own fetch, cache and decode, then the info
 /// stage. What it says is checked against the image, and its hashes are read back by the
 /// formats' reference decoders.
-@Suite("info: a source described by the profile's own stages", .tags(.pixels, .process), .notInFastRun)
+@Suite("info: a source described by the profile's own stages", .needs(.pixels, .process))
 struct InfoTests {
     static let profiles = """
         profile "p" { fetch {}, decode {}, downsample { size = 64 }, encode {} }

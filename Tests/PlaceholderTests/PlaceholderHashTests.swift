@@ -6,7 +6,7 @@ import Testing
 /// BlurHash and ThumbHash against the formats' reference implementations: the same pixels give
 /// the same hash, and the reference reads back our hash's average colour and aspect ratio. On
 /// real photos and on the edge cases: alpha, 1×1, very wide, grey.
-@Suite("placeholder hashes: read back by the reference decoders", .tags(.pixels, .process), .notInFastRun)
+@Suite("placeholder hashes: read back by the reference decoders", .needs(.pixels, .process))
 struct PlaceholderHashTests {
     /// Test images by name, made here or by libvips from a real photo.
     static func image(_ name: String) throws -> RGBAImage {

@@ -6,7 +6,7 @@ import Testing
 
 /// A profile that ends in a placeholder: the text it writes is what the reference decoders
 /// read back, and the LQIP is a data URL of a tiny image.
-@Suite("placeholder stage: a profile's output as text", .tags(.pixels, .process), .notInFastRun)
+@Suite("placeholder stage: a profile's output as text", .needs(.pixels, .process))
 struct PlaceholderStageTests {
     static let profiles = """
         profile "thumbhash" { fetch {}, decode {}, placeholder {} }

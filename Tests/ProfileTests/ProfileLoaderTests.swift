@@ -2,7 +2,7 @@ import PipelineHost
 import TestSupport
 import Testing
 
-@Suite("Loading profile files", .tags(.pixels), .notInFastRun)
+@Suite("Loading profile files", .needs(.pixels))
 struct ProfileLoaderTests {
     @Test("the bundled examples load, with defaults filled in")
     func examplesLoad() throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// `params { ... }` and `param "w"`: what a request may choose, checked for every value when the
 /// profile loads, and resolved the one way the CLI and serve both use.
-@Suite("profile options: params and param", .tags(.pixels), .notInFastRun)
+@Suite("profile options: params and param", .needs(.pixels))
 struct ProfileOptionTests {
     static let resize = """
         profile "resize" {

@@ -5,7 +5,7 @@ import Testing
 
 /// `info { ... }` and `fallback { ... }`: entries that configure a profile rather than steps of
 /// its chain, and the chains made from them.
-@Suite("profile settings: info and fallback", .tags(.pixels), .notInFastRun)
+@Suite("profile settings: info and fallback", .needs(.pixels))
 struct ProfileSettingTests {
     let directory: TemporaryDirectory
 

@@ -9,7 +9,7 @@ import Testing
 @testable import PipelineHostServe
 
 /// Serve's `/info` and a profile's fallback, on real stages in front of the loopback origin.
-@Suite("serve: /info and fallbacks", .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
+@Suite("serve: /info and fallbacks", .needs(.pixels, .network), .loopbackOrigin)
 struct InfoFallbackServeTests {
     static let profiles = """
         profile "thumb" {

@@ -5,7 +5,7 @@ import Testing
 /// The memory budget against the kernel's own limit: the real `pipelinehost serve` in a memory
 /// cgroup, as in a memory-limited container, gets a burst of large progressive JPEGs whose
 /// decodes need several times that limit together, from GETs and a prefetch at once.
-@Suite(.serialized, .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin)
+@Suite(.serialized, .needs(.pixels, .network, .process), .loopbackOrigin)
 struct MemoryBudgetServeTests {
     static let profile = """
         profile "thumb" {

@@ -10,7 +10,7 @@ import Testing
 
 /// Option segments in serve's paths: `/{signature}/resize/w:600/q:60/{source}`, chosen among the
 /// values the profile's `params` allows, on real stages in front of the loopback origin.
-@Suite("serve: bounded URL options", .tags(.pixels, .network), .notInFastRun, .loopbackOrigin)
+@Suite("serve: bounded URL options", .needs(.pixels, .network), .loopbackOrigin)
 struct ServeOptionTests {
     static let profiles = """
         profile "resize" {

@@ -9,7 +9,7 @@ import Testing
 
 /// The service in this process, over a real socket (Hummingbird's live test client), in front of
 /// the loopback origin: routing, signing, the status table, 304, HEAD and Vary.
-@Suite(.tags(.pixels, .network), .notInFastRun, .loopbackOrigin) struct ServeOverSocketTests {
+@Suite(.needs(.pixels, .network), .loopbackOrigin) struct ServeOverSocketTests {
     static let profiles = """
         profile "thumb" {
           fetch      { block_private = true, allow_loopback = true, timeout = 1, retries = 0 },

@@ -4,7 +4,7 @@ import Testing
 
 /// `pipelinehost serve` as a user runs it: a subprocess on a loopback port, called with curl, in
 /// front of the loopback origin.
-@Suite(.serialized, .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin) struct ServeProcessTests {
+@Suite(.serialized, .needs(.pixels, .network, .process), .loopbackOrigin) struct ServeProcessTests {
     static let profile = Fixtures.cachedThumbProfile
 
     let origin = LoopbackServer.fixture

@@ -5,7 +5,7 @@ import Testing
 /// The names a profile calls secret are hidden by every sink of serve, as the built-in ones are:
 /// the access log, error bodies and the spans a collector receives. The release binary, with
 /// its exporter, in front of the loopback origin and a real OTLP receiver.
-@Suite(.serialized, .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin)
+@Suite(.serialized, .needs(.pixels, .network, .process), .loopbackOrigin)
 struct ServeRedactionTests {
     /// "thumb" names its secrets; "bare" has no normalize, and the set's names still hold for it.
     static let profiles = """

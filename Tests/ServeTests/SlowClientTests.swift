@@ -5,7 +5,7 @@ import Testing
 /// Clients that ask and never read, against the real `pipelinehost serve` process: the answers
 /// they leave unread cost no memory of their own, their connections close at --send-timeout,
 /// and the service keeps answering others meanwhile.
-@Suite(.serialized, .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin) struct SlowClientTests {
+@Suite(.serialized, .needs(.pixels, .network, .process), .loopbackOrigin) struct SlowClientTests {
     /// The whole 2400×1600 sample as PNG: an answer of about 3.6 MB.
     static let profile = """
         profile "full" {

@@ -6,7 +6,7 @@ import Testing
 @testable import PipelineHostRedis
 
 /// The shared tier on a Redis Cluster of 3 masters and 3 replicas, started for each test.
-@Suite(.serialized, .tags(.pixels, .network, .redis, .process), .notInFastRun, .loopbackOrigin, .timeLimit(.minutes(5)))
+@Suite(.serialized, .needs(.pixels, .network, .redis, .process), .loopbackOrigin, .timeLimit(.minutes(5)))
 struct ClusterTests {
     let origin = LoopbackServer.fixture
 

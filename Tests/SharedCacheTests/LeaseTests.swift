@@ -6,7 +6,7 @@ import Testing
 @testable import PipelineHostRedis
 
 /// One flight across nodes: three pipelines (three nodes' worth) on one redis-server.
-@Suite(.serialized, .tags(.pixels, .network, .redis, .process), .notInFastRun, .loopbackOrigin) struct LeaseTests {
+@Suite(.serialized, .needs(.pixels, .network, .redis, .process), .loopbackOrigin) struct LeaseTests {
     let origin = LoopbackServer.fixture
     let redis: RedisServer
 
@@ -303,7 +303,7 @@ import Testing
 }
 
 /// Serve nodes under load while their Redis dies and comes back.
-@Suite(.serialized, .tags(.pixels, .network, .redis, .process), .notInFastRun) struct RedisFaultTests {
+@Suite(.serialized, .needs(.pixels, .network, .redis, .process)) struct RedisFaultTests {
     @Test func redisKilledUnderLoadFailsNoRequestAndIsUsedAgainAfterItRestarts() async throws {
         let origin = try LoopbackServer()
         for id in 0..<80 { origin.route("/c\(id).jpg", .ok(Fixtures.quadrants(width: 320, height: 200))) }

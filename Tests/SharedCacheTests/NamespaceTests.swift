@@ -7,7 +7,7 @@ import Testing
 /// Each node has two links, one to the host (where the test's client and the origin are) and one
 /// to a switch that Redis is on, so a node can be cut off from Redis alone.
 @Suite(
-    .serialized, .tags(.pixels, .network, .redis, .process), .notInFastRun, .timeLimit(.minutes(5)),
+    .serialized, .needs(.pixels, .network, .redis, .process), .timeLimit(.minutes(5)),
     .enabled(if: NetworkLab.unavailable == nil, Comment(rawValue: NetworkLab.unavailable ?? "")))
 struct NamespaceTests {
     @Test func nodesOnTheirOwnHostsShareOneTransferAndANodeCutOffFromRedisKeepsAnswering() async throws {

@@ -8,7 +8,7 @@ import Testing
 /// Purges announced on the done channel of a real Redis, between nodes that share a secret: a
 /// message anyone can publish (unsealed, replayed, or a flood) deletes nothing; one another node
 /// sealed empties this node's copies.
-@Suite(.serialized, .tags(.pixels, .network, .redis), .notInFastRun, .loopbackOrigin)
+@Suite(.serialized, .needs(.pixels, .network, .redis), .loopbackOrigin)
 struct PurgeChannelTests {
     let origin = LoopbackServer.fixture
     let redis: RedisServer

@@ -7,7 +7,7 @@ import Testing
 
 /// A purge while work on its source is still under way, on two nodes sharing a real Redis:
 /// a request after the purge, on either node, never joins or waits for that work.
-@Suite(.serialized, .tags(.pixels, .network, .redis), .notInFastRun, .loopbackOrigin)
+@Suite(.serialized, .needs(.pixels, .network, .redis), .loopbackOrigin)
 struct PurgeInFlightTests {
     let origin = LoopbackServer.fixture
     let redis: RedisServer

@@ -6,7 +6,7 @@ import Testing
 @testable import PipelineHostRedis
 
 /// AUTH on every connection the tier opens, the done channel's subscriber included.
-@Suite(.serialized, .tags(.pixels, .network, .redis), .notInFastRun, .loopbackOrigin, .timeLimit(.minutes(5)))
+@Suite(.serialized, .needs(.pixels, .network, .redis), .loopbackOrigin, .timeLimit(.minutes(5)))
 struct RedisAuthTests {
     let origin = LoopbackServer.fixture
 

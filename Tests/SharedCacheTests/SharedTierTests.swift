@@ -6,7 +6,7 @@ import Testing
 
 /// The shared tier on a real redis-server (started on loopback for each test): two pipelines,
 /// standing for two nodes, each with its own memory and disk, share what either made.
-@Suite(.serialized, .tags(.pixels, .network, .redis), .notInFastRun, .loopbackOrigin) struct SharedTierTests {
+@Suite(.serialized, .needs(.pixels, .network, .redis), .loopbackOrigin) struct SharedTierTests {
     /// Transfers may last two minutes: an origin a test holds is let go by the test, never by
     /// a clock that a loaded machine can outrun.
     static let profile = """

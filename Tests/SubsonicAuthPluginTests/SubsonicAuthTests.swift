@@ -4,8 +4,8 @@ import TestSupport
 import Testing
 
 @Suite(
-    "subsonic_auth: a fresh signature per transfer, never a credential in sight", .tags(.pixels, .network, .process),
-    .notInFastRun, .loopbackOrigin)
+    "subsonic_auth: a fresh signature per transfer, never a credential in sight", .needs(.pixels, .network, .process),
+    .loopbackOrigin)
 struct SubsonicAuthTests {
     let server = LoopbackServer.fixture
     let directory: TemporaryDirectory

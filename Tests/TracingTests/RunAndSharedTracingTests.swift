@@ -4,7 +4,7 @@ import Testing
 
 /// `run`'s traces, and a wait for another node's work through a Redis lease, as a collector
 /// gets them.
-@Suite(.serialized, .tags(.pixels, .network, .process, .redis), .notInFastRun, .loopbackOrigin)
+@Suite(.serialized, .needs(.pixels, .network, .process, .redis), .loopbackOrigin)
 struct RunAndSharedTracingTests {
     let origin = LoopbackServer.fixture
     let directory: TemporaryDirectory

@@ -4,7 +4,7 @@ import Testing
 
 /// serve's traces as a collector gets them: the release binary exporting over OTLP/HTTP to a
 /// real receiver that decodes the protobuf (opentelemetry-proto), in front of the loopback origin.
-@Suite(.serialized, .tags(.pixels, .network, .process), .notInFastRun, .loopbackOrigin)
+@Suite(.serialized, .needs(.pixels, .network, .process), .loopbackOrigin)
 struct ServeTracingTests {
     static let profile = Fixtures.cachedThumbProfile
 

@@ -6,7 +6,7 @@ import Testing
 
 /// Colour comes out right whatever profile or depth the source has: pixels are converted from
 /// an embedded ICC profile to sRGB, so stripping the profile afterwards changes nothing.
-@Suite("colour: ICC profiles, CMYK, Display-P3, 16 bits", .tags(.pixels), .notInFastRun)
+@Suite("colour: ICC profiles, CMYK, Display-P3, 16 bits", .needs(.pixels))
 struct ColourTests {
     let directory: TemporaryDirectory
     let plain: String

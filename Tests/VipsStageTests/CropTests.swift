@@ -4,7 +4,7 @@ import Testing
 
 /// Where downsample's cover crop lands (gravity, focus, libvips' smartcrop), contain's padding
 /// and dpr, each checked by pixels.
-@Suite("downsample: gravity, focus, contain and dpr", .tags(.pixels), .notInFastRun)
+@Suite("downsample: gravity, focus, contain and dpr", .needs(.pixels))
 struct CropTests {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }

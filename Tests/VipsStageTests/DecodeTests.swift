@@ -16,7 +16,7 @@ extension DecodesFiles {
     }
 }
 
-@Suite("decode: sniffing and limits", .tags(.pixels), .notInFastRun)
+@Suite("decode: sniffing and limits", .needs(.pixels))
 struct DecodeTests: DecodesFiles {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }
@@ -111,7 +111,7 @@ struct DecodeTests: DecodesFiles {
     }
 }
 
-@Suite("decode: frame limits for any page count, and the format allowlist", .tags(.pixels), .notInFastRun)
+@Suite("decode: frame limits for any page count, and the format allowlist", .needs(.pixels))
 struct DecodeHardeningTests: DecodesFiles {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }

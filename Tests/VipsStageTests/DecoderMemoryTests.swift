@@ -5,7 +5,7 @@ import Testing
 
 /// A progressive JPEG's coefficient buffer comes from ph_jpeg_memory.c's allocator, on huge
 /// pages and kept for the next decode, and the picture is the same as through malloc.
-@Suite("libjpeg's large blocks on huge pages", .tags(.pixels), .notInFastRun, .serialized)
+@Suite("libjpeg's large blocks on huge pages", .needs(.pixels), .serialized)
 struct DecoderMemoryTests {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }

@@ -4,7 +4,7 @@ import Testing
 
 /// encode's options, each shown by what it changes in the bytes or the pixels.
 @Suite(
-    "encode: effort, lossless, progressive, chroma subsampling, quality per format, jxl", .tags(.pixels), .notInFastRun)
+    "encode: effort, lossless, progressive, chroma subsampling, quality per format, jxl", .needs(.pixels))
 struct EncodeOptionTests {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }

@@ -2,7 +2,7 @@ import PipelineHost
 import TestSupport
 import Testing
 
-@Suite("downsample, blur and encode", .tags(.pixels), .notInFastRun)
+@Suite("downsample, blur and encode", .needs(.pixels))
 struct ImageStageTests {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }

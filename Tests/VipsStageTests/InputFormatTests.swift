@@ -5,7 +5,7 @@ import Testing
 
 /// HEIC, AVIF, TIFF and JPEG XL load where this libvips reads them; BMP and ICO, which it reads
 /// only through ImageMagick (blocked), are a clear unsupported_format naming the format.
-@Suite("input formats", .tags(.pixels), .notInFastRun)
+@Suite("input formats", .needs(.pixels))
 struct InputFormatTests {
     let directory: TemporaryDirectory
     let quadrants: String

@@ -5,7 +5,7 @@ import Testing
 
 /// What decode predicts an image's pixels cost, and the pipeline's memory budget acting on it:
 /// real files, a real decode, and the figures the budget saw.
-@Suite("the memory budget: decode's prediction, refusals and draws", .tags(.pixels), .notInFastRun, .serialized)
+@Suite("the memory budget: decode's prediction, refusals and draws", .needs(.pixels), .serialized)
 struct MemoryBudgetTests {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }

@@ -5,7 +5,7 @@ import VipsPlugin
 
 /// A small input that passes max_pixels must not become a huge output: every stage's result is
 /// held to max_output_pixels before its pixels are computed, and an encode to its cost.
-@Suite("output pixels and encode cost are bounded, whatever the input's size", .tags(.pixels), .notInFastRun)
+@Suite("output pixels and encode cost are bounded, whatever the input's size", .needs(.pixels))
 struct OutputLimitTests {
     let directory: TemporaryDirectory
     let small = Fixtures.quadrants(width: 64, height: 40, format: .png)
@@ -98,7 +98,7 @@ extension OutputLimitTests {
     }
 }
 
-@Suite("cancelled pixel work gives its core back", .timeLimit(.minutes(5)), .tags(.pixels), .notInFastRun)
+@Suite("cancelled pixel work gives its core back", .timeLimit(.minutes(5)), .needs(.pixels))
 struct VipsCancellationTests {
     /// A blur of 36 megapixels at sigma 200 costs about 20 seconds of CPU. Its only request
     /// leaves: libvips stops within a region, and the stage ends as cancelled.

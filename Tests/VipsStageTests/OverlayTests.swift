@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// overlay: a watermark file next to the profile, drawn by gravity, margin, opacity and scale.
-@Suite("overlay: a watermark", .tags(.pixels, .network), .notInFastRun)
+@Suite("overlay: a watermark", .needs(.pixels, .network))
 struct OverlayTests {
     let directory: TemporaryDirectory
     let base: String

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// sharpen, rotate, flip, pad, trim, flatten and round_corners, each checked by pixels.
-@Suite("sharpen, rotate, flip, pad, trim, flatten, round_corners", .tags(.pixels), .notInFastRun)
+@Suite("sharpen, rotate, flip, pad, trim, flatten, round_corners", .needs(.pixels))
 struct ShapeStageTests {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }

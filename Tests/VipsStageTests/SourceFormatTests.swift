@@ -4,7 +4,7 @@ import Testing
 
 /// encode { format = "source" }: one profile answers each input in its own format, as imgproxy
 /// does by default, and inputs this libvips cannot write get PNG with alpha, JPEG without.
-@Suite("encode format = \"source\"", .tags(.pixels), .notInFastRun)
+@Suite("encode format = \"source\"", .needs(.pixels))
 struct SourceFormatTests {
     let directory: TemporaryDirectory
     let quadrants: String

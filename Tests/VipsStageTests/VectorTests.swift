@@ -5,7 +5,7 @@ import Testing
 
 /// libvips' run-time SIMD code (liborc) is on, and only behind the lock in ph_orc_guard.c:
 /// liborc 0.4.33 races in its code allocator (scripts/orc-race).
-@Suite("liborc behind the lock", .tags(.pixels), .notInFastRun, .serialized)
+@Suite("liborc behind the lock", .needs(.pixels), .serialized)
 struct VectorTests {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }
