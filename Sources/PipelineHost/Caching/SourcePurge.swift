@@ -1,4 +1,5 @@
 import Crypto
+import Logging
 
 /// Sources to drop from every tier: every original and variant of their source keys, for every
 /// profile and option. A source is named by the SHA-256 of its source key, which every tier
@@ -70,4 +71,17 @@ public struct PurgeReport: Sendable, Equatable {
 
     /// Nothing removed yet.
     public init() {}
+
+    /// Logs a purge another node announced and this one carried out; a failure says so.
+    func logAnnounced(_ purge: SourcePurge, to logger: Logger) {
+        let metadata: Logger.Metadata = [
+            "removed": "\(removed.values.reduce(0, +))", "sources": "\(purge.digests.count)",
+        ]
+        if failures.isEmpty {
+            logger.info("purged on another node's request", metadata: metadata)
+        } else {
+            logger.warning(
+                "a purge another node asked for failed here: \(failures.joined(separator: "; "))", metadata: metadata)
+        }
+    }
 }

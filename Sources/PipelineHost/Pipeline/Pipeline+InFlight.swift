@@ -29,8 +29,7 @@ extension Pipeline {
             (id, joined) = (work, true)
             for key in raised { moveTicket(of: key) }
             // The wait for another request's work, linked to that work's span.
-            joinSpan = PipelineTracing.start(SpanNames.join(stage))
-            joinSpan?.attributes[SpanNames.stageName] = stage
+            joinSpan = PipelineTracing.start(SpanNames.join(stage), stage: stage)
             if let joinSpan, let shared = inFlight.handle(key)?.span {
                 joinSpan.addLink(SpanLink(context: shared, attributes: [:]))
             }
@@ -39,8 +38,7 @@ extension Pipeline {
             counters.inFlightChanged(to: inFlight.count)
             // The work's span is a child of the request (or work) that starts it, and the
             // parent of everything the work does: its lookups, its input, its stage.
-            let span = PipelineTracing.start(SpanNames.work(stage))
-            span?.attributes[SpanNames.stageName] = stage
+            let span = PipelineTracing.start(SpanNames.work(stage), stage: stage)
             let task = Task {
                 await PipelineTracing.withActive(span) {
                     await self.perform(chain, step: step, work: WorkRef(key: key, id: work), span: span)
@@ -76,7 +74,7 @@ extension Pipeline {
     /// The body of one piece of work: look in the cache when a cache stage follows this step,
     /// else (or on a miss) wait for the previous step and run this one.
     private func perform(_ chain: Chain, step: Int, work: WorkRef, span: (any Span)?) async {
-        guard inFlight.priority(work.key, work: work.id) != nil else {
+        guard inFlight.priority(work) != nil else {
             span?.end()
             return
         }
@@ -109,65 +107,55 @@ extension Pipeline {
     /// The value of an earlier step, as an input of `work`: joined at the work's priority, and
     /// linked to it meanwhile so a priority raise reaches it.
     func joinAsInput(_ chain: Chain, step: Int, for work: WorkRef) async -> StepOutcome {
-        guard let priority = inFlight.priority(work.key, work: work.id) else { return .failure(.cancelled()) }
+        guard let priority = inFlight.priority(work) else { return .failure(.cancelled()) }
         defer { inFlight.inputArrived(work.key, work: work.id) }
         return await join(chain, step: step, priority: priority, asRequest: false, inputOf: work)
     }
 
+    /// Runs a step in its lane's slot. A body draws its room before its transfer takes a slot;
+    /// an image opened from bytes draws its predicted peak after the step gave its slot back and
+    /// before any later stage makes its pixels: work that holds a slot never waits for memory,
+    /// so the work that would free memory can always run.
     private func runStep(_ chain: Chain, step: Int, work: WorkRef, after previous: StepValue) async -> StepOutcome {
         let configured = chain.steps[step]
         let role = configured.definition.role
         if role == .fetch, configuration.cache.mode == .offline {
             return .failure(PipelineError(.notCached, "not in the cache, and the pipeline is offline"))
         }
-        // A body draws its room before its transfer takes a slot.
         var body: MemoryDraw?
-        if role == .fetch {
-            switch await drawForBody(of: work) {
+        if role == .fetch, let memory {
+            switch await memory.roomForBody(at: inFlight.priority(work), within: configuration.memoryWait) {
             case .success(let draw): body = draw
             case .failure(let error): return .failure(error)
             }
         }
-        let outcome = await runInLane(chain, step: step, work: work, after: previous)
+        let lane = LaneKind(role), host = lane == .transfers ? chain.host : nil, queued = clock.now
+        if let lane {
+            guard await acquire(lane, host: host, for: work) else { return .failure(.cancelled()) }
+        }
+        let span = PipelineTracing.start(SpanNames.stage(configured.name), stage: configured.name)
+        let context = StageContext(
+            source: chain.source, logger: logger, blocking: blocking.pool(for: role), fetcher: chain.fetcher)
+        let outcome = await PipelineTracing.withActive(span) {
+            await StageRun.step(
+                configured, after: previous, in: context, queuedAt: queued, counters: counters, wall: cache.wall)
+        }
+        PipelineTracing.end(span, failing: outcome.failure)
+        if let lane { release(lane, host: host) }
         guard case .success(var value) = outcome else { return outcome }
         if let body, case .encoded(let encoded) = value.value {
             body.resize(to: encoded.bytes.count)
             value.memory.append(body)
         }
-        // An image opened from bytes draws its predicted peak before any later stage makes its
-        // pixels, and after this step gave its CPU slot back: work that holds a slot never
-        // waits for memory, so the work that would free memory can always run.
-        if case .image(let image) = value.value, previous.value.kind != .image {
-            switch await drawForPixels(of: image, work: work) {
+        if case .image(let image) = value.value, previous.value.kind != .image, let memory {
+            let priority = inFlight.priority(work)
+            switch await memory.roomForPixels(of: image, at: priority, within: configuration.memoryWait) {
             case .success(let draw?): value.memory.append(draw)
             case .success(nil): break
             case .failure(let error): return .failure(error)
             }
         }
         return .success(value)
-    }
-
-    /// Runs a step in its lane's slot.
-    private func runInLane(_ chain: Chain, step: Int, work: WorkRef, after previous: StepValue) async -> StepOutcome {
-        let configured = chain.steps[step]
-        let role = configured.definition.role
-        let lane = LaneKind(role)
-        let host = lane == .transfers ? chain.host : nil
-        let queued = clock.now
-        if let lane {
-            guard await acquire(lane, host: host, for: work) else { return .failure(.cancelled()) }
-        }
-        defer { if let lane { release(lane, host: host) } }
-        let context = StageContext(
-            source: chain.source, logger: logger, blocking: blocking.pool(for: role), fetcher: chain.fetcher)
-        let span = PipelineTracing.start(SpanNames.stage(configured.name))
-        span?.attributes[SpanNames.stageName] = configured.name
-        let outcome = await PipelineTracing.withActive(span) {
-            await StageRun.step(
-                configured, after: previous, in: context, queuedAt: queued, counters: counters, wall: cache.wall)
-        }
-        PipelineTracing.end(span, failing: outcome.failure)
-        return outcome
     }
 
     /// Answers every waiter and takes the work out of the table. Work that was cancelled is

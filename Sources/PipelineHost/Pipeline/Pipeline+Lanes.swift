@@ -4,7 +4,7 @@ extension Pipeline {
     func acquire(_ lane: LaneKind, host: String?, for work: WorkRef) async -> Bool {
         if lanes[lane].tryAcquire(host: host) { return true }
         // Work no longer in the table was cancelled: its task is on its way out.
-        guard let priority = inFlight.priority(work.key, work: work.id) else { return false }
+        guard let priority = inFlight.priority(work) else { return false }
         let ticket = makeID()
         inFlight.setHandle(work.key, work: work.id) { $0?.ticket = (lane, ticket) }
         // Only a real wait has a span: a free slot costs nothing to trace.

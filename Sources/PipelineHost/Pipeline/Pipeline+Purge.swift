@@ -12,17 +12,8 @@ extension Pipeline {
     /// after the purge began never joins it: it starts anew. The shared tier gives up this
     /// node's leases of the source, so no node waits for that work either.
     public func purge(sources: [String], announce: Bool = true) async -> PurgeReport {
-        var keys = Set(sources)
-        for source in sources {
-            for profile in profiles.profiles {
-                let request = ImageRequest(source: source, profile: profile.name)
-                if case .success(let planned) = await StageRun.chain(
-                    for: request, in: profiles, settings: configuration.cache, logger: logger, blocking: blocking.io)
-                {
-                    keys.insert(planned.chain.source.key)
-                }
-            }
-        }
+        let keys = await StageRun.sourceKeys(
+            of: sources, in: profiles, settings: configuration.cache, logger: logger, blocking: blocking.io)
         return await purge(SourcePurge(sourceKeys: keys), announce: announce)
     }
 
@@ -33,48 +24,19 @@ extension Pipeline {
         if inFlight.detach(where: purge.matches) > 0 {
             logger.debug("work on a purged source goes on for its waiters only")
         }
-        return await cache.purge(recorded, directories: cacheDirectories, announce: announce)
+        let directories = profiles.cacheDirectories(settings: configuration.cache)
+        return await cache.purge(recorded, directories: directories, announce: announce)
     }
 
-    /// A purge another node announced: the same, without announcing it again (the shared tiers
-    /// too, so a store this node's own earlier work had under way goes as well). A failure says so.
-    func purgeAnnounced(_ purge: SourcePurge) async {
-        let report = await self.purge(purge, announce: false)
-        let metadata: Logger.Metadata = [
-            "removed": "\(report.removed.values.reduce(0, +))", "sources": "\(purge.digests.count)",
-        ]
-        if report.failures.isEmpty {
-            logger.info("purged on another node's request", metadata: metadata)
-        } else {
-            logger.warning(
-                "a purge another node asked for failed here: \(report.failures.joined(separator: "; "))",
-                metadata: metadata)
-        }
-    }
-
-    /// Every disk directory this pipeline's profiles keep entries in.
-    nonisolated var cacheDirectories: Set<String> {
-        var directories = Set<String>()
-        guard configuration.cache.mode != .off else { return directories }
-        if let directory = configuration.cache.directory { directories.insert(directory) }
-        for profile in profiles.profiles {
-            guard let plan = try? RequestPlan(ImageRequest(source: "", profile: profile.name), in: profiles) else {
-                continue
-            }
-            for (step, policy) in plan.caches {
-                let layer: CacheLayer = plan.steps[step].definition.role == .fetch ? .original : .variant
-                let point = CachePoint(
-                    policy, layer: layer, settings: configuration.cache, profileFile: profiles.file)
-                if let directory = point.directory { directories.insert(directory) }
-            }
-        }
-        return directories
-    }
-
-    /// Has the tiers that hear other nodes' purges hand them to this pipeline.
+    /// Has the tiers that hear other nodes' purges hand them to this pipeline, which carries
+    /// each out without announcing it again (the shared tiers too, so a store this node's own
+    /// earlier work had under way goes as well), and logs how it went.
     nonisolated func listenForAnnouncedPurges() {
         for tier in cache.purgeAnnouncers {
-            tier.onAnnouncedPurge { [weak self] purge in await self?.purgeAnnounced(purge) }
+            tier.onAnnouncedPurge { [weak self, logger] purge in
+                guard let report = await self?.purge(purge, announce: false) else { return }
+                report.logAnnounced(purge, to: logger)
+            }
         }
     }
 }

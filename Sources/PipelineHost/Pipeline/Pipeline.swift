@@ -80,17 +80,9 @@ public actor Pipeline {
         for request: ImageRequest, priority: Priority = .normal,
         joinable: (@Sendable () -> Void)? = nil
     ) async throws(PipelineError) -> PipelineResult {
-        guard let span = PipelineTracing.start(SpanNames.image) else {
-            return try await answer(request, priority: priority, joinable: joinable).get()
-        }
-        span.attributes[SpanNames.profile] = request.profile
-        span.attributes[SpanNames.source] = profiles.redaction(request.source)
-        let outcome = await PipelineTracing.withActive(span) {
+        try await PipelineTracing.request(request, source: profiles.redaction(request.source)) {
             await answer(request, priority: priority, joinable: joinable)
-        }
-        if case .success(let result) = outcome { span.attributes[SpanNames.cacheResult] = result.cacheTier }
-        PipelineTracing.end(span, failing: outcome.failure)
-        return try outcome.get()
+        }.get()
     }
 
     /// `image(for:)` without its span: the memory-hit path, or the full one, counted.
@@ -103,8 +95,7 @@ public actor Pipeline {
         let outcome: Result<PipelineResult, PipelineError>
         if let remembered, let hit = cache.memoryHit(remembered.key, at: remembered.point) {
             joinable?()
-            outcome = .success(
-                PipelineResult(request, origin: remembered.origin, key: remembered.key, keyTimings: [], hit))
+            outcome = PipelineResult.finished(request, origin: remembered.origin, key: remembered.key, hit)
         } else {
             outcome = await self.outcome(
                 of: request, priority: priority, memoryChecked: remembered != nil, joinable: joinable)
@@ -188,17 +179,11 @@ public actor Pipeline {
         switch joined {
         case .failure(let error):
             return .failure(error.from(source.redacted))
-        case .success(let prefix):
-            guard case .encoded = prefix.value else {
-                // The loader's chain check makes this unreachable for loaded profiles.
-                return .failure(
-                    PipelineError(
-                        .profile, "profile \"\(request.profile)\" did not end in encoded bytes", source: source.redacted
-                    ))
-            }
-            cache.commit(prefix.pending)
-            return .success(
-                PipelineResult(request, origin: source, key: chain.keys.last!, keyTimings: keyTimings, prefix))
+        case .success(let value):
+            let result = PipelineResult.finished(
+                request, origin: source, key: chain.keys.last!, keyTimings: keyTimings, value)
+            if case .success = result { cache.commit(value.pending) }
+            return result
         }
     }
 }

@@ -42,6 +42,33 @@ struct RequestPlan: Sendable {
         self.caches = caches
         secretNames = profiles.redaction.names
     }
+
+    /// The cache point after each step, if any: a cache stage after the fetch keeps originals,
+    /// one after any other step keeps variants. None while the cache is off.
+    func cachePoints(settings: CacheSettings, profileFile: String) -> [CachePoint?] {
+        steps.indices.map { step in
+            guard settings.mode != .off, let policy = caches[step] else { return nil }
+            let layer: CacheLayer = steps[step].definition.role == .fetch ? .original : .variant
+            return CachePoint(policy, layer: layer, settings: settings, profileFile: profileFile)
+        }
+    }
+}
+
+extension ProfileSet {
+    /// Every disk directory the profiles keep entries in under `settings`: what a purge clears.
+    func cacheDirectories(settings: CacheSettings) -> Set<String> {
+        guard settings.mode != .off else { return [] }
+        var directories = Set(settings.directory.map { [$0] } ?? [])
+        for profile in profiles {
+            guard let plan = try? RequestPlan(ImageRequest(source: "", profile: profile.name), in: self) else {
+                continue
+            }
+            for point in plan.cachePoints(settings: settings, profileFile: file) {
+                if let directory = point?.directory { directories.insert(directory) }
+            }
+        }
+        return directories
+    }
 }
 
 /// The shared part of a request after its key stages: the source, the steps and the key of
@@ -60,11 +87,7 @@ struct Chain: Sendable {
     init(source: Source, plan: RequestPlan, settings: CacheSettings, profileFile: String) {
         self.source = source
         self.steps = plan.steps
-        caches = plan.steps.indices.map { step in
-            guard settings.mode != .off, let policy = plan.caches[step] else { return nil }
-            let layer: CacheLayer = plan.steps[step].definition.role == .fetch ? .original : .variant
-            return CachePoint(policy, layer: layer, settings: settings, profileFile: profileFile)
-        }
+        caches = plan.cachePoints(settings: settings, profileFile: profileFile)
         var key = StageKey(source: source.key)
         var keys: [StageKey] = []
         for step in steps {

@@ -63,6 +63,26 @@ enum StageRun {
         return .success((chain, keyTimings))
     }
 
+    /// Every key a purge of `sources` must reach: each source as written, and its source key
+    /// under each profile (what the profile's key stages make of it).
+    static func sourceKeys(
+        of sources: [String], in profiles: ProfileSet, settings: CacheSettings, logger: Logger,
+        blocking: BlockingExecutor
+    ) async -> Set<String> {
+        var keys = Set(sources)
+        for source in sources {
+            for profile in profiles.profiles {
+                let request = ImageRequest(source: source, profile: profile.name)
+                if case .success(let planned) = await chain(
+                    for: request, in: profiles, settings: settings, logger: logger, blocking: blocking)
+                {
+                    keys.insert(planned.chain.source.key)
+                }
+            }
+        }
+        return keys
+    }
+
     /// Runs a request's key stages, which only rewrite the source; they are cheap and run inline.
     static func keyStages(_ request: ImageRequest, _ plan: RequestPlan, logger: Logger, blocking: BlockingExecutor)
         async
@@ -111,18 +131,24 @@ enum StageRun {
 }
 
 extension PipelineResult {
-    /// A request's result from its final step's value, which holds encoded bytes.
-    init(
-        _ request: ImageRequest, origin: Source, key: StageKey, keyTimings: [PipelineResult.StageTiming],
+    /// A request's result from its final step's value, which holds encoded bytes. (The loader's
+    /// chain check makes any other value unreachable for loaded profiles.)
+    static func finished(
+        _ request: ImageRequest, origin: Source, key: StageKey, keyTimings: [PipelineResult.StageTiming] = [],
         _ value: StepValue
-    ) {
-        guard case .encoded(let encoded) = value.value else { preconditionFailure("a final step gives encoded bytes") }
-        self.init(
-            request: request, origin: origin, stageKey: key,
-            bytes: encoded.bytes, format: encoded.format, size: encoded.size, sourceSize: encoded.sourceSize,
-            timings: keyTimings + value.timings, coalesced: value.coalesced,
-            memoryHit: value.memoryHit, diskHit: value.diskHit, sharedHit: value.sharedHit,
-            sharedTier: value.sharedTier, stale: value.stale,
-            expiresAt: value.expiresAt, noStore: value.noStore)
+    ) -> Result<PipelineResult, PipelineError> {
+        guard case .encoded(let encoded) = value.value else {
+            return .failure(
+                PipelineError(
+                    .profile, "profile \"\(request.profile)\" did not end in encoded bytes", source: origin.redacted))
+        }
+        return .success(
+            PipelineResult(
+                request: request, origin: origin, stageKey: key,
+                bytes: encoded.bytes, format: encoded.format, size: encoded.size, sourceSize: encoded.sourceSize,
+                timings: keyTimings + value.timings, coalesced: value.coalesced,
+                memoryHit: value.memoryHit, diskHit: value.diskHit, sharedHit: value.sharedHit,
+                sharedTier: value.sharedTier, stale: value.stale,
+                expiresAt: value.expiresAt, noStore: value.noStore))
     }
 }

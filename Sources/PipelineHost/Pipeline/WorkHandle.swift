@@ -16,3 +16,8 @@ struct WorkRef: Sendable {
     let key: StageKey
     let id: Int
 }
+
+extension InFlightTable where Key == StageKey {
+    /// The priority of `work`; nil once it was cancelled or finished.
+    func priority(_ work: WorkRef) -> Priority? { priority(work.key, work: work.id) }
+}

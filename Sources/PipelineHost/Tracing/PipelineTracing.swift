@@ -39,6 +39,28 @@ public enum PipelineTracing {
         return tracer.startSpan(name, context: ServiceContext.current ?? .topLevel, ofKind: kind)
     }
 
+    /// Runs one request under its span (`image`), which names its profile, its source (redacted)
+    /// and where the answer came from; without a tracer, just runs it.
+    static func request(
+        _ request: ImageRequest, source: @autoclosure () -> String, isolation: isolated (any Actor)? = #isolation,
+        _ body: () async -> Result<PipelineResult, PipelineError>
+    ) async -> Result<PipelineResult, PipelineError> {
+        guard let span = start(SpanNames.image) else { return await body() }
+        span.attributes[SpanNames.profile] = request.profile
+        span.attributes[SpanNames.source] = source()
+        let outcome = await withActive(span, body)
+        if case .success(let result) = outcome { span.attributes[SpanNames.cacheResult] = result.cacheTier }
+        end(span, failing: outcome.failure)
+        return outcome
+    }
+
+    /// `start(_:)` for a span of work on one stage, which names the stage.
+    static func start(_ name: String, stage: String) -> (any Span)? {
+        let span = start(name)
+        span?.attributes[SpanNames.stageName] = stage
+        return span
+    }
+
     /// Runs `body` with `span` as the active span, so spans it starts are its children and calls
     /// it makes carry its context; without a span, just runs it.
     static func withActive<T>(
