@@ -36,7 +36,8 @@ struct Telemetry: Sendable {
         guard let exporter = activeTraceExporter.withLock({ $0 }) else {
             printError(
                 "warning: an OTLP endpoint is set, but this pipelinehost has no trace exporter "
-                    + "(build it with --traits OTLPExporter, as scripts/run does): no spans are exported")
+                    + "(build it with --traits OTLPExporter, as scripts/run does when OTEL_EXPORTER_OTLP_ENDPOINT is set): "
+                    + "no spans are exported")
             return Telemetry(service: nil, loggingMetadata: nil)
         }
         do {
