@@ -1,6 +1,18 @@
 /// The pipeline's draws, failing as a request should: cancelled when the work is gone (no
 /// priority), refused at once when it could never fit, overloaded when no room came in time.
 extension MemoryBudget {
+    /// A pipeline's budget of `bytes`, if it has one: its figures go to the metrics, and
+    /// `MemoryTrim` watches them to hand freed memory back to the system.
+    static func forPipeline(_ bytes: Int?, counters: PipelineCounters, blocking: BlockingExecutor) -> MemoryBudget? {
+        let trim = MemoryTrim(blocking: blocking)
+        return bytes.map { bytes in
+            MemoryBudget(capacity: bytes) { usage in
+                counters.memoryChanged(usage)
+                trim.observe(usage)
+            }
+        }
+    }
+
     /// Room for a body about to be fetched, at the work's priority.
     func roomForBody(at priority: Priority?, within wait: Duration?) async -> Result<MemoryDraw?, PipelineError> {
         guard let priority else { return .failure(.cancelled()) }

@@ -17,7 +17,6 @@ public actor Pipeline {
     let logger: Logger
     /// Blocking work by kind: transfers, pixel work and file I/O each on threads of their own.
     let blocking: BlockingPools
-    let clock = ContinuousClock()
 
     /// Running work by step key, and finished cache steps held until their request ends.
     var inFlight = InFlightTable<
@@ -57,15 +56,8 @@ public actor Pipeline {
         lanes = Lanes(
             transfers: Lane(limit: configuration.transfers, perHostLimit: configuration.transfersPerHost),
             cpu: Lane(limit: configuration.cpuStages))
-        let counters = PipelineCounters(factory: configuration.metrics ?? MetricsSystem.factory)
-        self.counters = counters
-        let trim = MemoryTrim(blocking: self.blocking.io)
-        memory = configuration.memoryBudget.map { bytes in
-            MemoryBudget(capacity: bytes) { usage in
-                counters.memoryChanged(usage)
-                trim.observe(usage)
-            }
-        }
+        counters = PipelineCounters(factory: configuration.metrics ?? MetricsSystem.factory)
+        memory = MemoryBudget.forPipeline(configuration.memoryBudget, counters: counters, blocking: self.blocking.io)
         cache = TieredCache(
             settings: configuration.cache, blocking: self.blocking.io, counters: counters, logger: logger)
         listenForAnnouncedPurges()
@@ -90,7 +82,7 @@ public actor Pipeline {
         _ request: ImageRequest, priority: Priority, joinable: (@Sendable () -> Void)?
     ) async -> Result<PipelineResult, PipelineError> {
         counters.add(\.requests)
-        let started = clock.now
+        let started = ContinuousClock.now
         let remembered = keyMemo[request]
         let outcome: Result<PipelineResult, PipelineError>
         if let remembered, let hit = cache.memoryHit(remembered.key, at: remembered.point) {
@@ -100,37 +92,16 @@ public actor Pipeline {
             outcome = await self.outcome(
                 of: request, priority: priority, memoryChecked: remembered != nil, joinable: joinable)
         }
-        counters.requestEnded(outcome, in: clock.now - started)
+        counters.requestEnded(outcome, in: .now - started)
         return outcome
     }
 
-    /// Starts `requests` at low priority, a few at a time. The results land wherever the
-    /// profile's `cache` stages keep them, so a later request is a cache hit; a request that
-    /// comes while a prefetch still runs joins its work.
-    public nonisolated func prefetch(_ requests: [ImageRequest]) -> Prefetch {
-        prefetch(requests) { request in (try? await self.image(for: request, priority: .low)) != nil }
-    }
-
-    /// `prefetch(_:)`, each request run by `run` (which says whether it succeeded): a service
-    /// admits each one as it admits a client's, and holds it to the same deadline.
-    public nonisolated func prefetch(
-        _ requests: [ImageRequest], running run: @escaping @Sendable (ImageRequest) async -> Bool
-    ) -> Prefetch {
-        // Enough to keep every transfer and CPU slot busy, and no more.
-        Prefetch.start(requests, window: configuration.transfers + configuration.cpuStages, run: run)
-    }
-
-    /// The stable key of a request's source: what its key stages (normalize) make of it. Requests
-    /// with equal source keys share their download when they run at the same time.
-    public func sourceKey(for request: ImageRequest) async throws(PipelineError) -> String {
-        try await StageRun.keyStages(request, RequestPlan(request, in: profiles), logger: logger, blocking: blocking.io)
-            .get().source.key
-    }
+    /// Waits until every cache store started so far has finished. The CLI calls it before it
+    /// exits, so the next run finds what this one stored.
+    public func flushCache() async { await cache.drain() }
 
     /// What the pipeline has done so far.
-    public func stats() -> PipelineStats {
-        counters.stats(inFlight: inFlight.count)
-    }
+    public func stats() -> PipelineStats { counters.stats(inFlight: inFlight.count) }
 
     /// The memory budget's figures now; nil without a budget.
     public nonisolated var memoryUsage: MemoryUsage? { memory?.usage }

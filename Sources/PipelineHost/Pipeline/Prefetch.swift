@@ -36,3 +36,22 @@ extension Prefetch {
             })
     }
 }
+
+/// Prefetching is no state of the actor's: each request is a plain `image(for:)` at low priority.
+extension Pipeline {
+    /// Starts `requests` at low priority, a few at a time. The results land wherever the
+    /// profile's `cache` stages keep them, so a later request is a cache hit; a request that
+    /// comes while a prefetch still runs joins its work.
+    public nonisolated func prefetch(_ requests: [ImageRequest]) -> Prefetch {
+        prefetch(requests) { request in (try? await self.image(for: request, priority: .low)) != nil }
+    }
+
+    /// `prefetch(_:)`, each request run by `run` (which says whether it succeeded): a service
+    /// admits each one as it admits a client's, and holds it to the same deadline.
+    public nonisolated func prefetch(
+        _ requests: [ImageRequest], running run: @escaping @Sendable (ImageRequest) async -> Bool
+    ) -> Prefetch {
+        // Enough to keep every transfer and CPU slot busy, and no more.
+        Prefetch.start(requests, window: configuration.transfers + configuration.cpuStages, run: run)
+    }
+}

@@ -152,3 +152,13 @@ extension PipelineResult {
                 expiresAt: value.expiresAt, noStore: value.noStore))
     }
 }
+
+extension Pipeline {
+    /// The stable key of a request's source: what its key stages (normalize) make of it. Requests
+    /// with equal source keys share their download when they run at the same time. (No state of
+    /// the actor's: the key stages run inline, as for every request.)
+    public nonisolated func sourceKey(for request: ImageRequest) async throws(PipelineError) -> String {
+        try await StageRun.keyStages(request, RequestPlan(request, in: profiles), logger: logger, blocking: blocking.io)
+            .get().source.key
+    }
+}
