@@ -27,9 +27,10 @@ let package = Package(
         .executable(name: "pipelinehost", targets: ["PipelineHostExecutable"]),
     ],
     // The OTLP/HTTP trace exporter (swift-otel) is the heaviest build of all: its TLS, HTTP client
-    // and protobuf types. Only the stock executable uses it, so it is a trait: scripts/run and
-    // scripts/test's release build enable it (`--traits OTLPExporter`); the debug, TSan and
-    // embedding builds leave it out. Without it, OTEL_* endpoints are refused with a clear error.
+    // and protobuf types. Only the stock executable uses it, so it is a trait: scripts/test's
+    // release build enables it (`--traits OTLPExporter`), and scripts/run does when an OTLP
+    // endpoint is set; the debug, TSan and embedding builds leave it out. Without it, a set
+    // OTEL_* endpoint gets a warning that says how to build it.
     traits: [
         .trait(name: "OTLPExporter", description: "Export traces over OTLP/HTTP with swift-otel."),
         .default(enabledTraits: []),
