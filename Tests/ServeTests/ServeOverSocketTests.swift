@@ -24,6 +24,11 @@ import Testing
           downsample { size = 32 },
           encode     { format = "auto" },
         }
+        profile "untimed" {
+          fetch      { block_private = true, allow_loopback = true, retries = 0, timeout = 600, low_speed_limit = 0 },
+          decode     {},
+          encode     { format = "jpeg" },
+        }
         profile "strict" {
           fetch      { retries = 0 },
           decode     {},
@@ -185,16 +190,27 @@ import Testing
         }
     }
 
-    /// No request holds the service past --request-timeout: it is answered 504, and its
-    /// transfer stops (its only request left).
+    /// No request holds the service past --request-timeout: it is answered 504, and its work
+    /// stops (its only request left): a transfer under way is cut, and none starts after.
     @Test func aRequestPastItsTimeBudgetIs504AndItsWorkStops() async throws {
-        // A transfer under way that never ends: only the request's time budget stops it.
+        // A transfer that never ends, under a profile whose fetch outlasts the test (no low-speed
+        // limit, 10 minutes): only the request's time budget can stop it.
         origin.route("/dripping.jpg", .stalled(Fixtures.sample, gate: "never"))
-        try await service(requestTimeout: .milliseconds(500)).application().test(.live) { client in
-            let response = try await client.execute(uri: signed("thumb", "/dripping.jpg"), method: .get)
+        let service = try service(requestTimeout: .milliseconds(500))
+        try await service.application().test(.live) { client in
+            let response = try await client.execute(uri: signed("untimed", "/dripping.jpg"), method: .get)
             #expect(response.status == .gatewayTimeout, "\(String(buffer: response.body))")
             #expect(String(buffer: response.body).contains(#""kind":"timeout""#))
-            #expect(await eventually { origin.abortedCount("/dripping.jpg") == 1 })
+            // Events, not the clock: once the pipeline is idle no transfer runs or can start, so
+            // every one that started was cut. (On an idle machine the transfer is under way
+            // long before the budget ends; on a busy one the budget may end first, and then
+            // no transfer ever starts.)
+            let pipeline = service.state.slot.now.pipeline
+            #expect(await eventually { await pipeline.activity().isIdle }, "the transfer was never stopped")
+            #expect(
+                await eventually { origin.abortedCount("/dripping.jpg") == origin.requestCount("/dripping.jpg") },
+                "transfers started \(origin.requestCount("/dripping.jpg")), cut \(origin.abortedCount("/dripping.jpg"))"
+            )
         }
     }
 
