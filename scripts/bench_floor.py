@@ -11,6 +11,9 @@ runs. perf then splits pipelinehost's CPU by the library it is spent in.
 """
 import json, os, re, resource, shutil, statistics, subprocess, sys, tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_serve import replace_section  # noqa: E402
+
 BOX, QUALITY, COPIES, ROUNDS = 512, 80, 5, 5
 MARK_START, MARK_END = "<!-- floor: written by scripts/bench-floor -->", "<!-- /floor -->"
 PROFILE = """profile "fit" {
@@ -136,13 +139,7 @@ def write(results, page):
                      f"**{r['ratio']:.2f}×** | {split} |")
     worst = rows[0]
     lines += ["", f"Worst: {worst['corpus']}, {worst['ratio']:.2f}× the floor (goal ≤ 1.5×).", "", MARK_END]
-    text = open(page).read()
-    if MARK_START in text:
-        start, end = text.index(MARK_START), text.index(MARK_END) + len(MARK_END)
-        text = text[:start] + "\n".join(lines) + text[end:]
-    else:
-        text = text.rstrip() + "\n\n" + "\n".join(lines) + "\n"
-    open(page, "w").write(text)
+    replace_section(page, MARK_START, MARK_END, "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ static int check_switch(const char *name) {
 int ph_vips_init(const char *program, int concurrency) {
     if (VIPS_INIT(program)) return -1;
     if (check_switch("PIPELINEHOST_VIPS_VECTOR") || check_switch("PIPELINEHOST_JPEG_HUGE_PAGES") ||
+        check_switch("PIPELINEHOST_JPEG_EARLY_STOP") ||
         check_switch("PIPELINEHOST_COLOUR_TRANSFORM_CACHE"))
         return -1;
     if (!g_getenv("PIPELINEHOST_VIPS_WARNINGS"))
@@ -224,8 +225,7 @@ int ph_vips_thumbnail_buffer_draft(const void *buffer, size_t length, int width,
     if (shrink == 1)
         return ph_vips_thumbnail_buffer(buffer, length, width, height, crop, enlarge, pages, out);
     VipsImage *loaded;
-    if (vips_jpegload_buffer((void *)buffer, length, &loaded, "shrink", shrink, "fail_on", VIPS_FAIL_ON_TRUNCATED,
-                             "access", VIPS_ACCESS_SEQUENTIAL, NULL))
+    if (!ph_jpeg_load_needed_scans(buffer, length, shrink, &loaded) && ph_jpeg_load_whole(buffer, length, shrink, &loaded))
         return -1;
     int result = ph_vips_thumbnail_image(loaded, width, height, crop, enlarge, out);
     g_object_unref(loaded);

@@ -15,6 +15,8 @@ final class ServeState: Sendable {
     /// Every request's `--request-timeout`.
     let deadlines = RequestDeadlines()
     private let draining = Locked(false)
+    /// Plugins' process counters as /metrics last exported them, by name.
+    let exportedProcessCounts = Locked([String: Int]())
     /// Prefetch batches running now; more than a few are refused like a full queue.
     let prefetches = AdmissionGate(limit: 4, full: "prefetch batches are running")
     /// Purges running now: each reads every disk entry's header, so a few at once at most.

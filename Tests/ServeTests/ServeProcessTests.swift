@@ -40,6 +40,17 @@ import Testing
         _ = try await service.stop()
     }
 
+    @Test func aProgressivePhotoShrunkToAnEighthIsCountedAsADecodeThatStoppedEarly() async throws {
+        origin.route("/progressive.jpg", .ok(Fixtures.quadrants(width: 2400, height: 1600, format: .progressiveJPEG)))
+        let service = try await start()
+        let before = try await Curl.get(service.baseURL + "/metrics").text
+        #expect(before.contains("pipelinehost_jpeg_decodes_stopped_early_total 0\n"), "\(before)")
+        #expect(try await Curl.get(url(service, "/progressive.jpg")).status == 200)
+        let metrics = try await Curl.get(service.baseURL + "/metrics").text
+        #expect(metrics.contains("pipelinehost_jpeg_decodes_stopped_early_total 1\n"), "\(metrics)")
+        _ = try await service.stop()
+    }
+
     @Test func aClientThatLeavesAbortsTheTransferWhenNobodyElseWaits() async throws {
         // Mid-transfer and never ending: only the client's leaving can stop it.
         origin.route("/slow.jpg", .stalled(Fixtures.sample, gate: "never", sent: 2048))

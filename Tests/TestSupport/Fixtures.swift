@@ -22,7 +22,8 @@ public enum Fixtures {
 
     public static var sample: [UInt8] { [UInt8](FileManager.default.contents(atPath: path("examples/sample.jpg"))!) }
 
-    public enum Format { case jpeg, png }
+    /// What a generated image is written as; a progressive JPEG has libjpeg's standard scans.
+    public enum Format { case jpeg, progressiveJPEG, png }
 
     /// A `width` x `height` image in four quadrants: red top-left, green top-right, blue
     /// bottom-left, white bottom-right. `orientation` sets the EXIF orientation tag (1-8).
@@ -42,7 +43,10 @@ public enum Fixtures {
                 (pixels[i], pixels[i + 1], pixels[i + 2]) = colour
             }
         }
-        return encode(rgb: pixels, width: width, height: height, as: format == .jpeg ? PH_FORMAT_JPEG : PH_FORMAT_PNG) {
+        return encode(
+            rgb: pixels, width: width, height: height, as: format == .png ? PH_FORMAT_PNG : PH_FORMAT_JPEG,
+            progressive: format == .progressiveJPEG
+        ) {
             if let orientation { vips_image_set_int($0, "orientation", Int32(orientation)) }
         }
     }
@@ -66,7 +70,7 @@ public enum Fixtures {
         }
         return encode(
             rgb: pixels, width: width, height: height, bands: bands,
-            as: format == .jpeg ? PH_FORMAT_JPEG : PH_FORMAT_PNG
+            as: format == .png ? PH_FORMAT_PNG : PH_FORMAT_JPEG, progressive: format == .progressiveJPEG
         ) { _ in }
     }
 
@@ -238,7 +242,7 @@ public enum Fixtures {
             var blurred: UnsafeMutablePointer<VipsImage>?
             guard ph_vips_gaussblur(image, sigma, 0, &blurred) == 0, let blurred else { return nil }
             defer { ph_vips_unref(blurred) }
-            return save(blurred, PH_FORMAT_PNG)
+            return save(blurred, PH_FORMAT_PNG, progressive: false)
         }
     }
 
@@ -282,7 +286,7 @@ public enum Fixtures {
 
     /// Encodes tightly packed 8-bit sRGB pixels; `tag` sets metadata on the image first.
     private static func encode(
-        rgb pixels: [UInt8], width: Int, height: Int, bands: Int = 3, as format: ph_format,
+        rgb pixels: [UInt8], width: Int, height: Int, bands: Int = 3, as format: ph_format, progressive: Bool = false,
         tag: (UnsafeMutablePointer<VipsImage>) -> Void
     ) -> [UInt8] {
         let image = pixels.withUnsafeBytes {
@@ -292,15 +296,18 @@ public enum Fixtures {
         defer { ph_vips_unref(image) }
         image.pointee.Type = VIPS_INTERPRETATION_sRGB
         tag(image)
-        return save(image, format)
+        return save(image, format, progressive: progressive)
     }
 
-    private static func save(_ image: UnsafeMutablePointer<VipsImage>, _ format: ph_format) -> [UInt8] {
+    private static func save(_ image: UnsafeMutablePointer<VipsImage>, _ format: ph_format, progressive: Bool)
+        -> [UInt8]
+    {
         var buffer: UnsafeMutableRawPointer?
         var length = 0
         var failure = PH_SAVE_OK
         var options = ph_save_options(
-            quality: 90, strip: 0, keep_icc: 0, effort: 4, lossless: 0, progressive: 0, subsample: PH_SUBSAMPLE_AUTO,
+            quality: 90, strip: 0, keep_icc: 0, effort: 4, lossless: 0, progressive: progressive ? 1 : 0,
+            subsample: PH_SUBSAMPLE_AUTO,
             optimize_coding: 0)
         guard ph_vips_save(image, format, &options, &buffer, &length, &failure) == 0, let buffer else {
             fatalError("fixture encode failed")

@@ -60,6 +60,7 @@ final class PipelineCounters: Sendable {
     func stats(inFlight: Int) -> PipelineStats {
         var stats = stats
         stats.inFlight = inFlight
+        for (counter, value) in ProcessCounters.snapshot() { stats.processCounters[counter.name] = value }
         return stats
     }
 

@@ -56,6 +56,8 @@ public struct PipelineStats: Sendable, Equatable {
     /// Results whose source's longest side is more than 4 times the output's: a smaller
     /// source would have done.
     public var oversizedSources = 0
+    /// Plugins' process-wide counters (`ProcessCounters`) when the stats were taken, by name.
+    public var processCounters: [String: Int] = [:]
 
     /// No figures yet.
     public init() {}
@@ -100,7 +102,7 @@ public struct PipelineStats: Sendable, Equatable {
             ("memory_hit_rate", Self.rounded(memoryHitRate, places: 3)),
             ("disk_hit_rate", Self.rounded(diskHitRate, places: 3)),
             ("in_flight", Double(inFlight)), ("in_flight_peak", Double(inFlightPeak)),
-        ]
+        ] + processCounters.sorted { $0.key < $1.key }.map { ($0.key, Double($0.value)) }
     }
 
     private static func rounded(_ value: Double, places: Int) -> Double {

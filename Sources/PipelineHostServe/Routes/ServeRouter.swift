@@ -56,11 +56,27 @@ enum ServeRouter {
     }
 
     private static func metrics(_ state: ServeState) -> Response {
+        exportProcessCounters(state)
         var text: [UInt8] = []
         state.registry.emit(into: &text)
         var headers: HTTPFields = [:]
         headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: text)))
+    }
+
+    /// Plugins' process-wide counters (`ProcessCounters`) become Prometheus counters,
+    /// `pipelinehost_<name>_total`, grown by what they counted since the last scrape.
+    private static func exportProcessCounters(_ state: ServeState) {
+        for (counter, value) in ProcessCounters.snapshot() {
+            let grown = state.exportedProcessCounts.withLock { exported in
+                defer { exported[counter.name] = max(value, exported[counter.name, default: 0]) }
+                return value - exported[counter.name, default: 0]
+            }
+            let exported = state.registry.makeCounter(
+                descriptor: .init(
+                    namespace: "pipelinehost", metricName: counter.name, unitName: "total", helpText: counter.help))
+            if grown > 0 { exported.increment(by: Int64(grown)) }
+        }
     }
 
     static func text(_ body: String, status: HTTPResponse.Status = .ok) -> Response {

@@ -14,6 +14,11 @@ public enum VipsPlugin: PipelinePlugin {
         ] {
             try registry.register(definition)
         }
+        ProcessCounters.register(
+            .init(
+                "jpeg_decodes_stopped_early",
+                help: "Progressive JPEGs decoded only as far as their output needed (PIPELINEHOST_JPEG_EARLY_STOP)"
+            ) { Int(ph_jpeg_early_stops()) })
     }
 
     /// Sets how many threads libvips uses inside one operation. The pipeline already runs
