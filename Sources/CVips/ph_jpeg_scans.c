@@ -1,18 +1,21 @@
 // A progressive JPEG decoded only as far as its output needs (issue 52).
 //
-// A progressive file arrives in scans: the DC coefficients, then bands and refinements of the
-// AC ones. At DCT scale 1/8 libjpeg's 1x1 IDCT reads only DC, so for a 5K photo shown at 512 px
-// most scans are decoded and thrown away. This reads scans in libjpeg's buffered-image mode
-// until every coefficient the chosen IDCTs read is final (coef_bits 0), then runs one output
-// pass. The pixels are those of the whole-file decode libvips' jpegload makes at that scale:
-// the same library, upsampling and DCT method. Block smoothing is off here: it guesses the
-// missing AC coefficients of a partial image, and in the whole-file decode there are none.
+// A progressive file arrives in scans: the DC coefficients of every component, then bands and
+// refinements of each component's AC coefficients, one component per AC scan. At DCT scale 1/8
+// libjpeg's 1x1 IDCT reads only DC, so for a 5K photo shown at 512 px most of the file is
+// entropy-decoded and thrown away. Here the file is copied without the AC scans of every
+// component whose IDCT at that scale reads DC alone (its DCT_scaled_size is 1: luma, and chroma
+// unless it is subsampled, which libjpeg-turbo then scales up by IDCT instead), and libjpeg
+// decodes the copy. A component keeps all its scans or loses all its AC scans, so no refinement
+// scan is read without the scans it refines. The coefficients each IDCT reads are those of the
+// whole file, so the pixels are those of libvips' whole-file decode at that scale: the same
+// library, upsampling and DCT method. Block smoothing is off here: it would guess the AC
+// coefficients left out, and in the whole-file decode there are none to guess.
 //
-// Taken only at scale 1/8 (at 1/4 and 1/2 libjpeg-turbo's reduced IDCTs read AC coefficients
-// that the standard scan script completes in its last scan; BENCHMARKS.md), for YCbCr and
-// greyscale files that end in EOI. Anything else, and any libjpeg warning or error, returns 0
-// and the caller takes the normal path, which decides as it always has: a truncated file is
-// refused there. PIPELINEHOST_JPEG_EARLY_STOP=0 switches it off.
+// Taken only at scale 1/8 (at 1/4 and 1/2 every component's IDCT reads AC coefficients), for
+// YCbCr and greyscale files that end in EOI. Anything else (an unexpected marker layout, any
+// libjpeg warning) returns 0 and the caller takes the normal path, which decides as it always
+// has: a truncated file is refused there. PIPELINEHOST_JPEG_EARLY_STOP=0 switches it off.
 #include "ph_vips.h"
 
 #include <jpeglib.h>
@@ -32,37 +35,6 @@ static int switched_off(void) {
         atomic_store(&off, setting && strcmp(setting, "0") == 0);
     }
     return atomic_load(&off);
-}
-
-// The JPEG zigzag order: position k of a scan's spectral band is coefficient natural[k] of the
-// block (row natural / 8, column natural % 8). coef_bits is indexed by k.
-static const unsigned char natural[64] = {
-    0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,  12, 19, 26, 33, 40, 48,
-    41, 34, 27, 20, 13, 6,  7,  14, 21, 28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23,
-    30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63};
-
-// Whether the IDCT of `size` x `size` output reads row (or column) `n` of the coefficients:
-// 1x1 only DC; libjpeg-turbo's 2x2 (jidctred.c) rows 0, 1, 3, 5, 7; its 4x4 all but 4.
-static int idct_reads(int size, int n) {
-    switch (size) {
-    case 1: return n == 0;
-    case 2: return n == 0 || n == 1 || n == 3 || n == 5 || n == 7;
-    case 4: return n != 4;
-    default: return 1;
-    }
-}
-
-// Every coefficient the output's IDCTs read is final. Chroma may be decoded at a larger IDCT
-// than luma (libjpeg-turbo scales it up rather than upsampling), so each component has its own.
-static int needed_scans_read(j_decompress_ptr cinfo) {
-    if (!cinfo->coef_bits) return 0;
-    for (int c = 0; c < cinfo->num_components; c++) {
-        int size = cinfo->comp_info[c].DCT_scaled_size;
-        for (int k = 0; k < 64; k++)
-            if (idct_reads(size, natural[k] / 8) && idct_reads(size, natural[k] % 8) && cinfo->coef_bits[c][k] != 0)
-                return 0;
-    }
-    return 1;
 }
 
 typedef struct {
@@ -93,28 +65,88 @@ static void *copy_field(VipsImage *from, const char *name, GValue *value, void *
     return NULL;
 }
 
-// Decodes into `pixels` (output_height rows of output_width * components bytes). Returns 1 when
-// it stopped before the last scan; 0 when it read them all; -1 on a libjpeg error or warning.
-static int decode(struct jpeg_decompress_struct *cinfo, error_manager *errors, unsigned char *pixels) {
-    if (setjmp(errors->jump)) return -1;
-    jpeg_start_decompress(cinfo);
-    int early = 0;
-    for (;;) {
-        int status = jpeg_consume_input(cinfo);
-        if (status == JPEG_SUSPENDED) return -1;
-        if (status == JPEG_REACHED_EOI) break;
-        if (status == JPEG_SCAN_COMPLETED && needed_scans_read(cinfo)) {
-            early = !jpeg_input_complete(cinfo);
-            break;
-        }
+// Whether component `id`'s IDCT reads DC alone at the scale set (it keeps no AC scan then).
+static int reads_dc_only(j_decompress_ptr cinfo, int id) {
+    for (int c = 0; c < cinfo->num_components; c++)
+        if (cinfo->comp_info[c].component_id == id) return cinfo->comp_info[c].DCT_scaled_size == 1;
+    return 0;
+}
+
+// Where a scan's entropy-coded data ends: at the next marker that is neither a stuffed zero
+// (FF 00) nor a restart marker (FF D0 to FF D7). `length` when there is none.
+static size_t scan_end(const unsigned char *bytes, size_t at, size_t length) {
+    while (at + 1 < length) {
+        const unsigned char *mark = memchr(bytes + at, 0xFF, length - 1 - at);
+        if (!mark) return length;
+        size_t i = (size_t)(mark - bytes);
+        unsigned char next = bytes[i + 1];
+        if (next != 0x00 && next != 0xFF && (next < 0xD0 || next > 0xD7)) return i;
+        at = i + 1;
     }
-    jpeg_start_output(cinfo, cinfo->input_scan_number);
-    size_t row = (size_t)cinfo->output_width * (size_t)cinfo->output_components;
-    while (cinfo->output_scanline < cinfo->output_height) {
+    return length;
+}
+
+// The file without the AC scans of components that read DC alone, into `out` (at least
+// `length` bytes). Returns the copy's length, or 0 when the file's markers are not laid out as
+// expected (then the normal path reads it). `*dropped` counts the scans left out.
+static size_t without_unread_scans(j_decompress_ptr cinfo, const unsigned char *bytes, size_t length,
+                                   unsigned char *out, int *dropped) {
+    if (length < 4 || bytes[0] != 0xFF || bytes[1] != 0xD8) return 0;
+    memcpy(out, bytes, 2);
+    size_t kept = 2, at = 2;
+    *dropped = 0;
+    for (;;) {
+        if (at >= length || bytes[at] != 0xFF) return 0;
+        size_t start = at;
+        while (at < length && bytes[at] == 0xFF) at++;  // fill bytes before a marker
+        if (at + 1 > length) return 0;
+        unsigned char marker = bytes[at++];
+        if (marker == 0xD9) {  // EOI
+            memcpy(out + kept, bytes + start, at - start);
+            return kept + (at - start);
+        }
+        if (marker == 0x00 || (marker >= 0xD0 && marker <= 0xD8) || at + 2 > length) return 0;
+        size_t segment = ((size_t)bytes[at] << 8) | bytes[at + 1];
+        if (segment < 2 || segment > length - at) return 0;
+        size_t end = at + segment;
+        int keep = 1;
+        if (marker == 0xDA) {  // SOS: Ns, then Ns (Cs, Td/Ta), then Ss, Se, Ah/Al; then the data
+            int components = segment >= 3 ? bytes[at + 2] : 0;
+            if (components < 1 || segment != 6 + 2 * (size_t)components) return 0;
+            int spectral_start = bytes[at + 3 + 2 * components];
+            keep = !(spectral_start > 0 && components == 1 && reads_dc_only(cinfo, bytes[at + 3]));
+            end = scan_end(bytes, end, length);
+        }
+        if (keep) {
+            memcpy(out + kept, bytes + start, end - start);
+            kept += end - start;
+        } else {
+            (*dropped)++;
+        }
+        at = end;
+    }
+}
+
+// Decodes the copy into `pixels` (output_height rows of output_width * components bytes), at the
+// size the original's header gave. Returns 0, or -1 on a libjpeg error or warning.
+static int decode(struct jpeg_decompress_struct *cinfo, error_manager *errors, const unsigned char *copy,
+                  size_t length, unsigned char *pixels) {
+    JDIMENSION width = cinfo->output_width, height = cinfo->output_height;
+    if (setjmp(errors->jump)) return -1;
+    jpeg_abort_decompress(cinfo);
+    jpeg_mem_src(cinfo, copy, (unsigned long)length);
+    jpeg_read_header(cinfo, TRUE);
+    cinfo->scale_num = 1;
+    cinfo->scale_denom = 8;
+    cinfo->do_block_smoothing = FALSE;
+    jpeg_start_decompress(cinfo);
+    if (cinfo->output_width != width || cinfo->output_height != height) return -1;
+    size_t row = (size_t)width * (size_t)cinfo->output_components;
+    while (cinfo->output_scanline < height) {
         JSAMPROW line = pixels + row * cinfo->output_scanline;
         jpeg_read_scanlines(cinfo, &line, 1);
     }
-    return errors->pub.num_warnings ? -1 : early;
+    return errors->pub.num_warnings ? -1 : 0;
 }
 
 int ph_jpeg_load_whole(const void *buffer, size_t length, int shrink, VipsImage **out) {
@@ -131,6 +163,7 @@ int ph_jpeg_load_needed_scans(const void *buffer, size_t length, int shrink, Vip
     errors.pub.error_exit = error_exit;
     errors.pub.output_message = output_message;
     unsigned char *volatile pixels = NULL;
+    unsigned char *volatile copy = NULL;
     VipsImage *volatile header = NULL;
     int taken = 0;
     if (setjmp(errors.jump)) goto done;
@@ -142,9 +175,12 @@ int ph_jpeg_load_needed_scans(const void *buffer, size_t length, int shrink, Vip
     if (!cinfo.progressive_mode || !colours_kept) goto done;
     cinfo.scale_num = 1;
     cinfo.scale_denom = 8;
-    cinfo.buffered_image = TRUE;
-    cinfo.do_block_smoothing = FALSE;
     jpeg_calc_output_dimensions(&cinfo);
+    int dropped;
+    size_t copied;
+    if (!(copy = malloc(length)) || !(copied = without_unread_scans(&cinfo, buffer, length, copy, &dropped)) ||
+        dropped == 0)
+        goto done;
     // libvips' header for the same scale: its size must be ours, and its metadata is copied.
     VipsImage *loaded;
     if (ph_jpeg_load_whole(buffer, length, 8, &loaded)) {
@@ -157,8 +193,7 @@ int ph_jpeg_load_needed_scans(const void *buffer, size_t length, int shrink, Vip
         goto done;
     size_t bytes = (size_t)cinfo.output_width * cinfo.output_height * (size_t)cinfo.output_components;
     if (!(pixels = malloc(bytes))) goto done;
-    int early = decode(&cinfo, &errors, pixels);
-    if (early < 0) goto done;
+    if (decode(&cinfo, &errors, copy, copied, pixels)) goto done;
     VipsImage *image = vips_image_new_from_memory_copy(pixels, bytes, header->Xsize, header->Ysize,
                                                        header->Bands, VIPS_FORMAT_UCHAR);
     if (!image) {
@@ -169,12 +204,13 @@ int ph_jpeg_load_needed_scans(const void *buffer, size_t length, int shrink, Vip
     image->Xres = header->Xres;
     image->Yres = header->Yres;
     vips_image_map(header, copy_field, image);
-    if (early) atomic_fetch_add(&stopped_early, 1);
+    atomic_fetch_add(&stopped_early, 1);
     *out = image;
     taken = 1;
 done:
     jpeg_destroy_decompress(&cinfo);
     free(pixels);
+    free(copy);
     if (header) g_object_unref(header);
     return taken;
 }

@@ -1,11 +1,12 @@
+import Foundation
 import CVips
 import PipelineHost
 import TestSupport
 import Testing
 
-/// A progressive JPEG shrunk on load to 1/8 is decoded only as far as that scale needs
+/// A progressive JPEG shrunk on load to 1/8 is decoded without the AC scans its IDCTs never read
 /// (ph_jpeg_scans.c), with the pixels and metadata of the whole-file decode.
-@Suite("Progressive JPEGs decoded only as far as their output needs", .needs(.pixels))
+@Suite("Progressive JPEGs decoded without the scans their output never reads", .needs(.pixels))
 struct ProgressiveDecodeTests {
     let directory: TemporaryDirectory
     init() throws { directory = try TemporaryDirectory() }
@@ -62,16 +63,29 @@ struct ProgressiveDecodeTests {
     }
 
     @Test(
-        "at 1/8 the decode stops before the last scan, with the pixels of the whole-file decode",
+        "at 1/8 the decode leaves scans out, with the pixels of the whole-file decode",
         arguments: ["off", "on"])
     func samePixels(chromaSubsampling: String) async throws {
         let bytes = try await progressive(chromaSubsampling: chromaSubsampling)
         let stopped = ph_jpeg_early_stops()
         let early = try #require(try load(bytes, early: true), "the early path was not taken")
-        #expect(ph_jpeg_early_stops() > stopped, "it read every scan")
+        #expect(ph_jpeg_early_stops() > stopped, "it left no scan out")
         let whole = try #require(try load(bytes, early: false))
         #expect(early.width == 300 && early.height == 200 && early.bands == 3)
         #expect(early == whole, "\(early.differingBytes(from: whole)) bytes differ from libvips' whole-file decode")
+    }
+
+    @Test("a file with restart markers in every scan leaves scans out and decodes to the same pixels")
+    func restartMarkers() throws {
+        // 480x320, 4:2:0, a restart marker every 2 MCUs (libvips' jpegsave restart_interval).
+        let path = Fixtures.path("Fuzz/Corpus/decode/progressive-restarts-480.jpg")
+        let bytes = [UInt8](try #require(FileManager.default.contents(atPath: path)))
+        let stopped = ph_jpeg_early_stops()
+        let early = try #require(try load(bytes, early: true))
+        #expect(ph_jpeg_early_stops() > stopped)
+        let whole = try #require(try load(bytes, early: false))
+        #expect(early.width == 60 && early.height == 40)
+        #expect(early == whole, "\(early.differingBytes(from: whole)) bytes differ")
     }
 
     @Test("EXIF orientation comes through as libvips reads it, and downsample turns the picture upright")

@@ -25,15 +25,16 @@ long ph_jpeg_huge_blocks(void);
 long ph_jpeg_reused_blocks(void);
 /// The most bytes of freed blocks kept for the next decode (128 MiB unless set).
 void ph_jpeg_set_kept_limit(size_t bytes);
-/// Decodes a progressive JPEG at DCT scale 1/`shrink` reading only the scans its output needs,
-/// with libvips' header and metadata for that scale (ph_jpeg_scans.c). Returns 1 with `*out`
-/// set, or 0 when it does not apply (not 1/8, not progressive, CMYK, no EOI, any libjpeg
-/// warning, PIPELINEHOST_JPEG_EARLY_STOP=0): then the caller loads as usual.
+/// Decodes a progressive JPEG at DCT scale 1/`shrink` without the AC scans of components whose
+/// IDCT reads DC alone at that scale, with libvips' header and metadata for that scale
+/// (ph_jpeg_scans.c). Returns 1 with `*out` set, or 0 when it does not apply (not 1/8, not
+/// progressive, CMYK, no EOI, nothing to leave out, any libjpeg warning,
+/// PIPELINEHOST_JPEG_EARLY_STOP=0): then the caller loads as usual.
 int ph_jpeg_load_needed_scans(const void *buffer, size_t length, int shrink, VipsImage **out);
 /// libvips' jpegload at DCT scale 1/`shrink`, lazily, every scan read: the normal path, which
 /// refuses a truncated file.
 int ph_jpeg_load_whole(const void *buffer, size_t length, int shrink, VipsImage **out);
-/// How many decodes stopped before the file's last scan so far.
+/// How many decodes left scans out so far.
 long ph_jpeg_early_stops(void);
 
 /// The error buffer's text (g_free it), clearing the buffer. NULL when empty.
