@@ -222,6 +222,10 @@ int ph_vips_thumbnail_buffer_draft(const void *buffer, size_t length, int width,
     double across = source_width / width, down = source_height / height;
     double factor = crop.mode != PH_CROP_NONE ? (across < down ? across : down) : (across > down ? across : down);
     int shrink = factor >= 8 ? 8 : factor >= 4 ? 4 : factor >= 2 ? 2 : 1;
+    // libvips 8.14's jpegload aborts (a failed assertion, "bad dimensions") when a side is
+    // shorter than the shrink: a 4x2568 JPEG fit into 48 px would take 1/8. No shrink leaves a
+    // side under one pixel; libvips' thumbnail then makes that side 1 px, as for any format.
+    while (shrink > 1 && (source_width < shrink || source_height < shrink)) shrink /= 2;
     if (shrink == 1)
         return ph_vips_thumbnail_buffer(buffer, length, width, height, crop, enlarge, pages, out);
     VipsImage *loaded;

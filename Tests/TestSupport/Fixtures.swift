@@ -23,7 +23,7 @@ public enum Fixtures {
     public static var sample: [UInt8] { [UInt8](FileManager.default.contents(atPath: path("examples/sample.jpg"))!) }
 
     /// What a generated image is written as; a progressive JPEG has libjpeg's standard scans.
-    public enum Format { case jpeg, progressiveJPEG, png }
+    public enum Format: Sendable { case jpeg, progressiveJPEG, png }
 
     /// A `width` x `height` image in four quadrants: red top-left, green top-right, blue
     /// bottom-left, white bottom-right. `orientation` sets the EXIF orientation tag (1-8).

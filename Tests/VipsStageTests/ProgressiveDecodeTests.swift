@@ -1,5 +1,5 @@
-import Foundation
 import CVips
+import Foundation
 import PipelineHost
 import TestSupport
 import Testing
@@ -86,6 +86,19 @@ struct ProgressiveDecodeTests {
         let whole = try #require(try load(bytes, early: false))
         #expect(early.width == 60 && early.height == 40)
         #expect(early == whole, "\(early.differingBytes(from: whole)) bytes differ")
+    }
+
+    @Test(
+        "a JPEG narrower than the DCT shrink fits its box 1 px wide, baseline or progressive, never an abort",
+        arguments: [(4, Fixtures.Format.jpeg), (5, .progressiveJPEG), (7, .jpeg), (9, .progressiveJPEG)])
+    func narrowerThanTheShrink(width: Int, format: Fixtures.Format) async throws {
+        // 2568 px tall into 48 px would shrink on load by 8; libvips 8.14's jpegload fails an
+        // assertion when a side is shorter than that.
+        let path = try directory.write(
+            "thin-\(width).jpg", Fixtures.quadrants(width: width, height: 2568, format: format))
+        let thumbnail = try await TestPipeline.run(
+            #"profile "p" { fetch {}, decode {}, downsample { size = 48 }, encode { format = "png" } }"#, source: path)
+        #expect(thumbnail.size == PixelSize(width: 1, height: 48))
     }
 
     @Test("EXIF orientation comes through as libvips reads it, and downsample turns the picture upright")

@@ -17,7 +17,8 @@ public enum VipsPlugin: PipelinePlugin {
         ProcessCounters.register(
             .init(
                 "jpeg_decodes_stopped_early",
-                help: "Progressive JPEGs decoded without the scans their scale never reads (PIPELINEHOST_JPEG_EARLY_STOP)"
+                help:
+                    "Progressive JPEGs decoded without the scans their scale never reads (PIPELINEHOST_JPEG_EARLY_STOP)"
             ) { Int(ph_jpeg_early_stops()) })
     }
 
