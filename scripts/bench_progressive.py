@@ -7,6 +7,9 @@ process's user + system time less its start-up (a run of one tiny image), median
 the stage time per photo is `--stats`' decode_ms_avg (downsample's wall time: the decode and the
 resize, the shrink-on-load happening inside it).
 
+BOX "info" times `pipelinehost info` instead (its 100 px copy, shrunk on load, for the
+placeholders and the dominant colour); then the check is that both print the same facts.
+
   bench_progressive.py BIN RESULTS.json NAME=DIR:BOX ...
   bench_progressive.py --write RESULTS.json BENCHMARKS.md
 """
@@ -20,11 +23,11 @@ MARK_START, MARK_END = "<!-- progressive: written by scripts/bench-progressive -
 
 
 def cpu_of(command, env):
-    """CPU seconds (user + system) of one child process, and its last line of output."""
+    """CPU seconds (user + system) of one child process, and its lines of output."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(command, check=True, env=env, capture_output=True, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout.strip().splitlines()[-1]
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout.strip().splitlines()
 
 
 def measure_corpus(binary, directory, box, work):
@@ -39,8 +42,9 @@ def measure_corpus(binary, directory, box, work):
     listing = os.path.join(work, "list.txt")
     open(listing, "w").write("\n".join(names) + "\n")
     profile = os.path.join(work, "fit.lua")
+    info = box == "info"
     open(profile, "w").write('profile "fit" { fetch {}, decode {}, downsample { size = %d }, '
-                             'encode { format = "jpeg", quality = %d } }\n' % (box, QUALITY))
+                             'encode { format = "jpeg", quality = %d } }\n' % (256 if info else box, QUALITY))
     tiny = os.path.join(work, "tiny.jpg")
     subprocess.run(["vips", "black", tiny + "[Q=80]", "16", "16"], check=True)
     outputs = {setting: os.path.join(work, "out-" + setting) for setting in ("on", "off")}
@@ -48,17 +52,29 @@ def measure_corpus(binary, directory, box, work):
     for _ in range(ROUNDS):
         for setting in ("on", "off"):
             env = dict(os.environ, PIPELINEHOST_JPEG_EARLY_STOP="1" if setting == "on" else "0")
-            run = [binary, "run", profile, "--no-cache", "--output-dir", outputs[setting], "--stats"]
+            if info:
+                run = [binary, "info", profile, "--no-cache"]
+            else:
+                run = [binary, "run", profile, "--no-cache", "--output-dir", outputs[setting], "--stats"]
             startup, _ = cpu_of(run + [tiny], env)
-            batch, stats = cpu_of(run + ["--input-list", listing], env)
-            stats = json.loads(stats)
+            batch, lines = cpu_of(run + ["--input-list", listing], env)
             figures[setting]["cpu"].append((batch - startup) / len(names) * 1000)
+            if info:
+                figures[setting]["facts"] = sorted(line.replace(work, "") for line in lines)
+                continue
+            stats = json.loads(lines[-1])
             figures[setting]["stage"].append(stats["decode_ms_avg"])
             figures[setting]["early"] = stats.get("jpeg_decodes_stopped_early", 0)
     on, off = figures["on"], figures["off"]
-    answers = {setting: {name: open(os.path.join(folder, name), "rb").read() for name in os.listdir(folder)}
-               for setting, folder in outputs.items()}
-    return {"same_bytes": answers["on"] == answers["off"] and len(answers["on"]) == len(photos) * COPIES + 1,"photos": len(photos), "box": box, "early": on["early"], "decodes": len(names),
+    if info:
+        same = on["facts"] == off["facts"] and len(on["facts"]) == len(names)
+        on["stage"] = off["stage"] = [0]
+    else:
+        answers = {setting: {name: open(os.path.join(folder, name), "rb").read() for name in os.listdir(folder)}
+                   for setting, folder in outputs.items()}
+        same = answers["on"] == answers["off"] and len(answers["on"]) == len(photos) * COPIES + 1
+    return {"same_bytes": same, "info": info, "photos": len(photos), "box": box, "early": on["early"],
+            "decodes": len(names),
             "cpu_on": statistics.median(on["cpu"]), "cpu_off": statistics.median(off["cpu"]),
             "stage_on": statistics.median(on["stage"]), "stage_off": statistics.median(off["stage"])}
 
@@ -69,7 +85,7 @@ def measure(binary, results, corpora):
         name, rest = spec.split("=", 1)
         directory, box = rest.rsplit(":", 1)
         with tempfile.TemporaryDirectory() as work:
-            row = measure_corpus(binary, directory, int(box), work)
+            row = measure_corpus(binary, directory, box if box == "info" else int(box), work)
         row["corpus"] = name
         row["ratio"] = row["cpu_on"] / row["cpu_off"]
         rows.append(row)
@@ -87,6 +103,11 @@ def write(results, page):
              "downsample's wall ms, on / off | answers, on against off |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
+        if r.get("info"):
+            lines.append(f"| {r['corpus']} | {r['photos']} | `info` (a 100 px copy) | | "
+                         f"{r['cpu_on']:.1f} / {r['cpu_off']:.1f} | **{r['ratio']:.2f}×** | | "
+                         f"{'the same facts' if r['same_bytes'] else '**differ**'} |")
+            continue
         lines.append(f"| {r['corpus']} | {r['photos']} | {r['box']} | {r['early']} of {r['decodes']} | "
                      f"{r['cpu_on']:.1f} / {r['cpu_off']:.1f} | **{r['ratio']:.2f}×** | "
                      f"{r['stage_on']:.1f} / {r['stage_off']:.1f} | "

@@ -88,6 +88,16 @@ struct ProgressiveDecodeTests {
         #expect(early == whole, "\(early.differingBytes(from: whole)) bytes differ")
     }
 
+    @Test("a placeholder's small copy of a progressive photo leaves scans out too")
+    func placeholder() async throws {
+        let path = try directory.write("progressive.jpg", try await progressive(chromaSubsampling: "off"))
+        let stopped = ph_jpeg_early_stops()
+        let hash = try await TestPipeline.run(
+            #"profile "p" { fetch {}, decode {}, placeholder { kind = "blurhash" } }"#, source: path)
+        #expect(ph_jpeg_early_stops() > stopped, "its small copy read every scan")
+        #expect(hash.bytes.count == 28, "a 4x3 BlurHash")
+    }
+
     @Test(
         "a JPEG narrower than the DCT shrink fits its box 1 px wide, baseline or progressive, never an abort",
         arguments: [(4, Fixtures.Format.jpeg), (5, .progressiveJPEG), (7, .jpeg), (9, .progressiveJPEG)])

@@ -5,7 +5,8 @@ import PlaceholderHashes
 extension VipsPipelineImage {
     /// The image shrunk to fit `side` × `side`, upright and in sRGB, as 8-bit RGBA: what the
     /// placeholders and the dominant colour read. An image decode has only opened is shrunk on
-    /// load (a JPEG is decoded at an eighth of its size), so the full pixels are never made.
+    /// load at the smallest DCT scale that covers the box, as downsample's speed path does (a
+    /// progressive JPEG without the scans that scale never reads), so the full pixels are never made.
     func smallRGBA(fitting side: Int) throws(PipelineError) -> RGBAImage {
         let small = try smallImage(fitting: side)
         var buffer: UnsafeMutableRawPointer?
@@ -30,7 +31,8 @@ extension VipsPipelineImage {
         var small: VipsImageHandle
         if let bytes = undecodedBytes {
             var out: UnsafeMutablePointer<VipsImage>?
-            guard ph_vips_thumbnail_buffer(bytes.baseAddress, bytes.count, box, box, none, 0, 1, &out) == 0, let out
+            guard ph_vips_thumbnail_buffer_draft(bytes.baseAddress, bytes.count, box, box, none, 0, 1, &out) == 0,
+                let out
             else {
                 throw PipelineError(.decodeFailed, "decode failed: \(VipsRuntime.takeError())")
             }
