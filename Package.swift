@@ -74,10 +74,11 @@ let package = Package(
         .target(name: "CLua", dependencies: ["LuaSystem"]),
         // libjpeg is named so that the executable exports ph_jpeg_memory.c's definitions of its
         // large-block allocator, which libjpeg then calls instead of its own. lcms2 (libvips'
-        // own colour library) builds the colour transforms ph_colour_transforms.c keeps.
+        // own colour library) builds the colour transforms ph_colour_transforms.c keeps. libavif
+        // (dav1d and libyuv) reads AVIF for ph_avif_load.c.
         .target(
             name: "CVips", dependencies: ["VipsSystem"],
-            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("lcms2")]),
+            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("lcms2"), .linkedLibrary("avif")]),
         .target(name: "CCurl", dependencies: ["CurlSystem"]),
         .target(name: "CRedis", dependencies: ["HiredisSystem"]),
 

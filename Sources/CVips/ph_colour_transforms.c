@@ -12,6 +12,7 @@
 // by line as libvips' colour classes do. Only the common case takes this path: 3-band 8-bit RGB
 // with an RGB profile. Anything else (alpha, CMYK, grey, 16 bits, a profile lcms2 refuses) goes
 // to vips_icc_transform as before. PIPELINEHOST_COLOUR_TRANSFORM_CACHE=0 sends every image there.
+#include "ph_internal.h"
 #include "ph_vips.h"
 
 #include <lcms2.h>
@@ -134,20 +135,13 @@ static int transform_generate(VipsRegion *out, void *sequence, void *a, void *b,
     return 0;
 }
 
-static int cache_switched_off(void) {
-    static atomic_int off = -1;
-    if (atomic_load(&off) < 0) {
-        const char *setting = g_getenv("PIPELINEHOST_COLOUR_TRANSFORM_CACHE");
-        atomic_store(&off, setting && strcmp(setting, "0") == 0);
-    }
-    return atomic_load(&off);
-}
+static atomic_int switch_cache = -1;
 
 int ph_vips_icc_to_srgb_kept(VipsImage *in, VipsImage **out) {
     const void *profile;
     size_t length;
-    if (cache_switched_off() || in->Bands != 3 || in->BandFmt != VIPS_FORMAT_UCHAR ||
-        in->Coding != VIPS_CODING_NONE ||
+    if (ph_switched_off("PIPELINEHOST_COLOUR_TRANSFORM_CACHE", &switch_cache) || in->Bands != 3 ||
+        in->BandFmt != VIPS_FORMAT_UCHAR || in->Coding != VIPS_CODING_NONE ||
         (in->Type != VIPS_INTERPRETATION_sRGB && in->Type != VIPS_INTERPRETATION_RGB) ||
         vips_image_get_blob(in, VIPS_META_ICC_NAME, &profile, &length) || length > largest_kept_profile)
         return 1;

@@ -15,6 +15,7 @@
 //   nothing of a block's contents. Those 128 MiB stay resident once used.
 // Smaller blocks come from malloc, behind the same header. PIPELINEHOST_JPEG_HUGE_PAGES=0 sends
 // every block to malloc as libjpeg's own allocator does.
+#include "ph_internal.h"
 #include "ph_vips.h"
 
 #include <pthread.h>
@@ -89,17 +90,9 @@ static int keep(void *block, size_t length) {
     return kept_it;
 }
 
-static atomic_int policy;  // 0: not read yet, 1: huge pages, 2: malloc only
+static atomic_int switch_cache = -1;
 
-static int use_huge_pages(void) {
-    int known = atomic_load(&policy);
-    if (!known) {
-        const char *setting = getenv("PIPELINEHOST_JPEG_HUGE_PAGES");
-        known = setting && strcmp(setting, "0") == 0 ? 2 : 1;
-        atomic_store(&policy, known);
-    }
-    return known == 1;
-}
+static int use_huge_pages(void) { return !ph_switched_off("PIPELINEHOST_JPEG_HUGE_PAGES", &switch_cache); }
 
 // With PIPELINEHOST_JPEG_HUGE_PAGES=0, blocks are libjpeg's own malloc'd ones, without a header,
 // so that AddressSanitizer checks all of each (scripts/fuzz). The setting is read once, at the

@@ -16,6 +16,7 @@
 // YCbCr and greyscale files that end in EOI. Anything else (an unexpected marker layout, any
 // libjpeg warning) returns 0 and the caller takes the normal path, which decides as it always
 // has: a truncated file is refused there. PIPELINEHOST_JPEG_EARLY_STOP=0 switches it off.
+#include "ph_internal.h"
 #include "ph_vips.h"
 
 #include <jpeglib.h>
@@ -25,17 +26,9 @@
 #include <string.h>
 
 static atomic_long stopped_early;
+static atomic_int switch_cache = -1;
 
 long ph_jpeg_early_stops(void) { return atomic_load(&stopped_early); }
-
-static int switched_off(void) {
-    static atomic_int off = -1;
-    if (atomic_load(&off) < 0) {
-        const char *setting = g_getenv("PIPELINEHOST_JPEG_EARLY_STOP");
-        atomic_store(&off, setting && strcmp(setting, "0") == 0);
-    }
-    return atomic_load(&off);
-}
 
 typedef struct {
     struct jpeg_error_mgr pub;
@@ -50,19 +43,6 @@ static void output_message(j_common_ptr cinfo) { (void)cinfo; }
 
 static int ends_in_eoi(const unsigned char *bytes, size_t length) {
     return length >= 4 && bytes[length - 2] == 0xFF && bytes[length - 1] == 0xD9;
-}
-
-// The header's fields and metadata (EXIF, ICC, XMP, resolution) as libvips' jpegload reads
-// them, onto the decoded pixels.
-static void *copy_field(VipsImage *from, const char *name, GValue *value, void *to) {
-    static const char *const builtin[] = {"width",          "height", "bands",   "format",
-                                          "coding",         "interpretation", "xoffset", "yoffset",
-                                          "xres",           "yres",   "filename", NULL};
-    (void)from;
-    for (int i = 0; builtin[i]; i++)
-        if (strcmp(name, builtin[i]) == 0) return NULL;
-    vips_image_set((VipsImage *)to, name, value);
-    return NULL;
 }
 
 // Whether component `id`'s IDCT reads DC alone at the scale set (it keeps no AC scan then).
@@ -155,7 +135,8 @@ int ph_jpeg_load_whole(const void *buffer, size_t length, int shrink, VipsImage 
 }
 
 int ph_jpeg_load_needed_scans(const void *buffer, size_t length, int shrink, VipsImage **out) {
-    if (shrink != 8 || switched_off() || !ends_in_eoi(buffer, length)) return 0;
+    if (shrink != 8 || ph_switched_off("PIPELINEHOST_JPEG_EARLY_STOP", &switch_cache) || !ends_in_eoi(buffer, length))
+        return 0;
     struct jpeg_decompress_struct cinfo;
     error_manager errors;
     memset(&cinfo, 0, sizeof cinfo);  // so that jpeg_destroy_decompress is safe from any point
@@ -200,10 +181,7 @@ int ph_jpeg_load_needed_scans(const void *buffer, size_t length, int shrink, Vip
         vips_error_clear();
         goto done;
     }
-    image->Type = header->Type;
-    image->Xres = header->Xres;
-    image->Yres = header->Yres;
-    vips_image_map(header, copy_field, image);
+    ph_copy_header_fields(header, image);
     atomic_fetch_add(&stopped_early, 1);
     *out = image;
     taken = 1;

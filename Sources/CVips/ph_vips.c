@@ -1,3 +1,4 @@
+#include "ph_internal.h"
 #include "ph_vips.h"
 
 #include <vips/vector.h>
@@ -32,11 +33,46 @@ static int check_switch(const char *name) {
     return -1;
 }
 
+int ph_switched_off(const char *name, atomic_int *cache) {
+    int off = atomic_load(cache);
+    if (off < 0) {
+        const char *value = g_getenv(name);
+        off = value && strcmp(value, "0") == 0;
+        atomic_store(cache, off);
+    }
+    return off;
+}
+
+static void *copy_field(VipsImage *from, const char *name, GValue *value, void *to) {
+    static const char *const builtin[] = {"width",   "height",  "bands", "format", "coding",   "interpretation",
+                                          "xoffset", "yoffset", "xres",  "yres",   "filename", NULL};
+    (void)from;
+    for (int i = 0; builtin[i]; i++)
+        if (strcmp(name, builtin[i]) == 0) return NULL;
+    // Blobs are copied, not shared: libvips 8.14's heifload hangs its ICC and EXIF bytes on the
+    // header image's own memory, which goes when the header does.
+    if (G_VALUE_HOLDS(value, VIPS_TYPE_BLOB)) {
+        size_t length;
+        const void *data = vips_value_get_blob(value, &length);
+        vips_image_set_blob_copy((VipsImage *)to, name, data, length);
+    } else {
+        vips_image_set((VipsImage *)to, name, value);
+    }
+    return NULL;
+}
+
+void ph_copy_header_fields(VipsImage *header, VipsImage *image) {
+    image->Type = header->Type;
+    image->Xres = header->Xres;
+    image->Yres = header->Yres;
+    vips_image_map(header, copy_field, image);
+}
+
 int ph_vips_init(const char *program, int concurrency) {
     if (VIPS_INIT(program)) return -1;
     if (check_switch("PIPELINEHOST_VIPS_VECTOR") || check_switch("PIPELINEHOST_JPEG_HUGE_PAGES") ||
         check_switch("PIPELINEHOST_JPEG_EARLY_STOP") ||
-        check_switch("PIPELINEHOST_COLOUR_TRANSFORM_CACHE"))
+        check_switch("PIPELINEHOST_COLOUR_TRANSFORM_CACHE") || check_switch("PIPELINEHOST_AVIF_LIBAVIF"))
         return -1;
     if (!g_getenv("PIPELINEHOST_VIPS_WARNINGS"))
         g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO, drop_log, NULL);
@@ -212,6 +248,13 @@ int ph_vips_thumbnail_buffer(const void *buffer, size_t length, int width, int h
 int ph_vips_thumbnail_buffer_draft(const void *buffer, size_t length, int width, int height, ph_crop crop,
                                    int enlarge, int pages, VipsImage **out) {
     const char *loader = vips_foreign_find_load_buffer(buffer, length);
+    VipsImage *loaded;
+    if (pages == 1 && loader && strcmp(loader, "VipsForeignLoadHeifBuffer") == 0 &&
+        ph_avif_load(buffer, length, &loaded)) {
+        int result = ph_vips_thumbnail_image(loaded, width, height, crop, enlarge, out);
+        g_object_unref(loaded);
+        return result;
+    }
     if (pages > 1 || !loader || strcmp(loader, "VipsForeignLoadJpegBuffer") != 0)
         return ph_vips_thumbnail_buffer(buffer, length, width, height, crop, enlarge, pages, out);
     VipsImage *header = vips_image_new_from_buffer((void *)buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
@@ -228,7 +271,6 @@ int ph_vips_thumbnail_buffer_draft(const void *buffer, size_t length, int width,
     while (shrink > 1 && (source_width < shrink || source_height < shrink)) shrink /= 2;
     if (shrink == 1)
         return ph_vips_thumbnail_buffer(buffer, length, width, height, crop, enlarge, pages, out);
-    VipsImage *loaded;
     if (!ph_jpeg_load_needed_scans(buffer, length, shrink, &loaded) && ph_jpeg_load_whole(buffer, length, shrink, &loaded))
         return -1;
     int result = ph_vips_thumbnail_image(loaded, width, height, crop, enlarge, out);

@@ -46,6 +46,7 @@ struct BatchCommandTests {
         #expect(figures["coalesced"] as? Int == 10)
         #expect(figures["decodes"] as? Int == 10)
         #expect(figures["jpeg_decodes_stopped_early"] as? Int == 0, "baseline covers read every scan")
+        #expect(figures["avif_decodes_libavif"] as? Int == 0, "no AVIF here")
         #expect(figures["failed"] as? Int == 0)
         #expect((1...10).map { server.requestCount("/cover-\($0).jpg") } == Array(repeating: 1, count: 10))
         // With --stats the result lines go to standard error, so standard output is only JSON.

@@ -37,6 +37,14 @@ int ph_jpeg_load_whole(const void *buffer, size_t length, int shrink, VipsImage 
 /// How many decodes left scans out so far.
 long ph_jpeg_early_stops(void);
 
+/// Reads a still 8-bit AVIF through libavif (dav1d and libyuv) instead of libvips' heifload,
+/// with heifload's header and metadata (ph_avif_load.c). Returns 1 with `*out` set, or 0 when
+/// it does not apply (HEIC, a sequence, more than 8 bits, a rotation, mirror or crop, any
+/// libavif error, or switched off); the caller then reads the file through libvips.
+int ph_avif_load(const void *buffer, size_t length, VipsImage **out);
+/// How many AVIF files were read through libavif so far.
+long ph_avif_libavif_decodes(void);
+
 /// The error buffer's text (g_free it), clearing the buffer. NULL when empty.
 char *ph_vips_take_error(void);
 

@@ -20,6 +20,11 @@ public enum VipsPlugin: PipelinePlugin {
                 help:
                     "Progressive JPEGs decoded without the scans their scale never reads (PIPELINEHOST_JPEG_EARLY_STOP)"
             ) { Int(ph_jpeg_early_stops()) })
+        ProcessCounters.register(
+            .init(
+                "avif_decodes_libavif",
+                help: "AVIF files read through libavif (dav1d, libyuv) instead of libheif (PIPELINEHOST_AVIF_LIBAVIF)"
+            ) { Int(ph_avif_libavif_decodes()) })
     }
 
     /// Sets how many threads libvips uses inside one operation. The pipeline already runs

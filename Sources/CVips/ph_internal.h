@@ -1,0 +1,18 @@
+// Helpers shared by the CVips sources and kept out of the Swift-imported headers (they use
+// C11 atomics, which Swift's importer does not take).
+#ifndef PH_INTERNAL_H
+#define PH_INTERNAL_H
+
+#include <stdatomic.h>
+#include <vips/vips.h>
+
+/// Whether the environment switch `name` is "0", read once into `*cache` (which starts at -1).
+/// ph_vips_init has already refused any value but "0" and "1".
+int ph_switched_off(const char *name, atomic_int *cache);
+
+/// Copies `header`'s metadata (EXIF, ICC, XMP and every other field a loader set, but not the
+/// built-in size, format and coding fields) onto `image`, with its interpretation and
+/// resolution: for a decode done outside libvips whose header libvips read.
+void ph_copy_header_fields(VipsImage *header, VipsImage *image);
+
+#endif
