@@ -106,6 +106,22 @@ struct ImageStageTests {
         #expect(abs(d.mean - b.mean * 0.5) < 2)
     }
 
+    @Test("dim darkens a blur scaled up by size as much as one that is not scaled")
+    func dimScaled() async throws {
+        // The blur is dimmed at its own size, before the scale: the same look for fewer pixels.
+        let blurred = try await run(
+            "downsample { size = 64 }, blur { sigma = 8, size = 256 }, encode { format = \"png\" }",
+            input: Fixtures.sample)
+        let dimmed = try await run(
+            "downsample { size = 64 }, blur { sigma = 8, dim = 0.5, size = 256 }, encode { format = \"png\" }",
+            input: Fixtures.sample)
+        #expect(dimmed.size == PixelSize(width: 256, height: 171))
+        let b = try #require(Fixtures.stats(blurred.bytes.array))
+        let d = try #require(Fixtures.stats(dimmed.bytes.array))
+        #expect(abs(d.mean - b.mean * 0.5) < 1)
+        #expect(d.sharpness < b.sharpness)
+    }
+
     @Test("blur works straight after decode too")
     func blurWithoutDownsample() async throws {
         let result = try await run("blur { sigma = 2 }, encode {}", input: Fixtures.quadrants(width: 80, height: 60))

@@ -51,15 +51,17 @@ struct BlurStage: Stage {
                 Double(max(target.width, target.height))
                 / Double(max(1, max(prepared.size.width, prepared.size.height)))
             var result = try prepared.derive("blur") { ph_vips_gaussblur($0, sigma / scale, 1, &$1) }
+            // Dimmed before it is scaled: darkening commutes with a linear resize, and at the
+            // blur's own size it touches a sixteenth of the pixels of a 4x scale.
+            if dim > 0 {
+                result = try result.derive("dim") { ph_vips_darken($0, 1 - dim, &$1) }
+            }
             if target != prepared.size {
                 let (hscale, vscale) = (
                     Double(target.width) / Double(prepared.size.width),
                     Double(target.height) / Double(prepared.size.height)
                 )
                 result = try result.derive("blur scale") { ph_vips_rescale($0, hscale, vscale, &$1) }
-            }
-            if dim > 0 {
-                result = try result.derive("dim") { ph_vips_darken($0, 1 - dim, &$1) }
             }
             return .image(image.derived(try image.materialized("blur", result)))
         }
