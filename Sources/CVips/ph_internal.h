@@ -15,4 +15,12 @@ int ph_switched_off(const char *name, atomic_int *cache);
 /// resolution: for a decode done outside libvips whose header libvips read.
 void ph_copy_header_fields(VipsImage *header, VipsImage *image);
 
+/// A filter of one image, with its parameters.
+typedef int (*ph_frame_filter)(VipsImage *in, VipsImage **out, const double *parameters);
+
+/// Runs `filter` on each frame of an animation on its own and stacks the results again, so that
+/// a neighbourhood filter (blur, sharpen) never takes colour from the next frame: an animation
+/// is one tall image of stacked frames. A single frame is filtered as it is.
+int ph_each_frame(VipsImage *in, ph_frame_filter filter, const double *parameters, VipsImage **out);
+
 #endif

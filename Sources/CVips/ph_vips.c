@@ -409,9 +409,33 @@ static int ph_vips_to_srgb_values(VipsImage *in, VipsImage **out) {
     return vips_colourspace(in, out, VIPS_INTERPRETATION_sRGB, NULL);
 }
 
+int ph_each_frame(VipsImage *in, ph_frame_filter filter, const double *parameters, VipsImage **out) {
+    int page = vips_image_get_page_height(in);
+    if (page >= in->Ysize) return filter(in, out, parameters);
+    int count = in->Ysize / page, result = 0;
+    VipsImage **frames = g_new0(VipsImage *, count);
+    for (int i = 0; i < count && !result; i++) {
+        VipsImage *frame;
+        if ((result = vips_extract_area(in, &frame, 0, i * page, in->Xsize, page, NULL))) break;
+        result = filter(frame, &frames[i], parameters);
+        g_object_unref(frame);
+    }
+    // Each frame keeps the input's page-height (its own height), and the join takes the first's.
+    if (!result) result = vips_arrayjoin(frames, out, count, "across", 1, NULL);
+    for (int i = 0; i < count; i++)
+        if (frames[i]) g_object_unref(frames[i]);
+    g_free(frames);
+    return result;
+}
+
+static int gaussblur_frame(VipsImage *in, VipsImage **out, const double *parameters) {
+    return vips_gaussblur(in, out, parameters[0], "precision",
+                          parameters[1] != 0 ? VIPS_PRECISION_APPROXIMATE : VIPS_PRECISION_INTEGER, NULL);
+}
+
 int ph_vips_gaussblur(VipsImage *in, double sigma, int approximate, VipsImage **out) {
-    return vips_gaussblur(in, out, sigma, "precision",
-                          approximate ? VIPS_PRECISION_APPROXIMATE : VIPS_PRECISION_INTEGER, NULL);
+    const double parameters[] = {sigma, approximate};
+    return ph_each_frame(in, gaussblur_frame, parameters, out);
 }
 
 int ph_vips_rescale(VipsImage *in, double hscale, double vscale, VipsImage **out) {

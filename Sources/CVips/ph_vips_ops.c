@@ -1,11 +1,17 @@
-#include "ph_vips_ops.h"
+#include "ph_internal.h"
 #include "ph_vips.h"
+#include "ph_vips_ops.h"
 
 #include <math.h>
 
+static int sharpen_frame(VipsImage *in, VipsImage **out, const double *parameters) {
+    return vips_sharpen(in, out, "sigma", parameters[0], "m2", parameters[1], NULL);
+}
+
 int ph_vips_sharpen(VipsImage *in, double sigma, double amount, VipsImage **out) {
     VipsImage *sharpened;
-    if (vips_sharpen(in, &sharpened, "sigma", sigma, "m2", amount, NULL)) return -1;
+    const double parameters[] = {sigma, amount};
+    if (ph_each_frame(in, sharpen_frame, parameters, &sharpened)) return -1;
     int result = ph_vips_to_srgb(sharpened, out);
     g_object_unref(sharpened);
     return result;
