@@ -223,12 +223,54 @@ static int crop_at(VipsImage *scaled, int width, int height, double x, double y,
     return result;
 }
 
+// A cover crop of an animation. libvips' thumbnail keeps one frame when it crops (libvips
+// #2668), so every frame is resized to cover the box uncropped, and one box is cut from each:
+// placed at the crop's point, or where attention or entropy puts it on the first frame, so the
+// picture does not jump from frame to frame.
+static int crop_frames(VipsImage *scaled, int width, int height, ph_crop crop, VipsImage **out) {
+    int page = vips_image_get_page_height(scaled), count = scaled->Ysize / page;
+    int w = scaled->Xsize, cw = MIN(width, w), ch = MIN(height, page), left, top;
+    if (crop.mode == PH_CROP_ATTENTION || crop.mode == PH_CROP_ENTROPY) {
+        VipsImage *first, *cut;
+        if (vips_extract_area(scaled, &first, 0, 0, w, page, NULL)) return -1;
+        int result = vips_smartcrop(first, &cut, cw, ch, "interesting", interesting_for(crop), NULL);
+        g_object_unref(first);
+        if (result) return -1;
+        // vips_extract_area, which smartcrop ends with, records the box's corner as an offset.
+        left = -cut->Xoffset;
+        top = -cut->Yoffset;
+        g_object_unref(cut);
+    } else {
+        double x = crop.mode == PH_CROP_AT ? crop.x : 0.5, y = crop.mode == PH_CROP_AT ? crop.y : 0.5;
+        left = (int)lround(x * w - cw / 2.0);
+        top = (int)lround(y * page - ch / 2.0);
+    }
+    left = MAX(0, MIN(left, w - cw));
+    top = MAX(0, MIN(top, page - ch));
+    VipsImage **frames = g_new0(VipsImage *, count);
+    int result = 0;
+    for (int i = 0; i < count && !result; i++)
+        result = vips_extract_area(scaled, &frames[i], left, i * page + top, cw, ch, NULL);
+    VipsImage *joined = NULL;
+    if (!result) result = vips_arrayjoin(frames, &joined, count, "across", 1, NULL);
+    for (int i = 0; i < count; i++)
+        if (frames[i]) g_object_unref(frames[i]);
+    g_free(frames);
+    if (!result) {
+        result = vips_copy(joined, out, NULL);
+        if (!result) vips_image_set_int(*out, VIPS_META_PAGE_HEIGHT, ch);
+    }
+    if (joined) g_object_unref(joined);
+    return result;
+}
+
 int ph_vips_thumbnail_buffer(const void *buffer, size_t length, int width, int height, ph_crop crop,
                              int enlarge, int pages, VipsImage **out) {
     char options[64];
     load_options(options, sizeof options, pages);
     VipsSize size = enlarge ? VIPS_SIZE_BOTH : VIPS_SIZE_DOWN;
-    if (crop.mode != PH_CROP_AT || pages != 1)
+    int animated = pages != 1 && crop.mode != PH_CROP_NONE;
+    if (crop.mode != PH_CROP_AT && !animated)
         return vips_thumbnail_buffer((void *)buffer, length, out, width, "height", height, "crop", interesting_for(crop),
                                      "size", size, "option_string", options, NULL);
     VipsImage *header = vips_image_new_from_buffer((void *)buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
@@ -242,7 +284,10 @@ int ph_vips_thumbnail_buffer(const void *buffer, size_t length, int width, int h
     if (vips_thumbnail_buffer((void *)buffer, length, &scaled, box_width, "height", box_height, "size", size,
                               "option_string", options, NULL))
         return -1;
-    return crop_at(scaled, width, height, crop.x, crop.y, out);
+    if (!animated) return crop_at(scaled, width, height, crop.x, crop.y, out);
+    int result = crop_frames(scaled, width, height, crop, out);
+    g_object_unref(scaled);
+    return result;
 }
 
 int ph_vips_thumbnail_buffer_draft(const void *buffer, size_t length, int width, int height, ph_crop crop,
@@ -281,15 +326,23 @@ int ph_vips_thumbnail_buffer_draft(const void *buffer, size_t length, int width,
 int ph_vips_thumbnail_image(VipsImage *in, int width, int height, ph_crop crop, int enlarge,
                             VipsImage **out) {
     VipsSize size = enlarge ? VIPS_SIZE_BOTH : VIPS_SIZE_DOWN;
-    if (crop.mode != PH_CROP_AT || vips_image_get_page_height(in) != in->Ysize)
+    int page = vips_image_get_page_height(in), animated = page != in->Ysize && crop.mode != PH_CROP_NONE;
+    if (crop.mode != PH_CROP_AT && !animated)
         return vips_thumbnail_image(in, out, width, "height", height, "crop", interesting_for(crop), "size", size, NULL);
     double source_width, source_height;
     oriented_size(in, &source_width, &source_height);
+    if (animated) {  // one frame's size: an animation is one tall image, never turned by EXIF
+        source_width = in->Xsize;
+        source_height = page;
+    }
     int box_width = width, box_height = height;
     cover_box(source_width, source_height, &box_width, &box_height);
     VipsImage *scaled;
     if (vips_thumbnail_image(in, &scaled, box_width, "height", box_height, "size", size, NULL)) return -1;
-    return crop_at(scaled, width, height, crop.x, crop.y, out);
+    if (!animated) return crop_at(scaled, width, height, crop.x, crop.y, out);
+    int result = crop_frames(scaled, width, height, crop, out);
+    g_object_unref(scaled);
+    return result;
 }
 
 int ph_vips_autorotate(VipsImage *in, VipsImage **out) { return vips_autorot(in, out, NULL); }

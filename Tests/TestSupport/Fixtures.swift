@@ -94,19 +94,28 @@ public enum Fixtures {
 
     /// An animated GIF of `frames` frames, each `side` x `side` and a shade of grey.
     public static func animatedGIF(frames: Int, side: Int = 16) -> [UInt8] {
-        animation(frames: frames, side: side, as: PH_FORMAT_GIF)
+        animation(frames: frames, width: side, height: side, as: PH_FORMAT_GIF)
+    }
+
+    /// An animated GIF of `frames` frames of `width` x `height`, each a shade of grey.
+    public static func animatedGIF(frames: Int, width: Int, height: Int) -> [UInt8] {
+        animation(frames: frames, width: width, height: height, as: PH_FORMAT_GIF)
     }
 
     /// The same as an animated WebP.
     public static func animatedWebP(frames: Int, side: Int = 16) -> [UInt8] {
-        animation(frames: frames, side: side, as: PH_FORMAT_WEBP)
+        animation(frames: frames, width: side, height: side, as: PH_FORMAT_WEBP)
     }
 
-    private static func animation(frames: Int, side: Int, as format: ph_format) -> [UInt8] {
+    /// The shade of grey of frame `index` in the animations above.
+    public static func animationShade(_ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: index * 37) }
+
+    private static func animation(frames: Int, width: Int, height: Int, as format: ph_format) -> [UInt8] {
         start()
-        let pixels = (0..<frames * side * side * 3).map { UInt8(truncatingIfNeeded: $0 / (side * side * 3) * 37) }
-        return encode(rgb: pixels, width: side, height: side * frames, as: format) {
-            vips_image_set_int($0, "page-height", Int32(side))
+        let frameSamples = width * height * 3
+        let pixels = (0..<frames * frameSamples).map { animationShade($0 / frameSamples) }
+        return encode(rgb: pixels, width: width, height: height * frames, as: format) {
+            vips_image_set_int($0, "page-height", Int32(height))
         }
     }
 

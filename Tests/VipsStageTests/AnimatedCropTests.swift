@@ -1,0 +1,60 @@
+import CVips
+import Foundation
+import PipelineHost
+import TestSupport
+import Testing
+
+/// A cover crop of an animation keeps every frame, and cuts the same box from each.
+@Suite("cover crops keep every frame of an animation", .needs(.pixels))
+struct AnimatedCropTests {
+    static let frames = 6
+
+    /// A 64x32 animation of `frames` flat greys through `downsample`, as WebP, and its frames
+    /// stacked in one PNG.
+    private func cropped(_ downsample: String) async throws -> (info: Fixtures.Info, stacked: Fixtures.Pixels) {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write(
+            "wide.gif", Fixtures.animatedGIF(frames: Self.frames, width: 64, height: 32))
+        let head = #"profile "p" { fetch {}, decode { frames = \#(Self.frames) }, downsample { \#(downsample) }, "#
+        let animated = try await TestPipeline.run(head + #"encode { format = "webp" } }"#, source: path)
+        let stacked = try await TestPipeline.run(head + #"encode { format = "png" } }"#, source: path)
+        return (
+            try #require(Fixtures.info(animated.bytes.array)), try #require(Fixtures.decoded(stacked.bytes.array))
+        )
+    }
+
+    @Test(
+        "every frame is kept, each still its own grey",
+        arguments: [
+            #"size = 16, fit = "cover""#, #"size = 16, fit = "cover", gravity = "attention""#,
+            #"size = 16, fit = "cover", gravity = "entropy""#, #"size = 16, fit = "cover", gravity = "east""#,
+            #"width = 16, height = 16, fit = "cover", focus = { 0.2, 0.5 }"#,
+        ])
+    func keepsFrames(downsample: String) async throws {
+        let (info, stacked) = try await cropped(downsample)
+        #expect((info.width, info.height, info.pages) == (16, 16, Self.frames), "\(downsample)")
+        #expect(stacked.width == 16 && stacked.height == 16 * Self.frames)
+        for frame in 0..<Self.frames {
+            let shade = Int(Fixtures.animationShade(frame))
+            let samples = (0..<16).flatMap { y in (0..<16).map { x in Int(stacked[x, frame * 16 + y][0]) } }
+            let worst = samples.map { abs($0 - shade) }.max() ?? 0
+            #expect(worst <= 2, "frame \(frame) of \(downsample): off its grey \(shade) by \(worst)")
+        }
+    }
+
+    @Test(
+        "a decoded animation (another stage ran before downsample) keeps every frame too",
+        arguments: [PH_CROP_CENTRE, PH_CROP_ATTENTION, PH_CROP_ENTROPY, PH_CROP_AT])
+    func decodedKeepsFrames(mode: ph_crop_mode) throws {
+        let bytes = Fixtures.animatedGIF(frames: Self.frames, width: 64, height: 32)
+        let opened = bytes.withUnsafeBytes { ph_vips_open($0.baseAddress, $0.count, Int32(Self.frames)) }
+        let image = try #require(opened)
+        defer { ph_vips_unref(image) }
+        var out: UnsafeMutablePointer<VipsImage>?
+        #expect(ph_vips_thumbnail_image(image, 16, 16, ph_crop(mode: mode, x: 0.8, y: 0.5), 0, &out) == 0)
+        let cropped = try #require(out)
+        defer { ph_vips_unref(cropped) }
+        #expect(cropped.pointee.Xsize == 16 && cropped.pointee.Ysize == 16 * Int32(Self.frames))
+        #expect(ph_vips_page_height(cropped) == 16)
+    }
+}
