@@ -15,6 +15,17 @@ int ph_vips_field_int(VipsImage *image, const char *name, int fallback) {
     return value;
 }
 
+long ph_vips_field_ints_sum(VipsImage *image, const char *name, int *count) {
+    int *values, n = 0;
+    long sum = 0;
+    *count = 0;
+    if (vips_image_get_typeof(image, name) != VIPS_TYPE_ARRAY_INT || vips_image_get_array_int(image, name, &values, &n))
+        return 0;
+    for (int i = 0; i < n; i++) sum += values[i];
+    *count = n;
+    return sum;
+}
+
 int ph_vips_has_alpha(VipsImage *image) { return vips_image_hasalpha(image) ? 1 : 0; }
 
 typedef struct {

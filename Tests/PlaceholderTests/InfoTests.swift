@@ -18,6 +18,7 @@ struct InfoTests {
     // swift-format-ignore: AlwaysUseLowerCamelCase
     struct Described: Decodable {
         let width: Int, height: Int, format: String, frames: Int, has_alpha: Bool, bytes: Int, orientation: Int
+        let duration_ms: Int?, loop: Int?
         let dominant: String?, blurhash: String, thumbhash: String
         let exif: [String: String]?
         let gps: [String: Double]?
@@ -114,9 +115,12 @@ struct InfoTests {
         let directory = try TemporaryDirectory()
         let flat = try directory.write("flat.png", Fixtures.painted(width: 50, height: 30) { _, _ in [200, 30, 60] })
         #expect(try await Self.describe(flat).0.dominant == "#c81e3c")
-        let gif = try directory.write("anim.gif", Fixtures.animatedGIF(frames: 3))
+        let gif = try directory.write("anim.gif", Fixtures.animatedGIF(frames: 3, delayMs: 80, loop: 2))
         let animated = try await Self.describe(gif).0
         #expect(animated.format == "gif" && animated.frames == 3)
+        #expect(animated.duration_ms == 240 && animated.loop == 2, "one pass of 3 frames of 80 ms, played twice")
+        let still = try await Self.describe(flat).0
+        #expect(still.duration_ms == nil && still.loop == nil)
     }
 
     /// A JPEG with camera EXIF and a GPS position, written by exiftool (scripts/setup test installs it).

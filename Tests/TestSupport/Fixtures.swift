@@ -102,6 +102,16 @@ public enum Fixtures {
         animation(frames: frames, width: width, height: height, as: PH_FORMAT_GIF)
     }
 
+    /// An animated GIF whose every frame shows for `delayMs` and that plays `loop` times (0: for
+    /// ever).
+    public static func animatedGIF(frames: Int, side: Int = 16, delayMs: Int, loop: Int) -> [UInt8] {
+        animation(frames: frames, width: side, height: side, as: PH_FORMAT_GIF) { image in
+            var delays = [Int32](repeating: Int32(delayMs), count: frames)
+            vips_image_set_array_int(image, "delay", &delays, Int32(frames))
+            vips_image_set_int(image, "loop", Int32(loop))
+        }
+    }
+
     /// The same as an animated WebP.
     public static func animatedWebP(frames: Int, side: Int = 16) -> [UInt8] {
         animation(frames: frames, width: side, height: side, as: PH_FORMAT_WEBP)
@@ -110,12 +120,16 @@ public enum Fixtures {
     /// The shade of grey of frame `index` in the animations above.
     public static func animationShade(_ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: index * 37) }
 
-    private static func animation(frames: Int, width: Int, height: Int, as format: ph_format) -> [UInt8] {
+    private static func animation(
+        frames: Int, width: Int, height: Int, as format: ph_format,
+        timing: (UnsafeMutablePointer<VipsImage>) -> Void = { _ in }
+    ) -> [UInt8] {
         start()
         let frameSamples = width * height * 3
         let pixels = (0..<frames * frameSamples).map { animationShade($0 / frameSamples) }
         return encode(rgb: pixels, width: width, height: height * frames, as: format) {
             vips_image_set_int($0, "page-height", Int32(height))
+            timing($0)
         }
     }
 

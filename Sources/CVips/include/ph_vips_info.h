@@ -13,6 +13,10 @@ char *ph_vips_field_string(VipsImage *image, const char *name);
 /// An integer metadata field ("orientation"), or `fallback` when the image has none.
 int ph_vips_field_int(VipsImage *image, const char *name, int fallback);
 
+/// The sum of an integer-array metadata field ("delay": each frame's milliseconds), with its
+/// length in `*count`; 0 with a count of 0 when the image has no such field.
+long ph_vips_field_ints_sum(VipsImage *image, const char *name, int *count);
+
 /// Whether the image has an alpha band.
 int ph_vips_has_alpha(VipsImage *image);
 

@@ -32,6 +32,16 @@ struct ImageFacts {
     }
 
     var frames: Int { Int(ph_vips_page_count(handle.pointer)) }
+
+    /// An animation's timing from its header: how long one pass takes (the sum of its frames'
+    /// delays, as the file gives them) and how many times it plays (0: for ever). Nil for a
+    /// still image or a file that gives no delays.
+    var timing: (durationMs: Int, loop: Int)? {
+        var count: Int32 = 0
+        let total = ph_vips_field_ints_sum(handle.pointer, "delay", &count)
+        guard frames > 1, count > 0 else { return nil }
+        return (Int(total), max(0, Int(ph_vips_field_int(handle.pointer, "loop", 0))))
+    }
     var hasAlpha: Bool { ph_vips_has_alpha(handle.pointer) != 0 }
 
     /// Make, model and date taken, when the file has them.

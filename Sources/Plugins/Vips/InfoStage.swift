@@ -50,6 +50,9 @@ struct InfoStage: Stage {
         var format: String
         var frames: Int
         // swift-format-ignore: AlwaysUseLowerCamelCase
+        var duration_ms: Int?
+        var loop: Int?
+        // swift-format-ignore: AlwaysUseLowerCamelCase
         var has_alpha: Bool
         var bytes: Int
         var orientation: Int
@@ -78,6 +81,10 @@ struct InfoStage: Stage {
                 dominant: DominantColour.hex(of: small),
                 blurhash: BlurHash.encode(small, x: blurhash.x, y: blurhash.y),
                 thumbhash: Data(ThumbHash.encode(small)).base64EncodedString(), exif: exif ? facts.exif : nil)
+            if let timing = facts.timing {
+                info.duration_ms = timing.durationMs
+                info.loop = timing.loop
+            }
             if gps, let position = facts.gps {
                 info.gps = ["latitude": position.latitude, "longitude": position.longitude]
             }
