@@ -23,9 +23,10 @@ struct Info: AsyncParsableCommand {
             components and the ThumbHash is standard base64; both come from a copy shrunk on load \
             to 100 px, so the full pixels are never decoded. The camera's make, model and date \
             taken ("exif") are given only when the profile writes info { exif = true }, and the \
-            GPS position only with info { gps = true }. An animation also gives duration_ms, \
-            the sum of its frames' delays as the file states them, and loop, how many times it \
-            plays (0: for ever).
+            GPS position only with info { gps = true }.
+
+            An animation also gives duration_ms, the sum of its frames' delays as the file \
+            states them, and loop, how many times it plays (0: for ever).
 
             The profile's own key, fetch, cache and decode stages do the work, so its limits \
             (max_bytes, max_pixels, block_private...) apply and a stored original is reused \
