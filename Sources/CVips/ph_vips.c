@@ -473,11 +473,18 @@ int ph_each_frame(VipsImage *in, ph_frame_filter filter, const double *parameter
         result = filter(frame, &frames[i], parameters);
         g_object_unref(frame);
     }
-    // Each frame keeps the input's page-height (its own height), and the join takes the first's.
-    if (!result) result = vips_arrayjoin(frames, out, count, "across", 1, NULL);
+    VipsImage *joined = NULL;
+    if (!result) result = vips_arrayjoin(frames, &joined, count, "across", 1, NULL);
+    // A frame's height after the filter (a quarter turn swaps it with its width).
+    int filtered = result ? 0 : frames[0]->Ysize;
     for (int i = 0; i < count; i++)
         if (frames[i]) g_object_unref(frames[i]);
     g_free(frames);
+    if (!result) {
+        result = vips_copy(joined, out, NULL);
+        if (!result) vips_image_set_int(*out, VIPS_META_PAGE_HEIGHT, filtered);
+    }
+    if (joined) g_object_unref(joined);
     return result;
 }
 

@@ -17,13 +17,27 @@ int ph_vips_sharpen(VipsImage *in, double sigma, double amount, VipsImage **out)
     return result;
 }
 
-int ph_vips_rotate(VipsImage *in, int degrees, VipsImage **out) {
+// Rotate, flip and round corners turn, mirror or cut each frame of an animation, not the strip
+// of stacked frames (which would turn the strip sideways, play it backwards, or round only its
+// ends).
+static int rotate_frame(VipsImage *in, VipsImage **out, const double *parameters) {
+    int degrees = (int)parameters[0];
     VipsAngle angle = degrees == 90 ? VIPS_ANGLE_D90 : degrees == 180 ? VIPS_ANGLE_D180 : degrees == 270 ? VIPS_ANGLE_D270 : VIPS_ANGLE_D0;
     return vips_rot(in, out, angle, NULL);
 }
 
+int ph_vips_rotate(VipsImage *in, int degrees, VipsImage **out) {
+    const double parameters[] = {degrees};
+    return ph_each_frame(in, rotate_frame, parameters, out);
+}
+
+static int flip_frame(VipsImage *in, VipsImage **out, const double *parameters) {
+    return vips_flip(in, out, parameters[0] != 0 ? VIPS_DIRECTION_HORIZONTAL : VIPS_DIRECTION_VERTICAL, NULL);
+}
+
 int ph_vips_flip(VipsImage *in, int horizontal, VipsImage **out) {
-    return vips_flip(in, out, horizontal ? VIPS_DIRECTION_HORIZONTAL : VIPS_DIRECTION_VERTICAL, NULL);
+    const double parameters[] = {horizontal};
+    return ph_each_frame(in, flip_frame, parameters, out);
 }
 
 // One value per band of `in`: the colour's channels for the colour bands (the first for a
@@ -90,7 +104,15 @@ int ph_vips_flatten(VipsImage *in, const double rgb[3], VipsImage **out) {
     return result;
 }
 
+static int round_frame(VipsImage *in, VipsImage **out, const double *parameters);
+
 int ph_vips_round_corners(VipsImage *in, int radius, VipsImage **out) {
+    const double parameters[] = {radius};
+    return ph_each_frame(in, round_frame, parameters, out);
+}
+
+static int round_frame(VipsImage *in, VipsImage **out, const double *parameters) {
+    int radius = (int)parameters[0];
     int w = in->Xsize, h = in->Ysize;
     int r = MIN(radius, MIN(w, h) / 2);
     VipsImage *scope = vips_image_new();

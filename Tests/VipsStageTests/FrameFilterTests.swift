@@ -25,7 +25,7 @@ struct FrameFilterTests {
         let path = try directory.write("anim.gif", Fixtures.animatedGIF(frames: Self.frames, side: Self.side))
         let plain = try await stacked(path, "")
         let filtered = try await stacked(path, stage)
-        #expect(filtered.width == Self.side && filtered.height == Self.side * Self.frames)
+        try #require(filtered.width == Self.side && filtered.height == Self.side * Self.frames)
         var worst = (difference: 0, x: 0, y: 0)
         for y in 0..<filtered.height {
             for x in 0..<filtered.width {
@@ -48,5 +48,46 @@ struct FrameFilterTests {
             source: path)
         let info = try #require(Fixtures.info(result.bytes.array))
         #expect((info.width, info.height, info.pages) == (Self.side, Self.side, Self.frames))
+    }
+
+    /// A 64x32 animation of flat greys through `stages`: the animation's facts (as WebP) and its
+    /// frames stacked in one PNG.
+    private func wide(_ stages: String) async throws -> (info: Fixtures.Info, stacked: Fixtures.Pixels) {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write("wide.gif", Fixtures.animatedGIF(frames: Self.frames, width: 64, height: 32))
+        let head = #"profile "p" { fetch {}, decode { frames = \#(Self.frames) }, \#(stages) "#
+        let animated = try await TestPipeline.run(head + #"encode { format = "webp" } }"#, source: path)
+        let stacked = try await TestPipeline.run(head + #"encode { format = "png" } }"#, source: path)
+        return (
+            try #require(Fixtures.info(animated.bytes.array)), try #require(Fixtures.decoded(stacked.bytes.array))
+        )
+    }
+
+    @Test(
+        "rotate and flip turn or mirror each frame, in order",
+        arguments: [
+            ("rotate { angle = 90 },", 32, 64), ("rotate { angle = 180 },", 64, 32),
+            (#"flip { direction = "vertical" },"#, 64, 32), (#"flip { direction = "horizontal" },"#, 64, 32),
+        ])
+    func turnsEachFrame(stage: String, width: Int, height: Int) async throws {
+        let (info, stacked) = try await wide(stage)
+        #expect((info.width, info.height, info.pages) == (width, height, Self.frames), "\(stage)")
+        try #require(stacked.width == width && stacked.height == height * Self.frames, "\(stage)")
+        for frame in 0..<Self.frames {
+            let shade = Int(Fixtures.animationShade(frame))
+            #expect(Int(stacked[width / 2, frame * height + height / 2][0]) == shade, "frame \(frame) after \(stage)")
+        }
+    }
+
+    @Test("round_corners rounds the corners of every frame")
+    func roundsEachFrame() async throws {
+        let (info, stacked) = try await wide("round_corners { radius = 8 },")
+        #expect(info.pages == Self.frames)
+        try #require(stacked.bands == 4 && stacked.width == 64 && stacked.height == 32 * Self.frames)
+        for frame in 0..<Self.frames {
+            let top = frame * 32
+            #expect(stacked[0, top][3] == 0 && stacked[63, top + 31][3] == 0, "frame \(frame)'s corners")
+            #expect(stacked[32, top + 16][3] == 255, "frame \(frame)'s middle")
+        }
     }
 }
