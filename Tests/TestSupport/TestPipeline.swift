@@ -67,6 +67,24 @@ public enum TestPipeline {
         return try await pipeline.image(for: ImageRequest(source: source, profile: profile ?? set.names[0]))
     }
 
+    /// A `width` x `height` animation of `frames` flat greys (`Fixtures.animatedGIF`) through
+    /// `stages` (each ending in a comma): the answer's facts as an animated WebP, and its frames
+    /// stacked in one PNG.
+    public static func animation(
+        frames: Int, width: Int, height: Int, through stages: String
+    ) async throws -> (info: Fixtures.Info, stacked: Fixtures.Pixels) {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write(
+            "animation.gif", Fixtures.animatedGIF(frames: frames, width: width, height: height))
+        let head = #"profile "p" { fetch {}, decode { frames = \#(frames) }, \#(stages) "#
+        let animated = try await run(head + #"encode { format = "webp" } }"#, source: path)
+        let stacked = try await run(head + #"encode { format = "png" } }"#, source: path)
+        guard let info = Fixtures.info(animated.bytes.array), let pixels = Fixtures.decoded(stacked.bytes.array) else {
+            throw ServerError("the answers do not decode")
+        }
+        return (info, pixels)
+    }
+
     /// The pixels of `input` (written into `directory`) after fetch, decode, `stages` and a PNG
     /// encode, which keeps every pixel as the stages left it.
     public static func pixels(after stages: String, input: [UInt8], in directory: TemporaryDirectory) async throws

@@ -9,18 +9,10 @@ import Testing
 struct AnimatedCropTests {
     static let frames = 6
 
-    /// A 64x32 animation of `frames` flat greys through `downsample`, as WebP, and its frames
-    /// stacked in one PNG.
+    /// A 64x32 animation of `frames` flat greys through `downsample`.
     private func cropped(_ downsample: String) async throws -> (info: Fixtures.Info, stacked: Fixtures.Pixels) {
-        let directory = try TemporaryDirectory()
-        let path = try directory.write(
-            "wide.gif", Fixtures.animatedGIF(frames: Self.frames, width: 64, height: 32))
-        let head = #"profile "p" { fetch {}, decode { frames = \#(Self.frames) }, downsample { \#(downsample) }, "#
-        let animated = try await TestPipeline.run(head + #"encode { format = "webp" } }"#, source: path)
-        let stacked = try await TestPipeline.run(head + #"encode { format = "png" } }"#, source: path)
-        return (
-            try #require(Fixtures.info(animated.bytes.array)), try #require(Fixtures.decoded(stacked.bytes.array))
-        )
+        try await TestPipeline.animation(
+            frames: Self.frames, width: 64, height: 32, through: "downsample { \(downsample) },")
     }
 
     @Test(

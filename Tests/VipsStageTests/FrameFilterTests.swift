@@ -50,17 +50,8 @@ struct FrameFilterTests {
         #expect((info.width, info.height, info.pages) == (Self.side, Self.side, Self.frames))
     }
 
-    /// A 64x32 animation of flat greys through `stages`: the animation's facts (as WebP) and its
-    /// frames stacked in one PNG.
     private func wide(_ stages: String) async throws -> (info: Fixtures.Info, stacked: Fixtures.Pixels) {
-        let directory = try TemporaryDirectory()
-        let path = try directory.write("wide.gif", Fixtures.animatedGIF(frames: Self.frames, width: 64, height: 32))
-        let head = #"profile "p" { fetch {}, decode { frames = \#(Self.frames) }, \#(stages) "#
-        let animated = try await TestPipeline.run(head + #"encode { format = "webp" } }"#, source: path)
-        let stacked = try await TestPipeline.run(head + #"encode { format = "png" } }"#, source: path)
-        return (
-            try #require(Fixtures.info(animated.bytes.array)), try #require(Fixtures.decoded(stacked.bytes.array))
-        )
+        try await TestPipeline.animation(frames: Self.frames, width: 64, height: 32, through: stages)
     }
 
     @Test(
