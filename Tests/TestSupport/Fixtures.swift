@@ -117,6 +117,26 @@ public enum Fixtures {
         animation(frames: frames, width: side, height: side, as: PH_FORMAT_WEBP)
     }
 
+    /// An animated GIF of `frames` frames of `width` x `height` whose pixel (x, y) in frame `f`
+    /// is `colour(f, x, y)` (RGB).
+    public static func animatedGIF(
+        frames: Int, width: Int, height: Int, _ colour: (Int, Int, Int) -> [UInt8]
+    ) -> [UInt8] {
+        start()
+        var pixels = [UInt8](repeating: 0, count: frames * width * height * 3)
+        for frame in 0..<frames {
+            for y in 0..<height {
+                for x in 0..<width {
+                    let at = ((frame * height + y) * width + x) * 3
+                    pixels.replaceSubrange(at..<at + 3, with: colour(frame, x, y).prefix(3))
+                }
+            }
+        }
+        return encode(rgb: pixels, width: width, height: height * frames, as: PH_FORMAT_GIF) {
+            vips_image_set_int($0, "page-height", Int32(height))
+        }
+    }
+
     /// The shade of grey of frame `index` in the animations above.
     public static func animationShade(_ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: index * 37) }
 

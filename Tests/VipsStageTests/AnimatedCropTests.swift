@@ -35,6 +35,30 @@ struct AnimatedCropTests {
     }
 
     @Test(
+        "attention picks one box, on the first frame, for every frame",
+        arguments: [#"gravity = "attention""#, #"gravity = "entropy""#])
+    func oneBox(gravity: String) async throws {
+        // A white square on the right of the first frame and on the left of the others, on black:
+        // one box for all frames keeps the right half, so only the first frame shows white.
+        let directory = try TemporaryDirectory()
+        let gif = Fixtures.animatedGIF(frames: Self.frames, width: 64, height: 32) { frame, x, y in
+            let left = frame == 0 ? 44 : 4
+            return (left..<left + 16).contains(x) && (8..<24).contains(y) ? [255, 255, 255] : [0, 0, 0]
+        }
+        let path = try directory.write("square.gif", gif)
+        let result = try await TestPipeline.run(
+            #"profile "p" { fetch {}, decode { frames = \#(Self.frames) }, downsample { size = 16, fit = "cover", \#(gravity) }, encode { format = "png" } }"#,
+            source: path)
+        let stacked = try #require(Fixtures.decoded(result.bytes.array))
+        try #require(stacked.width == 16 && stacked.height == 16 * Self.frames)
+        let brightest = (0..<Self.frames).map { frame in
+            (0..<16).flatMap { y in (0..<16).map { x in stacked[x, frame * 16 + y][0] } }.max() ?? 0
+        }
+        #expect(brightest[0] > 200, "the first frame's square is in the box: \(brightest)")
+        #expect(brightest.dropFirst().allSatisfy { $0 < 60 }, "the other frames' squares are not: \(brightest)")
+    }
+
+    @Test(
         "a decoded animation (another stage ran before downsample) keeps every frame too",
         arguments: [PH_CROP_CENTRE, PH_CROP_ATTENTION, PH_CROP_ENTROPY, PH_CROP_AT])
     func decodedKeepsFrames(mode: ph_crop_mode) throws {
