@@ -54,12 +54,20 @@ static VipsArrayDouble *ink_for(VipsImage *in, const double rgba[4]) {
 
 static int trim_in_memory(VipsImage *in, double threshold, VipsImage **out);
 
-int ph_vips_pad(VipsImage *in, int width, int height, double x, double y, const double rgba[4], VipsImage **out) {
-    int left = (int)lround((width - in->Xsize) * x), top = (int)lround((height - in->Ysize) * y);
-    VipsArrayDouble *background = ink_for(in, rgba);
+// Parameters: width, height, the gravity's x and y, then the background's r, g, b and alpha.
+static int pad_frame(VipsImage *in, VipsImage **out, const double *parameters) {
+    int width = (int)parameters[0], height = (int)parameters[1];
+    int left = (int)lround((width - in->Xsize) * parameters[2]), top = (int)lround((height - in->Ysize) * parameters[3]);
+    VipsArrayDouble *background = ink_for(in, parameters + 4);
     int result = vips_embed(in, out, left, top, width, height, "extend", VIPS_EXTEND_BACKGROUND, "background", background, NULL);
     vips_area_unref(VIPS_AREA(background));
     return result;
+}
+
+// Each frame of an animation is padded on its own, not the strip of stacked frames.
+int ph_vips_pad(VipsImage *in, int width, int height, double x, double y, const double rgba[4], VipsImage **out) {
+    const double parameters[] = {width, height, x, y, rgba[0], rgba[1], rgba[2], rgba[3]};
+    return ph_each_frame(in, pad_frame, parameters, out);
 }
 
 int ph_vips_trim(VipsImage *in, double threshold, VipsImage **out) {

@@ -81,4 +81,22 @@ struct FrameFilterTests {
             #expect(stacked[32, top + 16][3] == 255, "frame \(frame)'s middle")
         }
     }
+
+    @Test(
+        "pad and contain pad each frame, never the strip",
+        arguments: [
+            (##"pad { width = 80, height = 48, background = "#ff0000" },"##, 80, 48),
+            (##"downsample { size = 32, fit = "contain", background = "#ff0000" },"##, 32, 32),
+        ])
+    func padsEachFrame(stage: String, width: Int, height: Int) async throws {
+        let (info, stacked) = try await wide(stage)
+        #expect((info.width, info.height, info.pages) == (width, height, Self.frames), "\(stage)")
+        try #require(stacked.width == width && stacked.height == height * Self.frames)
+        for frame in 0..<Self.frames {
+            let top = frame * height
+            #expect(Array(stacked[0, top].prefix(3)) == [255, 0, 0], "frame \(frame)'s padding after \(stage)")
+            let shade = Int(Fixtures.animationShade(frame))
+            #expect(abs(Int(stacked[width / 2, top + height / 2][0]) - shade) <= 2, "frame \(frame)'s picture")
+        }
+    }
 }

@@ -143,10 +143,6 @@ struct DownsampleStage: Stage {
         let (width, height, crop, padding, enlarge, draft) = (
             width, height, crop, padding, enlarge ? Int32(1) : 0, draft
         )
-        if padding != nil, image.frames > 1 {
-            throw PipelineError(
-                .stageFailed, "downsample: fit = \"contain\" pads one frame; leave it out for \(image.frames) frames")
-        }
         return try await context.runVips { () throws(PipelineError) -> StageValue in
             var resized: VipsImageHandle
             if let bytes = image.undecodedBytes {
