@@ -223,6 +223,24 @@ static int crop_at(VipsImage *scaled, int width, int height, double x, double y,
     return result;
 }
 
+// Stacks `count` frames of one size into one animation whose page-height is a frame's height,
+// taking the frames (and the array) from the caller; `result` is the caller's status so far,
+// and nothing is joined when it is already an error.
+static int stack_frames(VipsImage **frames, int count, int result, VipsImage **out) {
+    VipsImage *joined = NULL;
+    if (!result) result = vips_arrayjoin(frames, &joined, count, "across", 1, NULL);
+    int height = result ? 0 : frames[0]->Ysize;
+    for (int i = 0; i < count; i++)
+        if (frames[i]) g_object_unref(frames[i]);
+    g_free(frames);
+    if (!result) {
+        result = vips_copy(joined, out, NULL);
+        if (!result) vips_image_set_int(*out, VIPS_META_PAGE_HEIGHT, height);
+    }
+    if (joined) g_object_unref(joined);
+    return result;
+}
+
 // A cover crop of an animation. libvips' thumbnail keeps one frame when it crops (libvips
 // #2668), so every frame is resized to cover the box uncropped, and one box is cut from each:
 // placed at the crop's point, or where attention or entropy puts it on the first frame, so the
@@ -251,17 +269,7 @@ static int crop_frames(VipsImage *scaled, int width, int height, ph_crop crop, V
     int result = 0;
     for (int i = 0; i < count && !result; i++)
         result = vips_extract_area(scaled, &frames[i], left, i * page + top, cw, ch, NULL);
-    VipsImage *joined = NULL;
-    if (!result) result = vips_arrayjoin(frames, &joined, count, "across", 1, NULL);
-    for (int i = 0; i < count; i++)
-        if (frames[i]) g_object_unref(frames[i]);
-    g_free(frames);
-    if (!result) {
-        result = vips_copy(joined, out, NULL);
-        if (!result) vips_image_set_int(*out, VIPS_META_PAGE_HEIGHT, ch);
-    }
-    if (joined) g_object_unref(joined);
-    return result;
+    return stack_frames(frames, count, result, out);
 }
 
 int ph_vips_thumbnail_buffer(const void *buffer, size_t length, int width, int height, ph_crop crop,
@@ -473,19 +481,8 @@ int ph_each_frame(VipsImage *in, ph_frame_filter filter, const double *parameter
         result = filter(frame, &frames[i], parameters);
         g_object_unref(frame);
     }
-    VipsImage *joined = NULL;
-    if (!result) result = vips_arrayjoin(frames, &joined, count, "across", 1, NULL);
-    // A frame's height after the filter (a quarter turn swaps it with its width).
-    int filtered = result ? 0 : frames[0]->Ysize;
-    for (int i = 0; i < count; i++)
-        if (frames[i]) g_object_unref(frames[i]);
-    g_free(frames);
-    if (!result) {
-        result = vips_copy(joined, out, NULL);
-        if (!result) vips_image_set_int(*out, VIPS_META_PAGE_HEIGHT, filtered);
-    }
-    if (joined) g_object_unref(joined);
-    return result;
+    // The frames' height is the filtered one (a quarter turn swaps it with the width).
+    return stack_frames(frames, count, result, out);
 }
 
 static int gaussblur_frame(VipsImage *in, VipsImage **out, const double *parameters) {
