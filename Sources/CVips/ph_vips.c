@@ -495,8 +495,13 @@ int ph_vips_gaussblur(VipsImage *in, double sigma, int approximate, VipsImage **
     return ph_each_frame(in, gaussblur_frame, parameters, out);
 }
 
+static int rescale_frame(VipsImage *in, VipsImage **out, const double *parameters) {
+    return vips_resize(in, out, parameters[0], "vscale", parameters[1], "kernel", VIPS_KERNEL_LINEAR, NULL);
+}
+
 int ph_vips_rescale(VipsImage *in, double hscale, double vscale, VipsImage **out) {
-    return vips_resize(in, out, hscale, "vscale", vscale, "kernel", VIPS_KERNEL_LINEAR, NULL);
+    const double parameters[] = {hscale, vscale};
+    return ph_each_frame(in, rescale_frame, parameters, out);
 }
 
 int ph_vips_darken(VipsImage *in, double factor, VipsImage **out) {
@@ -699,6 +704,18 @@ int ph_vips_save(VipsImage *in, ph_format format, const ph_save_options *options
     g_object_unref(source);
     if (result) *failure = g_atomic_int_get(&state.failed) ? PH_SAVE_FAILED_INPUT : PH_SAVE_FAILED_SAVER;
     return result;
+}
+
+int ph_vips_first_frame(VipsImage *in, VipsImage **out) {
+    VipsImage *frame;
+    if (vips_extract_area(in, &frame, 0, 0, in->Xsize, vips_image_get_page_height(in), NULL)) return -1;
+    int result = vips_copy(frame, out, NULL);
+    g_object_unref(frame);
+    if (result) return -1;
+    static const char *const timing[] = {VIPS_META_PAGE_HEIGHT, VIPS_META_N_PAGES, "delay", "loop", "gif-delay",
+                                         "gif-loop"};
+    for (size_t i = 0; i < G_N_ELEMENTS(timing); i++) vips_image_remove(*out, timing[i]);
+    return 0;
 }
 
 int ph_vips_can_save(ph_format format) {

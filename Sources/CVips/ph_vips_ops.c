@@ -80,6 +80,10 @@ int ph_vips_trim(VipsImage *in, double threshold, VipsImage **out) {
     return result;
 }
 
+static int crop_frame(VipsImage *in, VipsImage **out, const double *box) {
+    return vips_extract_area(in, out, (int)box[0], (int)box[1], (int)box[2], (int)box[3], NULL);
+}
+
 static int trim_in_memory(VipsImage *in, double threshold, VipsImage **out) {
     double *corner;
     int n;
@@ -88,16 +92,32 @@ static int trim_in_memory(VipsImage *in, double threshold, VipsImage **out) {
     int colour = vips_image_hasalpha(in) ? n - 1 : n;
     VipsArrayDouble *background = vips_array_double_new(corner, colour);
     g_free(corner);
-    int left, top, width, height;
-    int failed = vips_find_trim(in, &left, &top, &width, &height, "threshold", threshold, "background", background, NULL);
+    // An animation gets one box, the union of its frames' boxes (against the first frame's
+    // corner colour): no frame loses what it shows, and the picture does not jump.
+    int page = vips_image_get_page_height(in), count = in->Ysize / page, failed = 0;
+    int x0 = in->Xsize, y0 = page, x1 = 0, y1 = 0;
+    for (int i = 0; i < count && !failed; i++) {
+        VipsImage *frame;
+        int left, top, width, height;
+        if ((failed = vips_extract_area(in, &frame, 0, i * page, in->Xsize, page, NULL))) break;
+        failed = vips_find_trim(frame, &left, &top, &width, &height, "threshold", threshold, "background", background,
+                                NULL);
+        g_object_unref(frame);
+        if (failed || width <= 0 || height <= 0) continue;
+        x0 = MIN(x0, left);
+        y0 = MIN(y0, top);
+        x1 = MAX(x1, left + width);
+        y1 = MAX(y1, top + height);
+    }
     vips_area_unref(VIPS_AREA(background));
     if (failed) return -1;
-    if (width <= 0 || height <= 0) {
+    if (x1 <= x0 || y1 <= y0) {
         g_object_ref(in);
         *out = in;
         return 0;
     }
-    return vips_extract_area(in, out, left, top, width, height, NULL);
+    const double box[] = {x0, y0, x1 - x0, y1 - y0};
+    return ph_each_frame(in, crop_frame, box, out);
 }
 
 int ph_vips_flatten(VipsImage *in, const double rgb[3], VipsImage **out) {
@@ -178,8 +198,18 @@ int ph_vips_overlay(VipsImage *base, VipsImage *overlay, double scale, double op
         if (vips_linear(mark, &t[3], a, b, 4, "uchar", TRUE, NULL)) goto fail;
         mark = t[3];
     }
+    // An animation is a strip of stacked frames: the mark is placed on each frame alike.
+    int page = vips_image_get_page_height(base), frames = base->Ysize / page;
     int left = margin + (int)lround((base->Xsize - 2 * margin - mark->Xsize) * x);
-    int top = margin + (int)lround((base->Ysize - 2 * margin - mark->Ysize) * y);
+    int top = margin + (int)lround((page - 2 * margin - mark->Ysize) * y);
+    if (frames > 1) {
+        // A frame-sized transparent canvas holding the mark, repeated down the strip.
+        if (vips_embed(mark, &t[7], left, top, base->Xsize, page, NULL) ||
+            vips_replicate(t[7], &t[8], 1, frames, NULL))
+            goto fail;
+        mark = t[8];
+        left = top = 0;
+    }
     int base_alpha = vips_image_hasalpha(base);
     if (!base_alpha) {
         if (vips_bandjoin_const1(base, &t[4], 255, NULL)) goto fail;

@@ -66,4 +66,15 @@ struct CircleTests {
         let error = #expect(throws: ProfileError.self) { try TestPipeline.load(lua, name: "avatar.lua") }
         #expect(error == ProfileError(file: "avatar.lua", line: 3, message))
     }
+
+    @Test("each frame of an animation gets its own circle, not one circle across the strip of frames")
+    func eachFrame() async throws {
+        let (info, stacked) = try await TestPipeline.animation(frames: 3, width: 32, height: 32, through: "circle {},")
+        #expect(info.pages == 3)
+        try #require(stacked.width == 32 && stacked.height == 96 && stacked.bands == 4)
+        for frame in 0..<3 {
+            #expect(stacked[16, frame * 32 + 16][3] == 255, "frame \(frame)'s centre is inside its circle")
+            #expect(stacked[0, frame * 32][3] == 0, "frame \(frame)'s corner is outside")
+        }
+    }
 }

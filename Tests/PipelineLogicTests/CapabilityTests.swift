@@ -26,9 +26,29 @@ struct CapabilityTests {
         }
     }
 
+    /// A writer whose animations go in `motion`: "auto" there, or left out beside a
+    /// `container` of "auto", is negotiated too.
+    enum ReelPlugin: PipelinePlugin {
+        static func register(in registry: inout StageRegistry) throws {
+            try registry.register(
+                StageDefinition(
+                    name: "reel", summary: "Pass the bytes on.", input: .encoded, output: .encoded,
+                    capabilities: StageCapabilities(
+                        formatParameter: "container",
+                        animation: .writesFrames(formatParameter: "motion", animates: { $0["motion"] != nil })),
+                    parameters: [
+                        ParameterSpec("container", .choice(["png", "auto"]), default: .string("png"), doc: ""),
+                        ParameterSpec("motion", .choice(["gif", "webp", "auto"]), doc: ""),
+                    ],
+                    make: { _ in PosterPlugin.Poster() }))
+        }
+    }
+
     func profiles(_ lua: String) throws -> ProfileSet {
-        try ProfileLoader(registry: FakeStages.registry(origin: FakeOrigin(), extra: [PosterPlugin.self]))
-            .load(code: Array(lua.utf8), name: "capabilities.lua")
+        try ProfileLoader(
+            registry: FakeStages.registry(origin: FakeOrigin(), extra: [PosterPlugin.self, ReelPlugin.self])
+        )
+        .load(code: Array(lua.utf8), name: "capabilities.lua")
     }
 
     @Test("\"auto\" in a declared format parameter is negotiated per request; a written format is not")
@@ -71,6 +91,25 @@ struct CapabilityTests {
         #expect(negotiated.request.overrides["poster"] == ["container": .string("webp")])
         #expect(negotiated.vary.first == "Accept")
 
+    }
+}
+
+extension CapabilityTests {
+    @Test("an animation's format is negotiated where written auto, or left out beside an auto format: webp, else gif")
+    func animationNegotiated() throws {
+        let set = try profiles(
+            """
+            profile "a" { fetch {}, decode {}, encode {}, reel { container = "auto" } }
+            profile "b" { fetch {}, decode {}, encode {}, reel { motion = "auto" } }
+            profile "c" { fetch {}, decode {}, encode {}, reel { container = "auto", motion = "gif" } }
+            """)
+        let a = set.request(source: "s", profile: "a", accept: "image/webp,*/*")
+        #expect(a.request.overrides == ["reel": ["container": .string("webp"), "motion": .string("webp")]])
+        #expect(a.vary == ["Accept"])
+        let b = set.request(source: "s", profile: "b", accept: "image/png")
+        #expect(b.request.overrides == ["reel": ["motion": .string("gif")]] && b.vary == ["Accept"])
+        let c = set.request(source: "s", profile: "c", accept: "image/webp")
+        #expect(c.request.overrides == ["reel": ["container": .string("webp")]], "a written motion stays")
     }
 }
 

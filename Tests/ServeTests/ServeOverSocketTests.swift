@@ -41,6 +41,8 @@ import Testing
 
     init() throws {
         origin.route("/cover.jpg", .ok(Fixtures.quadrants(width: 200, height: 120)))
+        origin.route(
+            "/pan.gif", .ok(Fixtures.photoPan(frames: 6, width: 96, height: 64, step: 24), contentType: "image/gif"))
         origin.route("/gone.jpg", .status(404))
         origin.route("/broken.jpg", .status(500))
         origin.route("/page.jpg", .ok(Array("<!doctype html><html>hi</html>".utf8), contentType: "text/html"))
@@ -114,6 +116,19 @@ import Testing
             #expect(jpeg.headers[.contentType] == "image/jpeg")
             #expect(jpeg.headers[.eTag] != webp.headers[.eTag])
             #expect(jpeg.headers[.vary] == "Accept")
+        }
+    }
+
+    @Test func autoFormatKeepsAnimationsAnimated() async throws {
+        try await service().application().test(.live) { client in
+            let webp = try await client.execute(
+                uri: signed("auto", "/pan.gif"), method: .get, headers: [.accept: "image/avif,image/webp,*/*"])
+            #expect(webp.headers[.contentType] == "image/webp" && webp.headers[.vary] == "Accept")
+            #expect(Fixtures.info(Array(webp.body.readableBytesView))?.pages == 6)
+            let gif = try await client.execute(uri: signed("auto", "/pan.gif"), method: .get, headers: [.accept: "*/*"])
+            #expect(gif.headers[.contentType] == "image/gif" && gif.headers[.vary] == "Accept")
+            #expect(Fixtures.info(Array(gif.body.readableBytesView))?.pages == 6, "never a JPEG of frame one")
+            #expect(gif.headers[.eTag] != webp.headers[.eTag])
         }
     }
 

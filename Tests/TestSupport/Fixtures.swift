@@ -92,6 +92,13 @@ public enum Fixtures {
         pixels(bytes).map { Pixels(width: $0.width, height: $0.height, bands: $0.bands, samples: $0.samples) }
     }
 
+    /// Every frame of an animation, stacked top to bottom in one image (a still: its pixels).
+    public static func decodedFrames(_ bytes: [UInt8]) -> Pixels? {
+        pixels(bytes, frames: info(bytes)?.pages ?? 1).map {
+            Pixels(width: $0.width, height: $0.height, bands: $0.bands, samples: $0.samples)
+        }
+    }
+
     /// An animated GIF of `frames` frames, each `side` x `side` and a shade of grey.
     public static func animatedGIF(frames: Int, side: Int = 16) -> [UInt8] {
         animation(frames: frames, width: side, height: side, as: PH_FORMAT_GIF)
@@ -133,6 +140,26 @@ public enum Fixtures {
             }
         }
         return encode(rgb: pixels, width: width, height: height * frames, as: PH_FORMAT_GIF) {
+            vips_image_set_int($0, "page-height", Int32(height))
+        }
+    }
+
+    /// An animation panning across the sample photo: frame f is the `width` x `height` window
+    /// `step` pixels further right than frame f - 1, as GIF (or WebP). A real picture, so a frame
+    /// put in another's place, or colour that crosses from one to the next, shows.
+    public static func photoPan(frames: Int, width: Int, height: Int, step: Int, webp: Bool = false) -> [UInt8] {
+        start()
+        let photo = decoded(sample)!
+        precondition(photo.bands == 3 && (frames - 1) * step + width <= photo.width && height <= photo.height)
+        var pixels: [UInt8] = []
+        pixels.reserveCapacity(frames * width * height * 3)
+        for frame in 0..<frames {
+            for y in 0..<height {
+                let start = (y * photo.width + frame * step) * 3
+                pixels += photo.samples[start..<start + width * 3]
+            }
+        }
+        return encode(rgb: pixels, width: width, height: height * frames, as: webp ? PH_FORMAT_WEBP : PH_FORMAT_GIF) {
             vips_image_set_int($0, "page-height", Int32(height))
         }
     }
@@ -245,6 +272,23 @@ public enum Fixtures {
         }
     }
 
+    /// An animation's timing as the file states it: each frame's delay in milliseconds and the
+    /// plays (0: for ever); nil for a file without them.
+    public static func timing(_ bytes: [UInt8]) -> (delays: [Int], loop: Int)? {
+        start()
+        return bytes.withUnsafeBytes { raw -> (delays: [Int], loop: Int)? in
+            guard let image = ph_vips_open(raw.baseAddress, raw.count, 1) else { return nil }
+            defer { ph_vips_unref(image) }
+            var delays: UnsafeMutablePointer<Int32>?
+            var count: Int32 = 0
+            var loop: Int32 = 0
+            guard vips_image_get_array_int(image, "delay", &delays, &count) == 0, let delays,
+                vips_image_get_int(image, "loop", &loop) == 0
+            else { return nil }
+            return ((0..<Int(count)).map { Int(delays[$0]) }, Int(loop))
+        }
+    }
+
     /// Pixel statistics of an encoded image: mean brightness and mean absolute difference
     /// between horizontal neighbours (a measure of sharpness).
     public struct Stats: Sendable {
@@ -312,10 +356,12 @@ public enum Fixtures {
         return (sums.map { Double($0) / Double(width * height) }, largest)
     }
 
-    private static func pixels(_ bytes: [UInt8]) -> (width: Int, height: Int, bands: Int, samples: [UInt8])? {
+    private static func pixels(_ bytes: [UInt8], frames: Int = 1) -> (
+        width: Int, height: Int, bands: Int, samples: [UInt8]
+    )? {
         start()
         return bytes.withUnsafeBytes { raw in
-            guard let image = ph_vips_open(raw.baseAddress, raw.count, 1) else { return nil }
+            guard let image = ph_vips_open(raw.baseAddress, raw.count, Int32(frames)) else { return nil }
             defer { ph_vips_unref(image) }
             var length = 0
             guard let memory = vips_image_write_to_memory(image, &length) else { return nil }

@@ -69,7 +69,7 @@ public enum TestPipeline {
 
     /// A `width` x `height` animation of `frames` flat greys (`Fixtures.animatedGIF`) through
     /// `stages` (each ending in a comma): the answer's facts as an animated WebP, and its frames
-    /// stacked in one PNG.
+    /// stacked in one image, as a lossless WebP keeps them.
     public static func animation(
         frames: Int, width: Int, height: Int, through stages: String
     ) async throws -> (info: Fixtures.Info, stacked: Fixtures.Pixels) {
@@ -78,8 +78,9 @@ public enum TestPipeline {
             "animation.gif", Fixtures.animatedGIF(frames: frames, width: width, height: height))
         let head = #"profile "p" { fetch {}, decode { frames = \#(frames) }, \#(stages) "#
         let animated = try await run(head + #"encode { format = "webp" } }"#, source: path)
-        let stacked = try await run(head + #"encode { format = "png" } }"#, source: path)
-        guard let info = Fixtures.info(animated.bytes.array), let pixels = Fixtures.decoded(stacked.bytes.array) else {
+        let stacked = try await run(head + #"encode { format = "webp", lossless = true } }"#, source: path)
+        guard let info = Fixtures.info(animated.bytes.array), let pixels = Fixtures.decodedFrames(stacked.bytes.array)
+        else {
             throw ServerError("the answers do not decode")
         }
         return (info, pixels)

@@ -9,12 +9,12 @@ import Testing
 struct FrameFilterTests {
     static let frames = 6, side = 32
 
-    /// The frames stacked in one PNG, through `stages` (or none).
+    /// The frames stacked in one image (a lossless WebP keeps every pixel), through `stages` (or none).
     private func stacked(_ path: String, _ stages: String) async throws -> Fixtures.Pixels {
         let result = try await TestPipeline.run(
-            #"profile "p" { fetch {}, decode { frames = \#(Self.frames) }, \#(stages) encode { format = "png" } }"#,
+            #"profile "p" { fetch {}, decode { frames = \#(Self.frames) }, \#(stages) encode { format = "webp", lossless = true } }"#,
             source: path)
-        return try #require(Fixtures.decoded(result.bytes.array))
+        return try #require(Fixtures.decodedFrames(result.bytes.array))
     }
 
     @Test(
@@ -98,5 +98,30 @@ struct FrameFilterTests {
             let shade = Int(Fixtures.animationShade(frame))
             #expect(abs(Int(stacked[width / 2, top + height / 2][0]) - shade) <= 2, "frame \(frame)'s picture")
         }
+    }
+
+    @Test("trim cuts one box from every frame: the union of what the frames show")
+    func trimOneBox() async throws {
+        // On a near-black ground, a white square at a different place in each frame.
+        let squares = [(8, 10), (40, 12), (20, 10)]
+        let directory = try TemporaryDirectory()
+        let path = try directory.write(
+            "squares.gif",
+            Fixtures.animatedGIF(frames: 3, width: 64, height: 32) { frame, x, y in
+                let (left, top) = squares[frame]
+                let black = UInt8(frame * 3)
+                return (left..<left + 8).contains(x) && (top..<top + 10).contains(y)
+                    ? [255, 255, 255] : [black, black, black]
+            })
+        let result = try await TestPipeline.run(
+            #"profile "p" { fetch {}, decode { frames = 3 }, trim {}, encode { format = "webp", lossless = true } }"#,
+            source: path)
+        let stacked = try #require(Fixtures.decodedFrames(result.bytes.array))
+        // The union: x from 8 to 48, y from 10 to 22.
+        try #require(stacked.width == 40 && stacked.height == 3 * 12, "\(stacked.width)x\(stacked.height)")
+        for (frame, (left, top)) in squares.enumerated() {
+            #expect(stacked[left - 8 + 4, frame * 12 + top - 10 + 5][0] > 200, "frame \(frame)'s square")
+        }
+        #expect(stacked[39, 0][0] < 60, "frame 0 is dark where frame 1's square is")
     }
 }

@@ -142,4 +142,25 @@ struct OverlayTests {
                 "\(String(describing: error))")
         }
     }
+
+    @Test("an animation gets the mark at the same place on every frame")
+    func eachFrame() async throws {
+        let gif = try directory.write(
+            "anim.gif",
+            Fixtures.animatedGIF(frames: 3, width: 60, height: 40) { frame, _, _ in [0, 0, UInt8(200 + frame * 20)] })
+        let file = try directory.write(
+            "animated.lua",
+            Array(
+                #"profile "p" { fetch {}, decode {}, overlay { image = "mark.png", gravity = "south_east" }, encode { format = "webp", lossless = true } }"#
+                    .utf8))
+        let result = try await Pipeline(profiles: try ProfileLoader(registry: TestPipeline.registry()).load(file: file))
+            .image(for: ImageRequest(source: gif, profile: "p"))
+        let stacked = try #require(Fixtures.decodedFrames(result.bytes.array))
+        try #require(stacked.width == 60 && stacked.height == 120)
+        for frame in 0..<3 {
+            // The 20 x 20 mark fills each frame's bottom-right corner, and nothing above it.
+            #expect(Self.near(Array(stacked[55, frame * 40 + 35].prefix(3)), Self.red), "frame \(frame)")
+            #expect(!Self.near(Array(stacked[55, frame * 40 + 5].prefix(3)), Self.red), "frame \(frame)")
+        }
+    }
 }

@@ -171,6 +171,9 @@ typedef enum { PH_SAVE_OK = 0, PH_SAVE_FAILED_INPUT = 1, PH_SAVE_FAILED_SAVER = 
 /// input's pixels failed, so no error text needs reading.
 int ph_vips_save(VipsImage *in, ph_format format, const ph_save_options *options, void **buffer, size_t *length,
                  ph_save_failure *failure);
+/// The first frame of an animation as a still image (no page height, delays or loop count),
+/// for a format that does not animate: a JPEG of frame one, not of the strip of frames.
+int ph_vips_first_frame(VipsImage *in, VipsImage **out);
 /// Lets libvips' JPEG XL loader read input. It is marked untrusted in this libvips, so it stays
 /// blocked until a profile lists "jxl" among its decode formats.
 void ph_vips_allow_jxl_input(void);

@@ -28,6 +28,11 @@ struct RequestPlan: Sendable {
                     .profile, "override: \(error.message.hasPrefix(name) ? "" : "\(name): ")\(error.message)")
             }
         }
+        do {
+            stages = try Self.keepingAnimations(stages)
+        } catch {
+            throw PipelineError(.profile, "profile \"\(profile.name)\": \(error.message)")
+        }
         let split = stages.firstIndex { $0.definition.role != .key } ?? stages.endIndex
         keyStages = Array(stages[..<split])
         var steps: [ConfiguredStage] = [], caches: [Int: CachePolicy] = [:]
@@ -51,6 +56,26 @@ struct RequestPlan: Sendable {
             let layer: CacheLayer = steps[step].definition.role == .fetch ? .original : .variant
             return CachePoint(policy, layer: layer, settings: settings, profileFile: profileFile)
         }
+    }
+
+    /// A stage that opens frames and leaves their count out keeps `whenAnimated` of them when a
+    /// later stage writes animations with the request's parameters (`AnimationRole`); else the
+    /// stages are as they were.
+    static func keepingAnimations(_ stages: [ConfiguredStage]) throws(ParameterError) -> [ConfiguredStage] {
+        var stages = stages
+        for index in stages.indices {
+            guard case .opensFrames(let parameter, let count)? = stages[index].definition.capabilities.animation,
+                !stages[index].parameters.explicit.contains(parameter),
+                stages[(index + 1)...].contains(where: {
+                    if case .writesFrames(_, let animates)? = $0.definition.capabilities.animation {
+                        return animates($0.parameters)
+                    }
+                    return false
+                })
+            else { continue }
+            stages[index] = try stages[index].overriding([parameter: .integer(count)])
+        }
+        return stages
     }
 }
 

@@ -16,7 +16,8 @@ extension ProfileSet {
     ///
     /// Precedence, later winning: the profile's own values; the format negotiated from
     /// `accept` (what a viewer sending that Accept header takes: avif, webp, else jpeg, also
-    /// without a header), for each stage whose format is "auto" after the choices; the choices.
+    /// without a header; for an animation webp, else gif), for each stage whose format is
+    /// "auto" after the choices; the choices.
     /// So an option that sets the format wins over Accept, and a profile whose format is
     /// fixed never varies by it. `hints` are the headers the choices' client hints read.
     public func request(
@@ -26,12 +27,22 @@ extension ProfileSet {
         var overrides = choices
         var negotiated = false
         for stage in self[name]?.stages ?? [] {
-            guard let parameter = stage.definition.capabilities.formatParameter,
-                (choices[stage.name]?[parameter] ?? stage.parameters[parameter]) == .string("auto")
-            else { continue }
-            overrides[stage.name, default: [:]][parameter] = .string(
-                FormatChoice.choose(accept: accept, canWriteAVIF: canWriteAVIF))
-            negotiated = true
+            let chosen = { (parameter: String) in choices[stage.name]?[parameter] ?? stage.parameters[parameter] }
+            let capabilities = stage.definition.capabilities
+            let formatIsAuto = capabilities.formatParameter.map { chosen($0) == .string("auto") } ?? false
+            if formatIsAuto, let parameter = capabilities.formatParameter {
+                overrides[stage.name, default: [:]][parameter] = .string(
+                    FormatChoice.choose(accept: accept, canWriteAVIF: canWriteAVIF))
+                negotiated = true
+            }
+            // An animation's format follows the viewer when written "auto", or when left out
+            // while the still format does.
+            if case .writesFrames(let parameter, _)? = capabilities.animation,
+                chosen(parameter) == .string("auto") || (chosen(parameter) == nil && formatIsAuto)
+            {
+                overrides[stage.name, default: [:]][parameter] = .string(FormatChoice.chooseAnimated(accept: accept))
+                negotiated = true
+            }
         }
         return BuiltRequest(
             request: ImageRequest(source: source, profile: name, overrides: overrides),

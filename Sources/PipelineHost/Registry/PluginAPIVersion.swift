@@ -25,9 +25,9 @@ public struct PluginAPIVersion: Sendable, Hashable, Comparable, CustomStringConv
     /// `PipelineTracing` (the process's tracer, and the trace headers a stage's own requests
     /// carry); 1.5 added `SourceRewriter.secretQueryNames` (with a default), which every sink
     /// redacts through `ProfileSet.redaction`; 1.6 added
-    /// `PipelineImage.predictedPeakBytes` (with a default), which the memory budget draws. A
-    /// plugin written for an older 1.x still loads.
-    public static let current = PluginAPIVersion(major: 1, minor: 6)
+    /// `PipelineImage.predictedPeakBytes` (with a default), which the memory budget draws; 1.7 added
+    /// `StageCapabilities.animation` (`AnimationRole`). A plugin written for an older 1.x still loads.
+    public static let current = PluginAPIVersion(major: 1, minor: 7)
 
     /// "1.3".
     public var description: String { "\(major).\(minor)" }

@@ -13,17 +13,36 @@ public struct StageCapabilities: Sendable {
     /// Set for an entry that configures the profile rather than taking a place in its chain
     /// (`info`, `fallback`): the loader keeps it out of the chain and hands it to the profile.
     public var profileSetting: ProfileSetting?
+    /// How the stage takes part in keeping animations animated (plugin API 1.7).
+    public var animation: AnimationRole?
 
     /// Capabilities; none by default.
     public init(
         formatParameter: String? = nil, publicServiceDefaults: [String: ParameterValue] = [:],
-        allowedHostsParameter: String? = nil, profileSetting: ProfileSetting? = nil
+        allowedHostsParameter: String? = nil, profileSetting: ProfileSetting? = nil,
+        animation: AnimationRole? = nil
     ) {
         self.formatParameter = formatParameter
         self.publicServiceDefaults = publicServiceDefaults
         self.allowedHostsParameter = allowedHostsParameter
         self.profileSetting = profileSetting
+        self.animation = animation
     }
+}
+
+/// The two ends of a chain that keeps animations: the stage that opens an image decides how
+/// many frames to keep, and only the stage that writes the output knows whether it can animate.
+/// A request's plan joins them (`RequestPlan`), after the request's choices, so a profile that
+/// writes a JPEG never decodes a GIF's other frames, and one that writes WebP or GIF keeps them.
+public enum AnimationRole: Sendable {
+    /// Opens images: `parameter` counts the frames kept. Left out of the profile, it becomes
+    /// `whenAnimated` when a later stage writes animations; else it keeps its own default.
+    case opensFrames(parameter: String, whenAnimated: Int)
+    /// Writes the output: whether it keeps an animation animated with these parameters.
+    /// `formatParameter` names the format animations are written in; written as "auto" (or
+    /// left out while the stage's `formatParameter` is "auto"), the host chooses it from what
+    /// the viewer accepts (`FormatChoice.chooseAnimated`).
+    case writesFrames(formatParameter: String, animates: @Sendable (StageParameters) -> Bool)
 }
 
 /// The profile settings a host knows: entries written among a profile's stages that are not

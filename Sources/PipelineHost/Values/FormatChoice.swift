@@ -1,10 +1,25 @@
 /// `encode { format = "auto" }`: the best format the client accepts, from its `Accept` header
 /// (serve) or `--accept` (run). AVIF first (smallest), then WebP, else JPEG, which every
-/// client reads.
+/// client reads. An animation is WebP when the client takes it, else GIF (`chooseAnimated`).
 public enum FormatChoice {
     /// The format for an `Accept` header; `canWriteAVIF` is whether this libvips writes it.
     public static func choose(accept: String?, canWriteAVIF: Bool) -> String {
-        guard let accept else { return "jpeg" }
+        let accepted = mediaTypes(accepted: accept)
+        if canWriteAVIF, accepted.contains("image/avif") { return "avif" }
+        if accepted.contains("image/webp") { return "webp" }
+        return "jpeg"
+    }
+
+    /// The format an animation is written in for an `Accept` header: WebP (a third to a tenth
+    /// of a GIF's bytes, and full colour) when the client takes it, else GIF, which every client
+    /// animates. Never a still: a viewer asking for an animation's URL gets the animation.
+    public static func chooseAnimated(accept: String?) -> String {
+        mediaTypes(accepted: accept).contains("image/webp") ? "webp" : "gif"
+    }
+
+    /// The media types an Accept header takes, lowercased; none without a header.
+    static func mediaTypes(accepted accept: String?) -> Set<String> {
+        guard let accept else { return [] }
         var accepted: Set<String> = []
         for item in accept.split(separator: ",") {
             // Media types and parameters hold no spaces, so dropping them all is safe.
@@ -16,9 +31,7 @@ public enum FormatChoice {
             guard weights.count <= 1, let weight = weights.first ?? 1, weight > 0 else { continue }
             accepted.insert(type)
         }
-        if canWriteAVIF, accepted.contains("image/avif") { return "avif" }
-        if accepted.contains("image/webp") { return "webp" }
-        return "jpeg"
+        return accepted
     }
 
     /// A weight as RFC 9110 §12.4.2 writes it: 0 to 1 with at most three decimals, `0.5`, `1.000`;

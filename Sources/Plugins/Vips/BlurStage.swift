@@ -40,9 +40,6 @@ struct BlurStage: Stage {
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         let image = try input.vipsImage(for: "blur")
         let (sigma, dim, size) = (sigma, dim, size)
-        if size != nil, image.frames > 1 {
-            throw PipelineError(.stageFailed, "blur: size scales one frame; leave it out for \(image.frames) frames")
-        }
         return try await context.runVips { () throws(PipelineError) -> StageValue in
             let prepared = try image.prepared()
             let target =

@@ -19,7 +19,10 @@ struct DecodeStage: Stage {
             doc: "files with more frames (pages) than this are refused, even when only the first is used")
         let frames = Parameter<Int>(
             "frames", .integer(1...1000), default: 1,
-            doc: "frames of animated input to keep (1: the first); more make an animation for webp output")
+            doc:
+                "frames of animated input to keep, the first N (1: a still); left out: \(DecodeStage.animatedFrames) when encode keeps "
+                + "animations (format webp, gif, auto or source, or animation_format written), else 1; fewer when N frames would pass max_pixels"
+        )
         let formats = Parameter<[String]>(
             "formats", .stringList, default: DecodeStage.defaultFormats,
             doc:
@@ -34,8 +37,9 @@ struct DecodeStage: Stage {
         version: 2,
         summary: "Open the image lazily with libvips: sniff the bytes (HTML or XML is 'not an image'), "
             + "read the header and check max_pixels and max_frames before any pixel is decoded. "
-            + "Animated input gives its first frame unless frames asks for more.",
+            + "Animated input keeps its frames when encode can animate (see frames), else gives its first frame.",
         input: .encoded, output: .image,
+        capabilities: StageCapabilities(animation: .opensFrames(parameter: "frames", whenAnimated: animatedFrames)),
         parameters: Keys.specs,
         make: { parameters in
             let formats = parameters[\Keys.formats]
@@ -49,6 +53,11 @@ struct DecodeStage: Stage {
                 frames: parameters[\Keys.frames], formats: Set(formats),
                 maxOutputPixels: parameters[\Keys.maxOutputPixels] ?? VipsPipelineImage.defaultPixelLimit)
         })
+
+    /// The frames an animation keeps when the profile's output animates and leaves `frames`
+    /// out: most animations whole (a GIF of 10 s at 25 frames a second), while the work of one
+    /// request stays bounded by the count as well as by max_pixels.
+    static let animatedFrames = 250
 
     /// Formats libvips has no loader of its own for (ImageMagick's stays blocked).
     static let onlyThroughImageMagick: Set<String> = ["bmp", "ico"]
@@ -105,13 +114,16 @@ struct DecodeStage: Stage {
                     "image has more than \(counted) frames, more than libvips' \(format) loader counts (max_frames \(maxFrames))"
                 )
             }
-            let frames = min(wanted, pages)
-            let pixels = Double(size.width) * Double(size.height) * Double(frames)
-            guard pixels <= maxPixels else {
-                let what = frames > 1 ? "\(size) x \(frames) frames" : "\(size)"
+            let framePixels = Double(size.width) * Double(size.height)
+            guard framePixels <= maxPixels else {
+                let what = pages > 1 ? "\(size) a frame" : "\(size)"
                 throw PipelineError(
-                    .pixelLimit, "image is \(what) (\(megapixels(pixels))), over max_pixels (\(megapixels(maxPixels)))")
+                    .pixelLimit,
+                    "image is \(what) (\(megapixels(framePixels))), over max_pixels (\(megapixels(maxPixels)))")
             }
+            // An animation keeps the first frames that fit in max_pixels: a shorter animation
+            // rather than none.
+            let frames = Self.framesKept(wanted: wanted, pages: pages, framePixels: framePixels, maxPixels: maxPixels)
             let handle = frames > 1 ? try Self.open(bytes, frames: frames) : first
             return .image(
                 VipsPipelineImage(
@@ -119,6 +131,12 @@ struct DecodeStage: Stage {
                     pixelLimit: outputLimit, predictedPeakBytes: DecodeCost(first, frames: frames).bytes,
                     sourceFormat: ImageFacts(handle: first).format))
         }
+    }
+
+    /// The frames decode keeps: the first `wanted`, no more than the file has, and no more than
+    /// fit in `maxPixels` together (at least one: a frame over it alone is refused before).
+    static func framesKept(wanted: Int, pages: Int, framePixels: Double, maxPixels: Double) -> Int {
+        max(1, min(wanted, pages, Int(min(Double(Int.max / 2), (maxPixels / max(1, framePixels)).rounded(.down)))))
     }
 
     /// Refuses formats outside the allowlist or blocked in libvips, and TIFFs with more pages

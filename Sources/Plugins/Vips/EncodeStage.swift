@@ -40,12 +40,25 @@ struct EncodeStage: Stage {
         }
     }
 
+    /// The `animation_format` a profile writes: what an animation becomes.
+    enum AnimationFormat: String, ParameterChoice {
+        case webp, gif
+        /// WebP for a viewer that accepts it, else GIF (an override, as format's auto is).
+        case auto
+    }
+
     struct Keys: ParameterList {
         let format = Parameter<Format>(
             "format", default: .jpeg,
             doc:
                 "output format; auto follows serve's Accept header or run's --accept (jpeg without); "
                 + "source keeps the input's format where this libvips writes it (else png with alpha, jpeg without)")
+        let animationFormat = OptionalParameter<AnimationFormat>(
+            "animation_format",
+            doc:
+                "format for an animation (more than one decoded frame): webp, gif, or auto (webp when the viewer accepts it, else gif); "
+                + "left out: the format itself when it is webp or gif (or source's gif or webp), auto when format is auto, "
+                + "else the first frame as a still in format")
         let quality = Parameter<Int>(
             "quality", .integer(1...100), default: 82,
             doc: "quality for jpeg, webp, avif and jxl")
@@ -89,17 +102,22 @@ struct EncodeStage: Stage {
         name: "encode",
         summary:
             "Encode to jpeg, png, webp, gif, avif or jxl (the last two if this libvips can write them); metadata stripped "
-            + "by default. Several decoded frames (decode { frames = N }) make an animated webp or gif. "
+            + "by default. An animation stays one in webp, gif, auto (webp, else gif) and source output, "
+            + "or in animation_format; jpeg, png, avif and jxl get its first frame. "
             + "format = \"auto\": avif, webp or jpeg from what the viewer accepts (serve's Accept header, run's --accept); jpeg without. "
             + "format = \"source\": the input's own format (jpeg, png, webp, gif, avif, jxl) where this libvips writes it; "
             + "png for other inputs with alpha (tiff, heic, ...), jpeg for the rest.",
         input: .image, output: .encoded,
-        capabilities: StageCapabilities(formatParameter: "format"),
+        capabilities: StageCapabilities(
+            formatParameter: "format",
+            animation: .writesFrames(formatParameter: "animation_format", animates: EncodeStage.animates)),
         parameters: Keys.specs,
         make: { try EncodeStage($0) })
 
     /// The profile's format: `.source` is resolved for each image (`forSource`).
     let chosen: Format
+    /// What an animation is written in; nil: its first frame, as a still in `chosen`.
+    let animated: Format?
     /// The settings for each format; quality is the format's own (`webp_quality`, ...) if set.
     let options: ph_save_options
     let qualities: [Format: Int32]
@@ -110,6 +128,7 @@ struct EncodeStage: Stage {
         // "auto" is resolved per request by serve and run --accept, as an override; without one it is JPEG.
         let chosen = p[\Keys.format] == .auto ? Format.jpeg : p[\Keys.format]
         self.chosen = chosen
+        animated = Self.animationFormat(written: p[\Keys.animationFormat], format: p[\Keys.format])
         let keep = p[\Keys.keep] ?? []
         for item in keep where item != "icc" {
             throw ParameterError("encode: 'keep' takes { \"icc\" }, got \"\(item)\"")
@@ -133,6 +152,33 @@ struct EncodeStage: Stage {
         guard chosen == .source || Self.canWrite(chosen) else {
             throw ParameterError("this libvips cannot write \(chosen.rawValue)")
         }
+    }
+
+    /// What an animation is written in, from the profile's `animation_format` and `format`
+    /// (after a request's choices): nil for a still of its first frame; `.source` for the
+    /// source's own format when that animates (`forAnimatedSource`). An "auto" the host did not
+    /// resolve is GIF, which every viewer animates, as format's is JPEG.
+    static func animationFormat(written: AnimationFormat?, format: Format) -> Format? {
+        switch (written, format) {
+        case (.webp?, _): .webp
+        case (.gif?, _), (.auto?, _), (nil, .auto): .gif
+        case (nil, .webp), (nil, .gif), (nil, .source): format
+        case (nil, _): nil
+        }
+    }
+
+    /// Whether a profile's encode keeps animations animated: the request plan then keeps their
+    /// frames (`AnimationRole`), and a still's profile decodes only the first.
+    @Sendable static func animates(_ parameters: StageParameters) -> Bool {
+        let written = parameters.string("animation_format").flatMap(AnimationFormat.init(rawValue:))
+        let format = parameters.string("format").flatMap(Format.init(rawValue:)) ?? .jpeg
+        return animationFormat(written: written, format: format) != nil
+    }
+
+    /// What format = "source" (or an animation left to it) writes for an animated source:
+    /// the source's format when it animates (gif, webp), else nil, a still.
+    static func forAnimatedSource(_ source: String) -> Format? {
+        source == "gif" ? .gif : source == "webp" ? .webp : nil
     }
 
     /// Debian's libvips always writes JPEG, PNG and WebP. Asking about the others starts
@@ -199,13 +245,14 @@ struct EncodeStage: Stage {
 
     /// Refuses an encode over the budget from the image's size alone, before any of its pixels
     /// is decoded or computed.
-    static func checkCost(of size: PixelSize, format: Format, effort: Int?) throws(PipelineError) {
-        let pixels = Double(size.width) * Double(size.height)
+    static func checkCost(of size: PixelSize, frames: Int = 1, format: Format, effort: Int?) throws(PipelineError) {
+        let pixels = Double(size.width) * Double(size.height) * Double(frames)
         let perPixel = costPerPixel(format, effort: effort)
         guard pixels * perPixel <= costBudget else {
             throw PipelineError(
                 .pixelLimit,
-                "encode: \(megapixels(pixels)) as \(format.rawValue)\(effort.map { " at effort \($0)" } ?? "") "
+                "encode: \(megapixels(pixels))\(frames > 1 ? " (\(frames) frames)" : "") as \(format.rawValue)"
+                    + "\(effort.map { " at effort \($0)" } ?? "") "
                     + "is over the encode budget (\(megapixels(costBudget / perPixel)) at that setting); "
                     + "make the image smaller or lower the effort")
         }
@@ -213,16 +260,22 @@ struct EncodeStage: Stage {
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         let image = try input.vipsImage(for: "encode")
+        let frames = image.frameCount
+        let animation =
+            frames > 1 ? (animated == .source ? Self.forAnimatedSource(image.sourceFormat) : animated) : nil
         let output =
-            chosen == .source
-            ? Self.forSource(
-                image.sourceFormat, hasAlpha: ph_vips_has_alpha(image.handle.pointer) != 0, canWrite: Self.canWrite)
-            : chosen
+            animation
+            ?? (chosen == .source
+                ? Self.forSource(
+                    image.sourceFormat, hasAlpha: ph_vips_has_alpha(image.handle.pointer) != 0, canWrite: Self.canWrite)
+                : chosen)
         let (format, code, options) = (output.rawValue, output.code, options(for: output))
-        // The size is known from the header (all frames, upright or not): nothing is computed yet.
-        try Self.checkCost(of: image.size, format: output, effort: effort)
+        // The size is known from the header (upright or not): nothing is computed yet.
+        try Self.checkCost(of: image.size, frames: animation == nil ? 1 : frames, format: output, effort: effort)
+        let still = animation == nil && frames > 1
         return try await context.runVips { () throws(PipelineError) -> StageValue in
-            let ready = try image.prepared()
+            var ready = try image.prepared()
+            if still { ready = try ready.derive("first frame") { ph_vips_first_frame($0, &$1) } }
             var buffer: UnsafeMutableRawPointer?
             var length = 0
             var failure = PH_SAVE_OK

@@ -83,9 +83,6 @@ struct OverlayStage: Stage {
     }
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
-        if let image = try? input.vipsImage(for: "overlay"), image.frames > 1 {
-            throw PipelineError(.stageFailed, "overlay: draws on one frame; leave it out for \(image.frames) frames")
-        }
         let overlay = try await overlayImage(in: context)
         let (x, y, margin, opacity, scale) = (x, y, margin, opacity, scale)
         return try await input.applyingVips("overlay", in: context) { image, output in

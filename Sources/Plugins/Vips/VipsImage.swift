@@ -57,6 +57,9 @@ struct VipsPipelineImage: PipelineImage {
 
     var size: PixelSize { handle.size }
 
+    /// The frames the image holds: 1 for a still, the stacked frames of an animation.
+    var frameCount: Int { Int(ph_vips_height(handle.pointer)) / max(1, size.height) }
+
     /// A later stage's result, decoded into `handle`, with what this image carries along (its
     /// source's size and format, and the pixel limit).
     func derived(_ handle: VipsImageHandle) -> VipsPipelineImage {
