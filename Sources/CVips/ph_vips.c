@@ -549,7 +549,7 @@ static int save_as(VipsImage *in, ph_format format, const ph_save_options *o, in
                                     "effort", o->effort, "subsample_mode", subsample_mode(o->subsample),
                                     "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, NULL);
     case PH_FORMAT_GIF:
-        return vips_gifsave_buffer(in, buffer, length, "strip", strip, NULL);
+        return vips_gifsave_buffer(in, buffer, length, "strip", strip, "effort", o->effort, NULL);
     case PH_FORMAT_JXL:
         return vips_jxlsave_buffer(in, buffer, length, "Q", o->quality, "strip", strip, "lossless", o->lossless,
                                    "effort", o->effort, NULL);

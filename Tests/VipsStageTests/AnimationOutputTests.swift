@@ -107,6 +107,18 @@ struct AnimationOutputTests {
         #expect(timing.delays == [70, 70, 70, 70, 70] && timing.loop == 3)
     }
 
+    @Test("effort reaches the GIF quantizer: left out it is the fastest, and 9 gives other bytes")
+    func gifEffort() async throws {
+        let fast = try await TestPipeline.run(
+            #"profile "p" { fetch {}, decode {}, encode { format = "gif" } }"#, source: pan)
+        let fastest = try await TestPipeline.run(
+            #"profile "p" { fetch {}, decode {}, encode { format = "gif", effort = 0 } }"#, source: pan)
+        let slow = try await TestPipeline.run(
+            #"profile "p" { fetch {}, decode {}, encode { format = "gif", effort = 9 } }"#, source: pan)
+        #expect(fast.bytes.array == fastest.bytes.array)
+        #expect(fast.bytes.array != slow.bytes.array)
+    }
+
     @Test("the encode budget counts an animation's frames; its still is one frame's cost")
     func encodeBudgetCountsFrames() async throws {
         // 50 frames of 600 x 600 are 18 megapixels: over the budget for webp at effort 9

@@ -155,10 +155,13 @@ struct DecodeHardeningTests: DecodesFiles {
 
     @Test("a GIF with more frames than libvips' GIF loader counts is refused at any max_frames")
     func uncountableGIF() async throws {
-        let error = try await failure(Fixtures.animatedGIF(frames: 5000, side: 2), "decode { max_frames = 9999 }")
+        let gif = Fixtures.animatedGIF(frames: 5000, side: 2)
+        let error = try await failure(gif, "decode { max_frames = 9999 }")
         #expect(error?.kind == .pixelLimit)
         #expect(
             error?.reason == "image has more than 4096 frames, more than libvips' gif loader counts (max_frames 9999)")
+        let limited = try await failure(gif)
+        #expect(limited?.reason == "image has more than 4096 frames, over max_frames (1000)", "not libvips' 4097")
     }
 
     @Test(

@@ -106,7 +106,10 @@ struct DecodeStage: Stage {
             let size = first.size
             let pages = Int(ph_vips_page_count(image))
             guard pages <= maxFrames else {
-                throw PipelineError(.pixelLimit, "image has \(pages) frames, over max_frames (\(maxFrames))")
+                // libvips' GIF loader stops counting at 4097: the file has that many or more.
+                let count =
+                    Self.countsNoFurther[format].map { pages > $0 ? "more than \($0)" : "\(pages)" } ?? "\(pages)"
+                throw PipelineError(.pixelLimit, "image has \(count) frames, over max_frames (\(maxFrames))")
             }
             if let counted = Self.countsNoFurther[format], pages > counted {
                 throw PipelineError(
