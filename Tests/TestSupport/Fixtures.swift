@@ -164,6 +164,19 @@ public enum Fixtures {
         }
     }
 
+    /// A GIF whose screen is `side` x `side` and whose `frames` frames each paint one pixel,
+    /// written by hand: a few bytes a frame, while its header describes frames x side² pixels.
+    public static func sparseGIF(frames: Int, side: Int) -> [UInt8] {
+        let size: [UInt8] = [UInt8(side & 0xFF), UInt8(side >> 8)]
+        var out = Array("GIF89a".utf8) + size + size + [0x80, 0, 0, 0, 0, 0, 255, 255, 255]
+        out += [0x21, 0xFF, 0x0B] + Array("NETSCAPE2.0".utf8) + [0x03, 0x01, 0x00, 0x00, 0x00]
+        for _ in 0..<frames {
+            out += [0x21, 0xF9, 0x04, 0x00, 0x04, 0x00, 0x00, 0x00]  // 40 ms
+            out += [0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0x02, 0x02, 0x44, 0x01, 0x00]  // one pixel
+        }
+        return out + [0x3B]
+    }
+
     /// The shade of grey of frame `index` in the animations above.
     public static func animationShade(_ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: index * 37) }
 

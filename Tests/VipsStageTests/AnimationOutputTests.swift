@@ -123,7 +123,7 @@ struct AnimationOutputTests {
     func encodeBudgetCountsFrames() async throws {
         // 50 frames of 600 x 600 are 18 megapixels: over the budget for webp at effort 9
         // (7 JPEG units a pixel), where one frame is far below it.
-        let path = try directory.write("big.gif", Fixtures.animatedGIF(frames: 50, side: 600))
+        let path = try directory.write("big.gif", Fixtures.sparseGIF(frames: 50, side: 600))
         let error = try await TestPipeline.failure(
             #"profile "p" { fetch {}, decode {}, encode { format = "webp", effort = 9 } }"#, source: path)
         #expect(error?.kind == .pixelLimit)
