@@ -199,7 +199,8 @@ def write(results_path, benchmarks):
     quality = all((r["tools"]["pipelinehost"]["psnr"] or 0) >= (r["tools"]["gifsicle"]["psnr"] or 0) for r in gif)
     lines += ["", "Each tool runs as a process of its own, so pipelinehost's rows include its start-up (about "
                   "0.18 s: the Lua profile, libvips and the plugins), which serve pays once. GIF output is quantized "
-                  "by libimagequant at effort 1 (encode's default for gif) through libvips' cgif saver; gifsicle "
+                  "by libimagequant at effort 1 (encode's default for gif), the frames side by side on both cores "
+                  "(ph_gif_save.c, written through cgif); gifsicle "
                   "resizes the palette images directly, and libvips 8.14's GIF loader keeps no palette to reuse. "
                   "thumbor resizes GIFs with gifsicle (its gifsicle engine), so gifsicle's column is thumbor's "
                   "GIF work without its HTTP.",

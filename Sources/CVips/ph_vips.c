@@ -72,7 +72,8 @@ int ph_vips_init(const char *program, int concurrency) {
     if (VIPS_INIT(program)) return -1;
     if (check_switch("PIPELINEHOST_VIPS_VECTOR") || check_switch("PIPELINEHOST_JPEG_HUGE_PAGES") ||
         check_switch("PIPELINEHOST_JPEG_EARLY_STOP") ||
-        check_switch("PIPELINEHOST_COLOUR_TRANSFORM_CACHE") || check_switch("PIPELINEHOST_AVIF_LIBAVIF"))
+        check_switch("PIPELINEHOST_COLOUR_TRANSFORM_CACHE") || check_switch("PIPELINEHOST_AVIF_LIBAVIF") ||
+        check_switch("PIPELINEHOST_GIF_THREADS"))
         return -1;
     if (!g_getenv("PIPELINEHOST_VIPS_WARNINGS"))
         g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO, drop_log, NULL);
@@ -549,7 +550,7 @@ static int save_as(VipsImage *in, ph_format format, const ph_save_options *o, in
                                     "effort", o->effort, "subsample_mode", subsample_mode(o->subsample),
                                     "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, NULL);
     case PH_FORMAT_GIF:
-        return vips_gifsave_buffer(in, buffer, length, "strip", strip, "effort", o->effort, NULL);
+        return ph_gif_save_buffer(in, strip, o->effort, ph_gif_threads(), buffer, length);
     case PH_FORMAT_JXL:
         return vips_jxlsave_buffer(in, buffer, length, "Q", o->quality, "strip", strip, "lossless", o->lossless,
                                    "effort", o->effort, NULL);

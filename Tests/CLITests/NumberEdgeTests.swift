@@ -84,7 +84,7 @@ struct NumberEdgeTests {
             ("PIPELINEHOST_VIPS_VECTOR", "yes"), ("PIPELINEHOST_VIPS_VECTOR", "2"),
             ("PIPELINEHOST_JPEG_HUGE_PAGES", "on"), ("PIPELINEHOST_JPEG_HUGE_PAGES", ""),
             ("PIPELINEHOST_COLOUR_TRANSFORM_CACHE", "off"), ("PIPELINEHOST_JPEG_EARLY_STOP", "no"),
-            ("PIPELINEHOST_AVIF_LIBAVIF", "true"),
+            ("PIPELINEHOST_AVIF_LIBAVIF", "true"), ("PIPELINEHOST_GIF_THREADS", "2"),
         ])
     func environmentSwitch(name: String, value: String) async throws {
         let directory = try TemporaryDirectory()

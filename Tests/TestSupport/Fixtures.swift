@@ -125,21 +125,22 @@ public enum Fixtures {
     }
 
     /// An animated GIF of `frames` frames of `width` x `height` whose pixel (x, y) in frame `f`
-    /// is `colour(f, x, y)` (RGB).
+    /// is `colour(f, x, y)`: RGB, or RGBA where `colour` gives four samples.
     public static func animatedGIF(
         frames: Int, width: Int, height: Int, _ colour: (Int, Int, Int) -> [UInt8]
     ) -> [UInt8] {
         start()
-        var pixels = [UInt8](repeating: 0, count: frames * width * height * 3)
+        let bands = colour(0, 0, 0).count == 4 ? 4 : 3
+        var pixels = [UInt8](repeating: 0, count: frames * width * height * bands)
         for frame in 0..<frames {
             for y in 0..<height {
                 for x in 0..<width {
-                    let at = ((frame * height + y) * width + x) * 3
-                    pixels.replaceSubrange(at..<at + 3, with: colour(frame, x, y).prefix(3))
+                    let at = ((frame * height + y) * width + x) * bands
+                    pixels.replaceSubrange(at..<at + bands, with: colour(frame, x, y).prefix(bands))
                 }
             }
         }
-        return encode(rgb: pixels, width: width, height: height * frames, as: PH_FORMAT_GIF) {
+        return encode(rgb: pixels, width: width, height: height * frames, bands: bands, as: PH_FORMAT_GIF) {
             vips_image_set_int($0, "page-height", Int32(height))
         }
     }
@@ -161,6 +162,23 @@ public enum Fixtures {
         }
         return encode(rgb: pixels, width: width, height: height * frames, as: webp ? PH_FORMAT_WEBP : PH_FORMAT_GIF) {
             vips_image_set_int($0, "page-height", Int32(height))
+        }
+    }
+
+    /// `bytes` (every frame) written again as a GIF with `threads` frames quantized side by side,
+    /// or by libvips' own saver for 0, at libvips' effort 1 (encode's default).
+    public static func rewrittenGIF(_ bytes: [UInt8], threads: Int) -> [UInt8]? {
+        start()
+        return bytes.withUnsafeBytes { raw -> [UInt8]? in
+            guard let image = ph_vips_open(raw.baseAddress, raw.count, Int32(info(bytes)?.pages ?? 1)) else {
+                return nil
+            }
+            defer { ph_vips_unref(image) }
+            var buffer: UnsafeMutableRawPointer?
+            var length = 0
+            guard ph_gif_save_buffer(image, 1, 1, Int32(threads), &buffer, &length) == 0, let buffer else { return nil }
+            defer { ph_vips_free(buffer) }
+            return [UInt8](UnsafeRawBufferPointer(start: buffer, count: length))
         }
     }
 

@@ -174,6 +174,15 @@ int ph_vips_save(VipsImage *in, ph_format format, const ph_save_options *options
 /// The first frame of an animation as a still image (no page height, delays or loop count),
 /// for a format that does not animate: a JPEG of frame one, not of the strip of frames.
 int ph_vips_first_frame(VipsImage *in, VipsImage **out);
+
+/// Writes `in` (a still, or an animation of stacked frames) as a GIF into a g_malloc'd buffer,
+/// `threads` frames quantized side by side (ph_gif_save.c); 0 writes through libvips' own saver.
+/// `effort` is libvips' (1 to 10).
+int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, void **buffer, size_t *length);
+
+/// The threads a GIF is quantized on: libvips' threads per operation, or 0 when
+/// PIPELINEHOST_GIF_THREADS=0.
+int ph_gif_threads(void);
 /// Lets libvips' JPEG XL loader read input. It is marked untrusted in this libvips, so it stays
 /// blocked until a profile lists "jxl" among its decode formats.
 void ph_vips_allow_jxl_input(void);

@@ -1,0 +1,294 @@
+// GIF written with its frames quantized side by side.
+//
+// libvips 8.14's GIF saver quantizes and dithers each frame with libimagequant, one after the
+// other, in its write thread: on 120 frames of 200 px that is four fifths of the CPU of a
+// resize from 480 px, and one core of two stays idle (BENCHMARKS.md, "Animations"). Frames are
+// independent, so here each batch of frames (one per libvips thread) is quantized and remapped
+// on threads of its own, then written in order through cgif, the GIF writer libvips uses.
+//
+// Everything else is libvips 8.14's saver, kept so the files are the same kind: alpha cut at
+// 128, at most 255 colours and libimagequant's speed from the effort (11 - effort), dithering
+// at 1.0, the first frame's palette as the global table, a pixel equal to the previous frame's
+// written as transparent, the delays and the loop count from the metadata. One difference: each
+// later frame keeps its own palette, where libvips may reuse the global or the previous one
+// (a few hundred bytes a frame). PIPELINEHOST_GIF_THREADS=0 writes through libvips' saver.
+#include "ph_internal.h"
+#include "ph_vips.h"
+
+#include <cgif.h>
+#include <libimagequant.h>
+#include <pthread.h>
+#include <string.h>
+
+static atomic_int switch_cache = -1;
+
+// One frame's quantized answer.
+typedef struct {
+    VipsPel palette[256 * 3];
+    int colours;
+    int transparent; // whether palette entry 0 is the transparent one
+    int failed;
+} quantized;
+
+typedef struct {
+    int width, frame_height, frames, batch;
+    int speed;
+    VipsPel *rgba;     // `batch` frames of RGBA, as they arrive
+    VipsPel *index;    // `batch` frames of palette indices
+    quantized *answer; // `batch` answers
+    VipsPel *previous; // the last frame written, RGBA, for the transparency optimisation
+    int filled_rows;   // rows received so far
+    int written;       // frames written so far
+    int *delays, n_delays, loop;
+    CGIF *gif;
+    GByteArray *out;
+} gif_writer;
+
+typedef struct {
+    gif_writer *writer;
+    int first, step, count;
+} worker_share;
+
+static size_t frame_pixels(const gif_writer *w) { return (size_t)w->width * w->frame_height; }
+
+// Quantizes and remaps slot `slot` of the batch (libvips' cgifsave, write_frame's first half).
+static void quantize_slot(gif_writer *w, int slot) {
+    size_t n = frame_pixels(w);
+    VipsPel *p = w->rgba + (size_t)slot * n * 4;
+    quantized *q = &w->answer[slot];
+    for (size_t i = 0; i < n; i++, p += 4) {
+        if (p[3] >= 128)
+            p[3] = 255;
+        else
+            p[0] = p[1] = p[2] = p[3] = 0; // helps the quantizer make a better palette
+    }
+    q->failed = 1;
+    liq_attr *attr = liq_attr_create();
+    if (!attr) return;
+    liq_set_max_colors(attr, 255);
+    liq_set_quality(attr, 0, 100);
+    liq_set_speed(attr, w->speed);
+    liq_image *image = liq_image_create_rgba(attr, w->rgba + (size_t)slot * n * 4, w->width, w->frame_height, 0);
+    liq_result *result = NULL;
+    if (image && liq_image_quantize(image, attr, &result) == LIQ_OK) {
+        liq_set_dithering_level(result, 1.0);
+        if (liq_write_remapped_image(result, image, w->index + (size_t)slot * n, n) == LIQ_OK) {
+            const liq_palette *palette = liq_get_palette(result);
+            q->colours = (int)palette->count;
+            // libimagequant puts a transparent entry first.
+            q->transparent = palette->count > 0 && palette->entries[0].a == 0;
+            for (unsigned i = 0; i < palette->count; i++) {
+                q->palette[i * 3] = palette->entries[i].r;
+                q->palette[i * 3 + 1] = palette->entries[i].g;
+                q->palette[i * 3 + 2] = palette->entries[i].b;
+            }
+            q->failed = 0;
+        }
+    }
+    if (result) liq_result_destroy(result);
+    if (image) liq_image_destroy(image);
+    liq_attr_destroy(attr);
+}
+
+static void *quantize_share(void *a) {
+    worker_share *share = a;
+    for (int slot = share->first; slot < share->count; slot += share->step) quantize_slot(share->writer, slot);
+    return NULL;
+}
+
+static int write_bytes(void *context, const uint8_t *data, const size_t length) {
+    g_byte_array_append(context, data, (guint)length);
+    return 0;
+}
+
+// Marks pixels equal to the last written frame's as transparent (cgifsave's set_transparent at
+// its default maxerror of 0) and keeps `previous` up to date.
+static void mark_unchanged(gif_writer *w, const VipsPel *now, VipsPel *index, int trans) {
+    VipsPel *old = w->previous;
+    size_t n = frame_pixels(w);
+    for (size_t i = 0; i < n; i++, old += 4, now += 4) {
+        if (old[3] == now[3] && (!now[3] || (old[0] == now[0] && old[1] == now[1] && old[2] == now[2])))
+            index[i] = (VipsPel)trans;
+        else
+            memcpy(old, now, 4);
+    }
+}
+
+// Writes slot `slot` as the next frame (cgifsave's write_frame, second half).
+static int write_slot(gif_writer *w, int slot) {
+    size_t n = frame_pixels(w);
+    quantized *q = &w->answer[slot];
+    VipsPel *rgba = w->rgba + (size_t)slot * n * 4;
+    VipsPel *index = w->index + (size_t)slot * n;
+    int spare = -1;
+    if (!w->gif) {
+        // The first frame always gets a transparent index (a spare one: at most 255 colours),
+        // as libvips' saver gives every frame. When a later frame opens a hole, cgif disposes
+        // of the frame before to the background, and a decoder clears a frame with a
+        // transparent index to transparent but paints one without it in the background colour.
+        if (!q->transparent) {
+            memset(q->palette + q->colours * 3, 0, 3);
+            spare = q->colours++;
+        }
+        CGIF_Config config = {0};
+        config.attrFlags = CGIF_ATTR_IS_ANIMATED | (w->loop == 1 ? CGIF_ATTR_NO_LOOP : 0);
+        config.numLoops = (uint16_t)(w->loop > 1 ? w->loop - 1 : w->loop);
+        config.width = (uint16_t)w->width;
+        config.height = (uint16_t)w->frame_height;
+        config.pGlobalPalette = q->palette;
+        config.numGlobalPaletteEntries = (uint16_t)q->colours;
+        config.pWriteFn = write_bytes;
+        config.pContext = w->out;
+        if (!(w->gif = cgif_newgif(&config))) return -1;
+    }
+    CGIF_FrameConfig frame = {0};
+    frame.genFlags = CGIF_FRAME_GEN_USE_TRANSPARENCY | CGIF_FRAME_GEN_USE_DIFF_WINDOW;
+    if (q->transparent || spare >= 0) {
+        frame.attrFlags |= CGIF_FRAME_ATTR_HAS_ALPHA;
+        frame.transIndex = (uint8_t)(q->transparent ? 0 : spare);
+    }
+    // A pixel that turns transparent here over an opaque one before cannot use the
+    // transparency index for "unchanged" as well.
+    int alpha_constraint = 0;
+    if (w->written > 0)
+        for (size_t i = 0; i < n && !alpha_constraint; i++)
+            alpha_constraint = !rgba[i * 4 + 3] && w->previous[i * 4 + 3];
+    if (w->written > 0 && !alpha_constraint) {
+        int trans = q->transparent ? 0 : q->colours;
+        mark_unchanged(w, rgba, index, trans);
+        frame.attrFlags &= ~CGIF_FRAME_ATTR_HAS_ALPHA;
+        frame.attrFlags |= CGIF_FRAME_ATTR_HAS_SET_TRANS;
+        frame.transIndex = (uint8_t)trans;
+    } else {
+        memcpy(w->previous, rgba, n * 4);
+    }
+    if (w->delays && w->written < w->n_delays)
+        frame.delay = (uint16_t)VIPS_CLIP(0, VIPS_RINT(w->delays[w->written] / 10.0), 65535);
+    if (w->written > 0) {
+        frame.attrFlags |= CGIF_FRAME_ATTR_USE_LOCAL_TABLE;
+        frame.pLocalPalette = q->palette;
+        frame.numLocalPaletteEntries = (uint16_t)q->colours;
+    }
+    frame.pImageData = index;
+    if (cgif_addframe(w->gif, &frame)) return -1;
+    w->written++;
+    return 0;
+}
+
+// Quantizes the `count` frames waiting in the batch side by side, then writes them in order.
+static int flush_batch(gif_writer *w, int count) {
+    int threads = VIPS_MIN(count, w->batch);
+    pthread_t ids[64];
+    worker_share shares[64];
+    int started = 0;
+    for (int t = 0; t < threads; t++) shares[t] = (worker_share){w, t, threads, count};
+    for (int t = 1; t < threads; t++) {
+        if (pthread_create(&ids[t], NULL, quantize_share, &shares[t])) break;
+        started = t;
+    }
+    // Slots whose thread did not start are done here.
+    for (int t = started + 1; t < threads; t++) quantize_share(&shares[t]);
+    quantize_share(&shares[0]);
+    for (int t = 1; t <= started; t++) pthread_join(ids[t], NULL);
+    for (int slot = 0; slot < count; slot++) {
+        if (w->answer[slot].failed) {
+            vips_error("ph_gif_save", "quantisation failed");
+            return -1;
+        }
+        if (write_slot(w, slot)) {
+            vips_error("ph_gif_save", "cgif failed to write a frame");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int take_rows(VipsRegion *region, VipsRect *area, void *a) {
+    gif_writer *w = a;
+    size_t line = (size_t)w->width * 4;
+    for (int y = 0; y < area->height; y++) {
+        int row = w->filled_rows;
+        int frame = row / w->frame_height;
+        int slot = frame % w->batch;
+        memcpy(w->rgba + ((size_t)slot * w->frame_height + row % w->frame_height) * line,
+               VIPS_REGION_ADDR(region, 0, area->top + y), line);
+        w->filled_rows++;
+        if (row % w->frame_height == w->frame_height - 1 && (slot == w->batch - 1 || frame == w->frames - 1))
+            if (flush_batch(w, slot + 1)) return -1;
+    }
+    return 0;
+}
+
+// 8-bit sRGB with alpha, as cgifsave's "ready" image.
+static int to_rgba(VipsImage *in, VipsImage **out) {
+    VipsImage *t[3] = {NULL, NULL, NULL};
+    int result = -1;
+    if (vips_colourspace(in, &t[0], VIPS_INTERPRETATION_sRGB, NULL) || vips_cast_uchar(t[0], &t[1], NULL)) goto done;
+    if (t[1]->Bands == 3) {
+        if (vips_bandjoin_const1(t[1], &t[2], 255, NULL)) goto done;
+    } else if (t[1]->Bands == 4) {
+        t[2] = t[1];
+        g_object_ref(t[2]);
+    } else {
+        vips_error("ph_gif_save", "%d bands, expected sRGB", t[1]->Bands);
+        goto done;
+    }
+    *out = t[2];
+    t[2] = NULL;
+    result = 0;
+done:
+    for (int i = 0; i < 3; i++)
+        if (t[i]) g_object_unref(t[i]);
+    return result;
+}
+
+int ph_gif_threads(void) {
+    return ph_switched_off("PIPELINEHOST_GIF_THREADS", &switch_cache) ? 0 : VIPS_CLIP(1, vips_concurrency_get(), 64);
+}
+
+int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, void **buffer, size_t *length) {
+    if (threads <= 0) return vips_gifsave_buffer(in, buffer, length, "strip", strip, "effort", effort, NULL);
+    int frame_height = vips_image_get_page_height(in);
+    if (in->Xsize > 65535 || frame_height > 65535) {
+        vips_error("ph_gif_save", "frames of %dx%d are over GIF's 65535", in->Xsize, frame_height);
+        return -1;
+    }
+    VipsImage *ready;
+    if (to_rgba(in, &ready)) return -1;
+    gif_writer w = {0};
+    w.width = ready->Xsize;
+    w.frame_height = frame_height;
+    w.frames = ready->Ysize / frame_height;
+    w.batch = VIPS_MIN(threads, 64);
+    w.speed = VIPS_CLIP(1, 11 - effort, 10);
+    w.loop = 0;
+    if (vips_image_get_typeof(ready, "loop")) vips_image_get_int(ready, "loop", &w.loop);
+    if (vips_image_get_typeof(ready, "delay")) vips_image_get_array_int(ready, "delay", &w.delays, &w.n_delays);
+    size_t n = frame_pixels(&w);
+    w.rgba = g_try_malloc(n * 4 * (size_t)w.batch);
+    w.index = g_try_malloc(n * (size_t)w.batch);
+    w.answer = g_try_malloc(sizeof(quantized) * (size_t)w.batch);
+    w.previous = g_try_malloc0(n * 4);
+    w.out = g_byte_array_new();
+    int result = -1;
+    if (!w.rgba || !w.index || !w.answer || !w.previous)
+        vips_error("ph_gif_save", "out of memory for %d frames of %dx%d", w.batch, w.width, w.frame_height);
+    else
+        result = vips_sink_disc(ready, take_rows, &w);
+    if (w.gif && cgif_close(w.gif) && result == 0) {
+        vips_error("ph_gif_save", "cgif failed to finish the file");
+        result = -1;
+    }
+    g_free(w.rgba);
+    g_free(w.index);
+    g_free(w.answer);
+    g_free(w.previous);
+    g_object_unref(ready);
+    if (result == 0) {
+        *length = w.out->len;
+        *buffer = g_byte_array_free(w.out, FALSE);
+    } else {
+        g_byte_array_free(w.out, TRUE);
+    }
+    return result;
+}

@@ -1,0 +1,86 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The GIF writer quantizes frames side by side (ph_gif_save.c). What a user sees must not
+/// depend on how many threads did it, and must be at least what libvips' own saver gives.
+@Suite("GIF frames are quantized side by side, to the same file", .needs(.pixels))
+struct GIFWriterTests {
+    /// Nine frames of a pan across the sample photo: nine is a whole batch of none of 2, 4 or 8
+    /// threads, so the last batch is a short one.
+    static let pan = Fixtures.photoPan(frames: 9, width: 96, height: 64, step: 24)
+
+    @Test("one thread, two, four or eight write the same bytes, every frame in its place")
+    func sameFileAnyThreads() throws {
+        let one = try #require(Fixtures.rewrittenGIF(Self.pan, threads: 1))
+        for threads in [2, 4, 8] {
+            let many = try #require(Fixtures.rewrittenGIF(Self.pan, threads: threads))
+            #expect(many == one, "\(threads) threads")
+        }
+        let info = try #require(Fixtures.info(one))
+        #expect((info.format, info.pages, info.width, info.height) == ("gif", 9, 96, 64))
+    }
+
+    @Test("each frame is as close to its source frame as libvips' own saver makes it, with the same timing")
+    func asGoodAsLibvips() throws {
+        let timed = Fixtures.animatedGIF(frames: 6, side: 40, delayMs: 70, loop: 3)
+        for source in [Self.pan, timed] {
+            let ours = try #require(Fixtures.rewrittenGIF(source, threads: 2))
+            let theirs = try #require(Fixtures.rewrittenGIF(source, threads: 0))
+            let (oursInfo, theirsInfo) = (try #require(Fixtures.info(ours)), try #require(Fixtures.info(theirs)))
+            #expect(
+                (oursInfo.pages, oursInfo.width, oursInfo.height)
+                    == (theirsInfo.pages, theirsInfo.width, theirsInfo.height))
+            let (oursTiming, theirsTiming) = (Fixtures.timing(ours), Fixtures.timing(theirs))
+            #expect(oursTiming?.delays == theirsTiming?.delays && oursTiming?.loop == theirsTiming?.loop)
+            let original = try #require(Fixtures.decodedFrames(source))
+            let (oursError, theirsError) = (
+                try meanSquaredError(try #require(Fixtures.decodedFrames(ours)), original),
+                try meanSquaredError(try #require(Fixtures.decodedFrames(theirs)), original)
+            )
+            // Each frame has a palette of its own, where libvips reuses the last one when it is
+            // near enough: never worse, by more than a rounding.
+            #expect(oursError <= theirsError * 1.05 + 0.5, "ours \(oursError), libvips' \(theirsError)")
+        }
+        #expect(
+            Fixtures.timing(try #require(Fixtures.rewrittenGIF(timed, threads: 2)))?.delays
+                == Array(repeating: 70, count: 6))
+    }
+
+    @Test("a hole that opens in one frame and closes in the next shows only in that frame")
+    func transparencyPerFrame() throws {
+        // Frame 0 red, frame 1 green with a transparent centre, frame 2 blue: the hole must not
+        // show frame 0's red (what "unchanged" transparency over an opaque pixel would do), and
+        // frame 2 must cover it again.
+        let source = Fixtures.animatedGIF(frames: 3, width: 32, height: 32) { frame, x, y in
+            let hole = frame == 1 && (12..<20).contains(x) && (12..<20).contains(y)
+            return hole ? [0, 0, 0, 0] : [[220, 20, 20, 255], [20, 200, 20, 255], [20, 20, 220, 255]][frame]
+        }
+        for threads in [1, 2] {
+            let written = try #require(Fixtures.rewrittenGIF(source, threads: threads))
+            let frames = try #require(Fixtures.decodedFrames(written))
+            try #require(frames.bands == 4 && frames.height == 96)
+            #expect(frames[16, 16][3] == 255 && frames[16, 16][0] > 150, "frame 0: red, opaque")
+            #expect(frames[16, 32 + 16][3] == 0, "frame 1: the hole is clear")
+            #expect(frames[2, 32 + 2][1] > 150 && frames[2, 32 + 2][0] < 80, "frame 1: green round the hole")
+            #expect(frames[16, 64 + 16][3] == 255 && frames[16, 64 + 16][2] > 150, "frame 2: blue, the hole closed")
+        }
+    }
+
+    /// The mean squared error over every colour sample of two same-sized stacks of frames.
+    private func meanSquaredError(_ a: Fixtures.Pixels, _ b: Fixtures.Pixels) throws -> Double {
+        try #require(a.width == b.width && a.height == b.height)
+        var sum = 0.0, count = 0.0
+        for y in 0..<a.height {
+            for x in 0..<a.width {
+                let (p, q) = (a[x, y], b[x, y])
+                for band in 0..<3 {
+                    let d = Double(p[band]) - Double(q[band])
+                    sum += d * d
+                    count += 1
+                }
+            }
+        }
+        return sum / count
+    }
+}
