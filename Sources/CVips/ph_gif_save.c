@@ -26,7 +26,7 @@ static atomic_int switch_cache = -1;
 typedef struct {
     VipsPel palette[256 * 3];
     int colours;
-    int transparent; // whether palette entry 0 is the transparent one
+    int transparent; // the palette entry that is transparent
     int failed;
 } quantized;
 
@@ -75,12 +75,19 @@ static void quantize_slot(gif_writer *w, int slot) {
         if (liq_write_remapped_image(result, image, w->index + (size_t)slot * n, n) == LIQ_OK) {
             const liq_palette *palette = liq_get_palette(result);
             q->colours = (int)palette->count;
-            // libimagequant puts a transparent entry first.
-            q->transparent = palette->count > 0 && palette->entries[0].a == 0;
             for (unsigned i = 0; i < palette->count; i++) {
                 q->palette[i * 3] = palette->entries[i].r;
                 q->palette[i * 3 + 1] = palette->entries[i].g;
                 q->palette[i * 3 + 2] = palette->entries[i].b;
+            }
+            // libimagequant puts a transparent entry first. Without one, a spare entry (there
+            // are at most 255 colours) is the transparent one: it marks the pixels unchanged
+            // from the frame before, and an index past the table would not decode.
+            if (palette->count > 0 && palette->entries[0].a == 0) {
+                q->transparent = 0;
+            } else {
+                q->transparent = q->colours++;
+                memset(q->palette + q->transparent * 3, 0, 3);
             }
             q->failed = 0;
         }
@@ -120,16 +127,7 @@ static int write_slot(gif_writer *w, int slot) {
     quantized *q = &w->answer[slot];
     VipsPel *rgba = w->rgba + (size_t)slot * n * 4;
     VipsPel *index = w->index + (size_t)slot * n;
-    int spare = -1;
     if (!w->gif) {
-        // The first frame always gets a transparent index (a spare one: at most 255 colours),
-        // as libvips' saver gives every frame. When a later frame opens a hole, cgif disposes
-        // of the frame before to the background, and a decoder clears a frame with a
-        // transparent index to transparent but paints one without it in the background colour.
-        if (!q->transparent) {
-            memset(q->palette + q->colours * 3, 0, 3);
-            spare = q->colours++;
-        }
         CGIF_Config config = {0};
         config.attrFlags = CGIF_ATTR_IS_ANIMATED | (w->loop == 1 ? CGIF_ATTR_NO_LOOP : 0);
         config.numLoops = (uint16_t)(w->loop > 1 ? w->loop - 1 : w->loop);
@@ -143,10 +141,12 @@ static int write_slot(gif_writer *w, int slot) {
     }
     CGIF_FrameConfig frame = {0};
     frame.genFlags = CGIF_FRAME_GEN_USE_TRANSPARENCY | CGIF_FRAME_GEN_USE_DIFF_WINDOW;
-    if (q->transparent || spare >= 0) {
-        frame.attrFlags |= CGIF_FRAME_ATTR_HAS_ALPHA;
-        frame.transIndex = (uint8_t)(q->transparent ? 0 : spare);
-    }
+    // Every frame has a transparent index, as in libvips' saver: when a later frame opens a
+    // hole, cgif disposes of the frame before to the background, and a decoder clears a frame
+    // with a transparent index to transparent, but paints one without it in the background
+    // colour, which would show through the hole.
+    frame.attrFlags |= CGIF_FRAME_ATTR_HAS_ALPHA;
+    frame.transIndex = (uint8_t)q->transparent;
     // A pixel that turns transparent here over an opaque one before cannot use the
     // transparency index for "unchanged" as well.
     int alpha_constraint = 0;
@@ -154,11 +154,9 @@ static int write_slot(gif_writer *w, int slot) {
         for (size_t i = 0; i < n && !alpha_constraint; i++)
             alpha_constraint = !rgba[i * 4 + 3] && w->previous[i * 4 + 3];
     if (w->written > 0 && !alpha_constraint) {
-        int trans = q->transparent ? 0 : q->colours;
-        mark_unchanged(w, rgba, index, trans);
+        mark_unchanged(w, rgba, index, q->transparent);
         frame.attrFlags &= ~CGIF_FRAME_ATTR_HAS_ALPHA;
         frame.attrFlags |= CGIF_FRAME_ATTR_HAS_SET_TRANS;
-        frame.transIndex = (uint8_t)trans;
     } else {
         memcpy(w->previous, rgba, n * 4);
     }

@@ -84,3 +84,31 @@ struct GIFWriterTests {
         return sum / count
     }
 }
+
+extension GIFWriterTests {
+    @Test(
+        "frames of 2, 4 or 128 grey levels, half their pixels unchanged from the frame before, come back exact",
+        arguments: [2, 4, 128])
+    func fullTables(colours: Int) throws {
+        // Each frame shows `colours` grey levels in columns: in the top half they shift by one
+        // from frame to frame, in the bottom half they stay, so those pixels are written as
+        // "unchanged".
+        func level(_ frame: Int, _ x: Int, _ y: Int) -> UInt8 {
+            UInt8((x / (128 / colours) + (y < 4 ? frame : 0)) % colours * (255 / max(1, colours - 1)))
+        }
+        let source = Fixtures.animatedGIF(frames: 4, width: 128, height: 8) { frame, x, y in
+            [level(frame, x, y), level(frame, x, y), level(frame, x, y)]
+        }
+        for threads in [1, 2] {
+            let written = try #require(Fixtures.rewrittenGIF(source, threads: threads))
+            let frames = try #require(Fixtures.decodedFrames(written))
+            try #require(frames.width == 128 && frames.height == 32)
+            let wrong = (0..<32).flatMap { y in (0..<128).map { (x: $0, y: y) } }.filter { at in
+                abs(Int(frames[at.x, at.y][0]) - Int(level(at.y / 8, at.x, at.y % 8))) > 1
+            }
+            #expect(
+                wrong.isEmpty,
+                "\(threads) threads: \(wrong.count) pixels wrong, first \(wrong.first.map { "\($0)" } ?? "")")
+        }
+    }
+}
