@@ -546,6 +546,8 @@ static int save_as(VipsImage *in, ph_format format, const ph_save_options *o, in
         return vips_webpsave_buffer(in, buffer, length, "Q", o->quality, "strip", strip, "lossless", o->lossless,
                                     "effort", o->effort, NULL);
     case PH_FORMAT_AVIF:
+        // libheif 1.15 writes stills only; an animation is a sequence written by libavif.
+        if (vips_image_get_page_height(in) < in->Ysize) return ph_avif_save_sequence(in, o, buffer, length);
         return vips_heifsave_buffer(in, buffer, length, "Q", o->quality, "strip", strip, "lossless", o->lossless,
                                     "effort", o->effort, "subsample_mode", subsample_mode(o->subsample),
                                     "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, NULL);

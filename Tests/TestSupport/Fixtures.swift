@@ -165,6 +165,29 @@ public enum Fixtures {
         }
     }
 
+    /// Every frame of an AVIF read through libavif (libvips' libheif sees a sequence's first
+    /// frame only), stacked top to bottom, with each frame's duration in milliseconds.
+    public static func avifFrames(_ bytes: [UInt8]) -> (frames: Pixels, delays: [Int])? {
+        start()
+        return bytes.withUnsafeBytes { raw -> (frames: Pixels, delays: [Int])? in
+            var image: UnsafeMutablePointer<VipsImage>?
+            guard ph_avif_load_sequence(raw.baseAddress, raw.count, 10_000, &image) == 0, let image else {
+                return nil
+            }
+            defer { ph_vips_unref(image) }
+            var length = 0
+            guard let memory = vips_image_write_to_memory(image, &length) else { return nil }
+            defer { ph_vips_free(memory) }
+            var delays: UnsafeMutablePointer<Int32>?
+            var count: Int32 = 0
+            vips_image_get_array_int(image, "delay", &delays, &count)
+            let pixels = Pixels(
+                width: Int(ph_vips_width(image)), height: Int(ph_vips_height(image)), bands: Int(ph_vips_bands(image)),
+                samples: [UInt8](UnsafeRawBufferPointer(start: memory, count: length)))
+            return (pixels, (0..<Int(count)).map { Int(delays![$0]) })
+        }
+    }
+
     /// `bytes` (every frame) written again as a GIF with `threads` frames quantized side by side,
     /// or by libvips' own saver for 0, at libvips' effort 1 (encode's default).
     public static func rewrittenGIF(_ bytes: [UInt8], threads: Int) -> [UInt8]? {

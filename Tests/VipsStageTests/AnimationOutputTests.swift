@@ -135,7 +135,7 @@ struct AnimationOutputTests {
 
     /// The PSNR of the answer's frame `k` against the source's frame `j` halved by 2 x 2
     /// averages, on the colour bands.
-    private func psnr(_ answer: Fixtures.Pixels, frame k: Int, halvedSource source: Fixtures.Pixels, frame j: Int)
+    func psnr(_ answer: Fixtures.Pixels, frame k: Int, halvedSource source: Fixtures.Pixels, frame j: Int)
         -> Double
     {
         var squares = 0.0, count = 0.0
@@ -154,5 +154,66 @@ struct AnimationOutputTests {
             }
         }
         return 10 * log10(255 * 255 / max(squares / count, 1e-9))
+    }
+}
+
+/// Animated AVIF: libheif 1.15 writes stills only, so an animation is an AV1 sequence written by
+/// libavif (ph_avif_save.c).
+extension AnimationOutputTests {
+    /// The pan through `stages` and `encode`, read back frame by frame through libavif.
+    func avifAnswer(_ encode: String, stages: String = "downsample { size = 48 },", source: String? = nil)
+        async throws -> (frames: Fixtures.Pixels, delays: [Int])
+    {
+        let result = try await TestPipeline.run(
+            #"profile "p" { fetch {}, decode {}, \#(stages) \#(encode) }"#, source: source ?? pan)
+        #expect(result.format == "avif")
+        return try #require(Fixtures.avifFrames(result.bytes.array), "an AVIF libavif reads")
+    }
+
+    @Test("format = \"avif\" keeps an animation animated: every frame, in order, each its own picture")
+    func avifSequence() async throws {
+        let answer = try await avifAnswer(#"encode { format = "avif" }"#)
+        let source = try #require(Fixtures.decodedFrames(try Fixtures.read(pan)))
+        try #require(answer.frames.width == 48 && answer.frames.height == 32 * Self.frames)
+        for k in 0..<Self.frames {
+            let scores = (0..<Self.frames).map { j in psnr(answer.frames, frame: k, halvedSource: source, frame: j) }
+            let best = scores.indices.max { scores[$0] < scores[$1] }
+            #expect(best == k && scores[k] > 24, "frame \(k): \(scores.map { Int($0) })")
+        }
+    }
+
+    @Test("animated AVIF keeps each frame's delay, and animation_format = \"avif\" animates beside a still format")
+    func avifTiming() async throws {
+        let path = try directory.write("timed.gif", Fixtures.animatedGIF(frames: 5, side: 40, delayMs: 70, loop: 0))
+        for encode in [#"encode { format = "avif" }"#, #"encode { format = "jpeg", animation_format = "avif" }"#] {
+            let answer = try await avifAnswer(encode, stages: "", source: path)
+            #expect(answer.delays == [70, 70, 70, 70, 70], "\(encode)")
+            #expect(answer.frames.height == 40 * 5)
+        }
+    }
+
+    @Test("lossless animated AVIF gives back every frame's pixels exactly, as lossless WebP does")
+    func avifLossless() async throws {
+        let avif = try await avifAnswer(#"encode { format = "avif", lossless = true }"#)
+        let webp = try await TestPipeline.run(
+            #"profile "p" { fetch {}, decode {}, downsample { size = 48 }, encode { format = "webp", lossless = true } }"#,
+            source: pan)
+        let exact = try #require(Fixtures.decodedFrames(webp.bytes.array))
+        try #require(avif.frames.width == exact.width && avif.frames.height == exact.height)
+        var different = 0
+        for y in 0..<exact.height {
+            for x in 0..<exact.width where avif.frames[x, y].prefix(3) != exact[x, y].prefix(3) { different += 1 }
+        }
+        #expect(different == 0, "\(different) pixels differ")
+    }
+
+    @Test("an animation with alpha keeps it in AVIF, frame by frame")
+    func avifAlpha() async throws {
+        let answer = try await avifAnswer(
+            #"encode { format = "avif" }"#, stages: "downsample { size = 48 }, round_corners { radius = 12 },")
+        try #require(answer.frames.bands == 4)
+        for k in 0..<Self.frames {
+            #expect(answer.frames[0, k * 32][3] < 16 && answer.frames[24, k * 32 + 16][3] > 240, "frame \(k)")
+        }
     }
 }

@@ -180,6 +180,17 @@ int ph_vips_first_frame(VipsImage *in, VipsImage **out);
 /// `effort` is libvips' (1 to 10).
 int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, void **buffer, size_t *length);
 
+/// Writes `in`, an animation of stacked frames, as an AVIF image sequence through libavif
+/// (ph_avif_save.c) with each frame's delay, into a g_malloc'd buffer: quality, effort (libaom's
+/// speed is 9 - effort), lossless and subsampling as for a still.
+int ph_avif_save_sequence(VipsImage *in, const ph_save_options *options, void **buffer, size_t *length);
+
+/// Reads every frame of an AVIF (a sequence, or a still as one frame) through libavif into one
+/// image of stacked 8-bit sRGB frames with their page height, page count and delays (ms).
+/// Refuses more than `max_frames` frames. Returns 0, or -1 with the libvips error set. The tests
+/// read animated AVIF with it; decode does not yet (it decodes every frame before any limit).
+int ph_avif_load_sequence(const void *buffer, size_t length, int max_frames, VipsImage **out);
+
 /// The threads a GIF is quantized on: libvips' threads per operation, or 0 when
 /// PIPELINEHOST_GIF_THREADS=0.
 int ph_gif_threads(void);

@@ -21,7 +21,7 @@ struct DecodeStage: Stage {
             "frames", .integer(1...1000), default: 1,
             doc:
                 "frames of animated input to keep, the first N (1: a still); left out: \(DecodeStage.animatedFrames) when encode keeps "
-                + "animations (format webp, gif, auto or source, or animation_format written), else 1; fewer when N frames would pass max_pixels"
+                + "animations (format webp, gif, avif, auto or source, or animation_format written), else 1; fewer when N frames would pass max_pixels"
         )
         let formats = Parameter<[String]>(
             "formats", .stringList, default: DecodeStage.defaultFormats,
@@ -160,6 +160,13 @@ struct DecodeStage: Stage {
             throw PipelineError(.unsupportedFormat, "unsupported image format")
         }
         let format = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // libheif 1.15 reads no AVIF sequence, so libvips offers it to ImageMagick: say what it is.
+        if format != "heif", Sniffer.isAVIFSequence(bytes.prefix(12)) {
+            throw PipelineError(
+                .unsupportedFormat,
+                "an animated AVIF (an AV1 image sequence) cannot be read: this libvips (libheif 1.15) reads still AVIF only"
+            )
+        }
         guard allowed.contains(format) else {
             throw PipelineError(
                 .unsupportedFormat,

@@ -42,7 +42,7 @@ struct EncodeStage: Stage {
 
     /// The `animation_format` a profile writes: what an animation becomes.
     enum AnimationFormat: String, ParameterChoice {
-        case webp, gif
+        case webp, gif, avif
         /// WebP for a viewer that accepts it, else GIF (an override, as format's auto is).
         case auto
     }
@@ -56,8 +56,8 @@ struct EncodeStage: Stage {
         let animationFormat = OptionalParameter<AnimationFormat>(
             "animation_format",
             doc:
-                "format for an animation (more than one decoded frame): webp, gif, or auto (webp when the viewer accepts it, else gif); "
-                + "left out: the format itself when it is webp or gif (or source's gif or webp), auto when format is auto, "
+                "format for an animation (more than one decoded frame): webp, gif, avif, or auto (webp when the viewer accepts it, else gif); "
+                + "left out: the format itself when it is webp, gif or avif (or source's gif or webp), auto when format is auto, "
                 + "else the first frame as a still in format")
         let quality = Parameter<Int>(
             "quality", .integer(1...100), default: 82,
@@ -102,8 +102,8 @@ struct EncodeStage: Stage {
         name: "encode",
         summary:
             "Encode to jpeg, png, webp, gif, avif or jxl (the last two if this libvips can write them); metadata stripped "
-            + "by default. An animation stays one in webp, gif, auto (webp, else gif) and source output, "
-            + "or in animation_format; jpeg, png, avif and jxl get its first frame. "
+            + "by default. An animation stays one in webp, gif, avif, auto (webp, else gif) and source output, "
+            + "or in animation_format; jpeg, png and jxl get its first frame. "
             + "format = \"auto\": avif, webp or jpeg from what the viewer accepts (serve's Accept header, run's --accept); jpeg without. "
             + "format = \"source\": the input's own format (jpeg, png, webp, gif, avif, jxl) where this libvips writes it; "
             + "png for other inputs with alpha (tiff, heic, ...), jpeg for the rest.",
@@ -161,8 +161,9 @@ struct EncodeStage: Stage {
     static func animationFormat(written: AnimationFormat?, format: Format) -> Format? {
         switch (written, format) {
         case (.webp?, _): .webp
+        case (.avif?, _): .avif
         case (.gif?, _), (.auto?, _), (nil, .auto): .gif
-        case (nil, .webp), (nil, .gif), (nil, .source): format
+        case (nil, .webp), (nil, .gif), (nil, .avif), (nil, .source): format
         case (nil, _): nil
         }
     }

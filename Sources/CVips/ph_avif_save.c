@@ -1,0 +1,188 @@
+// Animated AVIF written through libavif, which libheif 1.15 (libvips' AVIF saver) cannot do:
+// it writes still images only. libavif writes an AV1 image sequence with each frame's duration.
+//
+// The settings follow libvips' heifsave, so a still and an animation from one profile look
+// alike: libaom's speed is 9 - effort, the quality maps to one quantizer as libheif's aom
+// plugin maps it to cq-level, chroma is 4:2:0 unless the subsampling is off (or auto at
+// quality 90 and over), and lossless is 4:4:4 with the identity matrix at quantizer 0, every
+// frame a key frame. Frames come in order from libvips (vips_sink_disc), one frame held at a
+// time, and libaom uses libvips' threads per operation. libavif 0.11 has no loop count: a
+// sequence plays for ever. ph_avif_load_sequence reads one back, every frame, for the tests.
+#include "ph_vips.h"
+
+#include <avif/avif.h>
+#include <string.h>
+
+typedef struct {
+    int width, frame_height, frames, bands;
+    VipsPel *frame;  // the frame being filled
+    int filled_rows; // rows received so far
+    int written;     // frames encoded so far
+    int *delays, n_delays;
+    const ph_save_options *options;
+    avifEncoder *encoder;
+    avifPixelFormat yuv;
+    int lossless;
+} avif_writer;
+
+// The AV1 quantizer (0 best, 63 worst) for a quality of 1 to 100, as libheif's aom plugin
+// computes its cq-level.
+static int quantizer(int quality) { return VIPS_CLIP(0, ((100 - quality) * 63 + 50) / 100, 63); }
+
+static int encode_frame(avif_writer *w) {
+    avifImage *image = avifImageCreate(w->width, w->frame_height, 8, w->yuv);
+    if (!image) return -1;
+    image->yuvRange = AVIF_RANGE_FULL;
+    if (w->lossless) image->matrixCoefficients = AVIF_MATRIX_COEFFICIENTS_IDENTITY;
+    avifRGBImage rgb;
+    avifRGBImageSetDefaults(&rgb, image);
+    rgb.format = w->bands == 4 ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB;
+    rgb.depth = 8;
+    rgb.pixels = w->frame;
+    rgb.rowBytes = (uint32_t)(w->width * w->bands);
+    avifResult result = avifImageRGBToYUV(image, &rgb);
+    if (result == AVIF_RESULT_OK) {
+        // A frame shows for its delay, in milliseconds (the timescale); none stated is 100 ms,
+        // and 0 is 1, as a sample cannot last no time.
+        int delay = w->delays && w->written < w->n_delays ? w->delays[w->written] : 100;
+        result = avifEncoderAddImage(w->encoder, image, (uint64_t)VIPS_MAX(1, delay), AVIF_ADD_IMAGE_FLAG_NONE);
+    }
+    avifImageDestroy(image);
+    if (result != AVIF_RESULT_OK) {
+        vips_error("ph_avif_save", "frame %d: %s", w->written + 1, avifResultToString(result));
+        return -1;
+    }
+    w->written++;
+    return 0;
+}
+
+static int take_rows(VipsRegion *region, VipsRect *area, void *a) {
+    avif_writer *w = a;
+    size_t line = (size_t)w->width * w->bands;
+    for (int y = 0; y < area->height; y++) {
+        memcpy(w->frame + (size_t)(w->filled_rows % w->frame_height) * line,
+               VIPS_REGION_ADDR(region, 0, area->top + y), line);
+        w->filled_rows++;
+        if (w->filled_rows % w->frame_height == 0 && encode_frame(w)) return -1;
+    }
+    return 0;
+}
+
+// 8-bit sRGB, with alpha where `in` has it.
+static int to_srgb8(VipsImage *in, VipsImage **out) {
+    VipsImage *srgb;
+    if (vips_colourspace(in, &srgb, VIPS_INTERPRETATION_sRGB, NULL)) return -1;
+    int result = vips_cast_uchar(srgb, out, NULL);
+    g_object_unref(srgb);
+    if (result == 0 && (*out)->Bands != 3 && (*out)->Bands != 4) {
+        vips_error("ph_avif_save", "%d bands, expected sRGB", (*out)->Bands);
+        g_object_unref(*out);
+        return -1;
+    }
+    return result;
+}
+
+int ph_avif_save_sequence(VipsImage *in, const ph_save_options *options, void **buffer, size_t *length) {
+    VipsImage *ready;
+    if (to_srgb8(in, &ready)) return -1;
+    avif_writer w = {0};
+    w.width = ready->Xsize;
+    w.frame_height = vips_image_get_page_height(ready);
+    w.frames = ready->Ysize / w.frame_height;
+    w.bands = ready->Bands;
+    w.options = options;
+    w.lossless = options->lossless;
+    w.yuv = w.lossless || options->subsample == PH_SUBSAMPLE_OFF ||
+                    (options->subsample == PH_SUBSAMPLE_AUTO && options->quality >= 90)
+                ? AVIF_PIXEL_FORMAT_YUV444
+                : AVIF_PIXEL_FORMAT_YUV420;
+    if (vips_image_get_typeof(ready, "delay")) vips_image_get_array_int(ready, "delay", &w.delays, &w.n_delays);
+    int result = -1;
+    avifRWData output = AVIF_DATA_EMPTY;
+    w.frame = g_try_malloc((size_t)w.width * w.frame_height * w.bands);
+    if (!avifCodecName(AVIF_CODEC_CHOICE_AUTO, AVIF_CODEC_FLAG_CAN_ENCODE)) {
+        vips_error("ph_avif_save", "this libavif has no AV1 encoder");
+        goto done;
+    }
+    w.encoder = avifEncoderCreate();
+    if (!w.frame || !w.encoder) {
+        vips_error("ph_avif_save", "out of memory for a frame of %dx%d", w.width, w.frame_height);
+        goto done;
+    }
+    w.encoder->maxThreads = VIPS_MAX(1, vips_concurrency_get());
+    w.encoder->speed = VIPS_CLIP(AVIF_SPEED_SLOWEST, 9 - options->effort, AVIF_SPEED_FASTEST);
+    w.encoder->timescale = 1000;
+    int q = w.lossless ? AVIF_QUANTIZER_LOSSLESS : quantizer(options->quality);
+    w.encoder->minQuantizer = w.encoder->maxQuantizer = q;
+    w.encoder->minQuantizerAlpha = w.encoder->maxQuantizerAlpha = q;
+    // libaom 3.6 at quantizer 0 is exact on key frames only: its predicted frames came back a
+    // level off here and there (AnimationOutputTests.avifLossless), so lossless is all key frames.
+    if (w.lossless) w.encoder->keyframeInterval = 1;
+    if (vips_sink_disc(ready, take_rows, &w)) goto done;
+    avifResult finished = avifEncoderFinish(w.encoder, &output);
+    if (finished != AVIF_RESULT_OK) {
+        vips_error("ph_avif_save", "%s", avifResultToString(finished));
+        goto done;
+    }
+    *buffer = g_memdup2(output.data, output.size);
+    *length = output.size;
+    result = 0;
+done:
+    avifRWDataFree(&output);
+    if (w.encoder) avifEncoderDestroy(w.encoder);
+    g_free(w.frame);
+    g_object_unref(ready);
+    return result;
+}
+
+int ph_avif_load_sequence(const void *buffer, size_t length, int max_frames, VipsImage **out) {
+    avifDecoder *decoder = avifDecoderCreate();
+    if (!decoder) return -1;
+    int result = -1;
+    VipsPel *pixels = NULL;
+    int *delays = NULL;
+    decoder->maxThreads = VIPS_MAX(1, vips_concurrency_get());
+    if (avifDecoderSetIOMemory(decoder, buffer, length) != AVIF_RESULT_OK ||
+        avifDecoderParse(decoder) != AVIF_RESULT_OK) {
+        vips_error("ph_avif_load", "not an AVIF libavif reads");
+        goto done;
+    }
+    int frames = decoder->imageCount, width = (int)decoder->image->width, height = (int)decoder->image->height;
+    int bands = decoder->alphaPresent ? 4 : 3;
+    if (frames < 1 || frames > max_frames || width < 1 || height < 1 ||
+        (guint64)width * height * frames * bands > (guint64)G_MAXINT32) {
+        vips_error("ph_avif_load", "%d frames of %dx%d: over the limit", frames, width, height);
+        goto done;
+    }
+    size_t frame_bytes = (size_t)width * height * bands;
+    pixels = g_try_malloc(frame_bytes * frames);
+    delays = g_new0(int, frames);
+    if (!pixels) goto done;
+    for (int k = 0; k < frames; k++) {
+        if (avifDecoderNextImage(decoder) != AVIF_RESULT_OK) {
+            vips_error("ph_avif_load", "frame %d does not decode", k + 1);
+            goto done;
+        }
+        avifRGBImage rgb;
+        avifRGBImageSetDefaults(&rgb, decoder->image);
+        rgb.format = bands == 4 ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB;
+        rgb.depth = 8;
+        rgb.pixels = pixels + frame_bytes * k;
+        rgb.rowBytes = (uint32_t)(width * bands);
+        if (avifImageYUVToRGB(decoder->image, &rgb) != AVIF_RESULT_OK) goto done;
+        delays[k] = (int)VIPS_RINT(decoder->imageTiming.duration * 1000);
+    }
+    *out = vips_image_new_from_memory_copy(pixels, frame_bytes * frames, width, height * frames, bands,
+                                           VIPS_FORMAT_UCHAR);
+    if (!*out) goto done;
+    (*out)->Type = VIPS_INTERPRETATION_sRGB;
+    vips_image_set_int(*out, VIPS_META_PAGE_HEIGHT, height);
+    vips_image_set_int(*out, VIPS_META_N_PAGES, frames);
+    vips_image_set_array_int(*out, "delay", delays, frames);
+    result = 0;
+done:
+    g_free(pixels);
+    g_free(delays);
+    avifDecoderDestroy(decoder);
+    return result;
+}
