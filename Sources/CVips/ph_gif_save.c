@@ -157,7 +157,7 @@ static int write_slot(gif_writer *w, int slot) {
         mark_unchanged(w, rgba, index, q->transparent);
         frame.attrFlags &= ~CGIF_FRAME_ATTR_HAS_ALPHA;
         frame.attrFlags |= CGIF_FRAME_ATTR_HAS_SET_TRANS;
-    } else {
+    } else if (w->previous) {
         memcpy(w->previous, rgba, n * 4);
     }
     if (w->delays && w->written < w->n_delays)
@@ -257,7 +257,8 @@ int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, void *
     w.width = ready->Xsize;
     w.frame_height = frame_height;
     w.frames = ready->Ysize / frame_height;
-    w.batch = VIPS_MIN(threads, 64);
+    // No more slots than frames: a large still holds one frame, as libvips' saver does.
+    w.batch = VIPS_MIN(VIPS_MIN(threads, 64), w.frames);
     w.speed = VIPS_CLIP(1, 11 - effort, 10);
     w.loop = 0;
     if (vips_image_get_typeof(ready, "loop")) vips_image_get_int(ready, "loop", &w.loop);
@@ -266,10 +267,10 @@ int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, void *
     w.rgba = g_try_malloc(n * 4 * (size_t)w.batch);
     w.index = g_try_malloc(n * (size_t)w.batch);
     w.answer = g_try_malloc(sizeof(quantized) * (size_t)w.batch);
-    w.previous = g_try_malloc0(n * 4);
+    w.previous = w.frames > 1 ? g_try_malloc0(n * 4) : NULL;
     w.out = g_byte_array_new();
     int result = -1;
-    if (!w.rgba || !w.index || !w.answer || !w.previous)
+    if (!w.rgba || !w.index || !w.answer || (w.frames > 1 && !w.previous))
         vips_error("ph_gif_save", "out of memory for %d frames of %dx%d", w.batch, w.width, w.frame_height);
     else
         result = vips_sink_disc(ready, take_rows, &w);

@@ -133,6 +133,22 @@ struct AnimationOutputTests {
         #expect(still == nil, "one frame fits")
     }
 
+    @Test("a GIF's encode budget is its quantizer's: 8 megapixels fit at effort 1, not at effort 9")
+    func gifBudget() async throws {
+        // 50 frames of 400 x 400: 8 megapixels, 80 of the budget's 100 million JPEG-pixel units at
+        // effort 1 (ten a pixel), 800 at effort 9.
+        let path = try directory.write("gif-budget.gif", Fixtures.sparseGIF(frames: 50, side: 400))
+        let fast = try await TestPipeline.failure(
+            #"profile "p" { fetch {}, decode {}, encode { format = "gif" } }"#, source: path)
+        #expect(fast == nil, "\(fast?.reason ?? "")")
+        let slow = try await TestPipeline.failure(
+            #"profile "p" { fetch {}, decode {}, encode { format = "gif", effort = 9 } }"#, source: path)
+        #expect(slow?.kind == .pixelLimit)
+        #expect(
+            slow?.reason.hasPrefix("encode: 8.0 megapixels (50 frames) as gif at effort 9") == true,
+            "\(slow?.reason ?? "")")
+    }
+
     /// The PSNR of the answer's frame `k` against the source's frame `j` halved by 2 x 2
     /// averages, on the colour bands.
     func psnr(_ answer: Fixtures.Pixels, frame k: Int, halvedSource source: Fixtures.Pixels, frame j: Int)

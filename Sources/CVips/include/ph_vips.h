@@ -194,6 +194,7 @@ int ph_avif_load_sequence(const void *buffer, size_t length, int max_frames, Vip
 /// The threads a GIF is quantized on: libvips' threads per operation, or 0 when
 /// PIPELINEHOST_GIF_THREADS=0.
 int ph_gif_threads(void);
+
 /// Lets libvips' JPEG XL loader read input. It is marked untrusted in this libvips, so it stays
 /// blocked until a profile lists "jxl" among its decode formats.
 void ph_vips_allow_jxl_input(void);
