@@ -40,6 +40,8 @@ typedef struct {
     int filled_rows;   // rows received so far
     int written;       // frames written so far
     int *delays, n_delays, loop;
+    const ph_gif_palette *palettes; // the source's, frame by frame
+    int palette_count;
     CGIF *gif;
     GByteArray *out;
 } gif_writer;
@@ -51,7 +53,8 @@ typedef struct {
 
 static size_t frame_pixels(const gif_writer *w) { return (size_t)w->width * w->frame_height; }
 
-// Quantizes and remaps slot `slot` of the batch (libvips' cgifsave, write_frame's first half).
+// Quantizes and remaps slot `slot` of the batch (libvips' cgifsave, write_frame's first half),
+// or maps it to its source frame's palette where that is close enough.
 static void quantize_slot(gif_writer *w, int slot) {
     size_t n = frame_pixels(w);
     VipsPel *p = w->rgba + (size_t)slot * n * 4;
@@ -61,6 +64,13 @@ static void quantize_slot(gif_writer *w, int slot) {
             p[3] = 255;
         else
             p[0] = p[1] = p[2] = p[3] = 0; // helps the quantizer make a better palette
+    }
+    int frame = w->written + slot;
+    if (frame < w->palette_count && w->palettes[frame].colours > 0 &&
+        ph_gif_map_to_palette(&w->palettes[frame], w->rgba + (size_t)slot * n * 4, n, w->index + (size_t)slot * n,
+                              q->palette, &q->colours, &q->transparent)) {
+        q->failed = 0;
+        return;
     }
     q->failed = 1;
     liq_attr *attr = liq_attr_create();
@@ -244,7 +254,8 @@ int ph_gif_threads(void) {
     return ph_switched_off("PIPELINEHOST_GIF_THREADS", &switch_cache) ? 0 : VIPS_CLIP(1, vips_concurrency_get(), 64);
 }
 
-int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, void **buffer, size_t *length) {
+int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, const ph_gif_palette *palettes,
+                       int palette_count, void **buffer, size_t *length) {
     if (threads <= 0) return vips_gifsave_buffer(in, buffer, length, "strip", strip, "effort", effort, NULL);
     int frame_height = vips_image_get_page_height(in);
     if (in->Xsize > 65535 || frame_height > 65535) {
@@ -261,6 +272,8 @@ int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, void *
     w.batch = VIPS_MIN(VIPS_MIN(threads, 64), w.frames);
     w.speed = VIPS_CLIP(1, 11 - effort, 10);
     w.loop = 0;
+    w.palettes = palettes;
+    w.palette_count = palettes ? palette_count : 0;
     if (vips_image_get_typeof(ready, "loop")) vips_image_get_int(ready, "loop", &w.loop);
     if (vips_image_get_typeof(ready, "delay")) vips_image_get_array_int(ready, "delay", &w.delays, &w.n_delays);
     size_t n = frame_pixels(&w);

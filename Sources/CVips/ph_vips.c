@@ -527,7 +527,8 @@ static VipsForeignSubsample subsample_mode(ph_subsample subsample) {
 
 // Every option each saver takes is passed, so the calls stay fixed-arity; the effort comes fitted
 // to the encoder (EncodeStage.encoderEffort).
-static int save_as(VipsImage *in, ph_format format, const ph_save_options *o, int strip, void **buffer, size_t *length) {
+static int save_as(VipsImage *in, ph_format format, const ph_save_options *o, const ph_gif_palette *palettes,
+                   int palette_count, int strip, void **buffer, size_t *length) {
     switch (format) {
     case PH_FORMAT_JPEG:
         return vips_jpegsave_buffer(in, buffer, length, "Q", o->quality, "strip", strip, "interlace", o->progressive,
@@ -552,7 +553,8 @@ static int save_as(VipsImage *in, ph_format format, const ph_save_options *o, in
                                     "effort", o->effort, "subsample_mode", subsample_mode(o->subsample),
                                     "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, NULL);
     case PH_FORMAT_GIF:
-        return ph_gif_save_buffer(in, strip, o->effort, ph_gif_threads(), buffer, length);
+        return ph_gif_save_buffer(in, strip, o->effort, ph_gif_threads(), palettes, palette_count, buffer,
+                                  length);
     case PH_FORMAT_JXL:
         return vips_jxlsave_buffer(in, buffer, length, "Q", o->quality, "strip", strip, "lossless", o->lossless,
                                    "effort", o->effort, NULL);
@@ -661,7 +663,8 @@ static void webp_without_metadata(unsigned char *d, size_t *length) {
     *length = out;
 }
 
-int ph_vips_save(VipsImage *in, ph_format format, const ph_save_options *options, void **buffer, size_t *length,
+int ph_vips_save(VipsImage *in, ph_format format, const ph_save_options *options, const ph_gif_palette *gif_palettes,
+                 int gif_palette_count, void **buffer, size_t *length,
                  ph_save_failure *failure) {
     watch_state state = {0, attached_kill, 0};
     *failure = PH_SAVE_OK;
@@ -695,7 +698,7 @@ int ph_vips_save(VipsImage *in, ph_format format, const ph_save_options *options
     }
     // The saver runs its worker threads to the end before it returns, so `state` (on this
     // stack) outlives every use of it.
-    int result = save_as(through, format, options, strip, buffer, length);
+    int result = save_as(through, format, options, gif_palettes, gif_palette_count, strip, buffer, length);
     watch_done(&state);
     if (result == 0 && format == PH_FORMAT_WEBP && options->strip) webp_without_metadata(*buffer, length);
     g_object_unref(through);

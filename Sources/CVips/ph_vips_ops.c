@@ -132,6 +132,15 @@ int ph_vips_flatten(VipsImage *in, const double rgb[3], VipsImage **out) {
     return result;
 }
 
+int ph_vips_drop_alpha(VipsImage *in, VipsImage **out) {
+    if (!vips_image_hasalpha(in)) {
+        g_object_ref(in);
+        *out = in;
+        return 0;
+    }
+    return vips_extract_band(in, out, 0, "n", in->Bands - 1, NULL);
+}
+
 static int round_frame(VipsImage *in, VipsImage **out, const double *parameters);
 
 int ph_vips_round_corners(VipsImage *in, int radius, VipsImage **out) {

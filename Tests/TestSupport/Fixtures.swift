@@ -85,6 +85,22 @@ public enum Fixtures {
         public subscript(x: Int, y: Int) -> [UInt8] {
             Array(samples[(y * width + x) * bands..<(y * width + x + 1) * bands])
         }
+
+        /// The mean squared error over the colour samples (not alpha) against `other`, nil when
+        /// the sizes differ.
+        public func meanSquaredError(to other: Pixels) -> Double? {
+            guard width == other.width && height == other.height else { return nil }
+            var sum = 0.0
+            for pixel in 0..<width * height {
+                for band in 0..<3 {
+                    let d =
+                        Double(samples[pixel * bands + min(band, bands - 1)])
+                        - Double(other.samples[pixel * other.bands + min(band, other.bands - 1)])
+                    sum += d * d
+                }
+            }
+            return sum / Double(3 * width * height)
+        }
     }
 
     /// The pixels of encoded `bytes`, nil when they do not decode.
@@ -199,7 +215,9 @@ public enum Fixtures {
             defer { ph_vips_unref(image) }
             var buffer: UnsafeMutableRawPointer?
             var length = 0
-            guard ph_gif_save_buffer(image, 1, 1, Int32(threads), &buffer, &length) == 0, let buffer else { return nil }
+            guard ph_gif_save_buffer(image, 1, 1, Int32(threads), nil, 0, &buffer, &length) == 0, let buffer else {
+                return nil
+            }
             defer { ph_vips_free(buffer) }
             return [UInt8](UnsafeRawBufferPointer(start: buffer, count: length))
         }
@@ -452,7 +470,7 @@ public enum Fixtures {
             quality: 90, strip: 0, keep_icc: 0, effort: 4, lossless: 0, progressive: progressive ? 1 : 0,
             subsample: PH_SUBSAMPLE_AUTO,
             optimize_coding: 0)
-        guard ph_vips_save(image, format, &options, &buffer, &length, &failure) == 0, let buffer else {
+        guard ph_vips_save(image, format, &options, nil, 0, &buffer, &length, &failure) == 0, let buffer else {
             fatalError("fixture encode failed")
         }
         defer { ph_vips_free(buffer) }

@@ -35,8 +35,8 @@ struct GIFWriterTests {
             #expect(oursTiming?.delays == theirsTiming?.delays && oursTiming?.loop == theirsTiming?.loop)
             let original = try #require(Fixtures.decodedFrames(source))
             let (oursError, theirsError) = (
-                try meanSquaredError(try #require(Fixtures.decodedFrames(ours)), original),
-                try meanSquaredError(try #require(Fixtures.decodedFrames(theirs)), original)
+                try #require(Fixtures.decodedFrames(ours)?.meanSquaredError(to: original)),
+                try #require(Fixtures.decodedFrames(theirs)?.meanSquaredError(to: original))
             )
             // Each frame has a palette of its own, where libvips reuses the last one when it is
             // near enough: never worse, by more than a rounding.
@@ -65,23 +65,6 @@ struct GIFWriterTests {
             #expect(frames[2, 32 + 2][1] > 150 && frames[2, 32 + 2][0] < 80, "frame 1: green round the hole")
             #expect(frames[16, 64 + 16][3] == 255 && frames[16, 64 + 16][2] > 150, "frame 2: blue, the hole closed")
         }
-    }
-
-    /// The mean squared error over every colour sample of two same-sized stacks of frames.
-    private func meanSquaredError(_ a: Fixtures.Pixels, _ b: Fixtures.Pixels) throws -> Double {
-        try #require(a.width == b.width && a.height == b.height)
-        var sum = 0.0, count = 0.0
-        for y in 0..<a.height {
-            for x in 0..<a.width {
-                let (p, q) = (a[x, y], b[x, y])
-                for band in 0..<3 {
-                    let d = Double(p[band]) - Double(q[band])
-                    sum += d * d
-                    count += 1
-                }
-            }
-        }
-        return sum / count
     }
 }
 

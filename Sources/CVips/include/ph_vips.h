@@ -139,6 +139,13 @@ typedef enum { PH_FORMAT_JPEG = 0, PH_FORMAT_PNG = 1, PH_FORMAT_WEBP = 2, PH_FOR
 /// Chroma subsampling: the encoder's choice (on below quality 90), always, or never.
 typedef enum { PH_SUBSAMPLE_AUTO = 0, PH_SUBSAMPLE_ON = 1, PH_SUBSAMPLE_OFF = 2 } ph_subsample;
 
+/// The colours a GIF frame is drawn from (ph_gif_palettes.c): `colours` entries of `rgb`, none
+/// of them the transparent one; 0 when the frame's own table does not hold every colour it shows.
+typedef struct {
+    unsigned char rgb[256 * 3];
+    int colours;
+} ph_gif_palette;
+
 /// How to encode. Options a format does not have are ignored by it.
 typedef struct {
     /// 1-100: jpeg, webp, avif, jxl.
@@ -169,16 +176,38 @@ typedef enum { PH_SAVE_OK = 0, PH_SAVE_FAILED_INPUT = 1, PH_SAVE_FAILED_SAVER = 
 /// ph_vips_page_height) becomes an animation in webp and gif. On failure, `failure` says where
 /// it happened: the saver reads `in` through a pass-through stage that notes when producing the
 /// input's pixels failed, so no error text needs reading.
-int ph_vips_save(VipsImage *in, ph_format format, const ph_save_options *options, void **buffer, size_t *length,
-                 ph_save_failure *failure);
+/// A GIF keeps `gif_palettes`, the source GIF's palettes frame by frame (ph_gif_read_palettes),
+/// where they are close enough (NULL: none).
+int ph_vips_save(VipsImage *in, ph_format format, const ph_save_options *options, const ph_gif_palette *gif_palettes,
+                 int gif_palette_count, void **buffer, size_t *length, ph_save_failure *failure);
 /// The first frame of an animation as a still image (no page height, delays or loop count),
 /// for a format that does not animate: a JPEG of frame one, not of the strip of frames.
 int ph_vips_first_frame(VipsImage *in, VipsImage **out);
 
+/// Reads the palettes of the first `max_frames` frames of a GIF into `out` from the file's
+/// blocks, decoding no pixel. Returns how many frames it read (0 for anything but a GIF); a
+/// damaged file gives the frames before the damage.
+int ph_gif_read_palettes(const void *buffer, size_t length, ph_gif_palette *out, int max_frames);
+
+/// Maps `n` RGBA pixels (alpha already 0 or 255) to the nearest colours of `source`, as gifsicle
+/// does when it resizes, into `index`, with the palette to write (`source` and a transparent
+/// entry) in `palette`, `colours` and `transparent`. Returns 1 when the mapping is close enough
+/// to keep (ph_gif_remap.c says how close), 0 when the frame should be quantized instead.
+int ph_gif_map_to_palette(const ph_gif_palette *source, const unsigned char *rgba, size_t n, unsigned char *index,
+                          unsigned char *palette, int *colours, int *transparent);
+
+/// Whether the first `max_frames` frames of a GIF are all opaque once composed, from its blocks:
+/// its first frame covers the screen without a transparent index, and no frame is cleared or
+/// restored after it is shown or drawn past the screen. 0 when it cannot tell (a damaged file,
+/// or not a GIF).
+int ph_gif_opaque(const void *buffer, size_t length, int max_frames);
+
 /// Writes `in` (a still, or an animation of stacked frames) as a GIF into a g_malloc'd buffer,
 /// `threads` frames quantized side by side (ph_gif_save.c); 0 writes through libvips' own saver.
-/// `effort` is libvips' (1 to 10).
-int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, void **buffer, size_t *length);
+/// `effort` is libvips' (1 to 10). Frame k keeps `palettes[k]`, the source's, where mapping
+/// it to that palette is close enough; the others are quantized (`palettes` may be NULL).
+int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, const ph_gif_palette *palettes,
+                       int palette_count, void **buffer, size_t *length);
 
 /// Writes `in`, an animation of stacked frames, as an AVIF image sequence through libavif
 /// (ph_avif_save.c) with each frame's delay, into a g_malloc'd buffer: quality, effort (libaom's

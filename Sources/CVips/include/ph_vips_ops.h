@@ -28,6 +28,8 @@ int ph_vips_trim(VipsImage *in, double threshold, VipsImage **out);
 
 /// Composes the image onto `rgb` (0-255) and drops its alpha band; without one it is unchanged.
 int ph_vips_flatten(VipsImage *in, const double rgb[3], VipsImage **out);
+/// The colour bands without the alpha, for an image known to be opaque.
+int ph_vips_drop_alpha(VipsImage *in, VipsImage **out);
 
 /// Makes the corners outside quarter circles of `radius` transparent (an alpha band is added,
 /// or the existing one cut), softening the edge a little so it is not jagged.

@@ -128,11 +128,13 @@ struct DecodeStage: Stage {
             // rather than none.
             let frames = Self.framesKept(wanted: wanted, pages: pages, framePixels: framePixels, maxPixels: maxPixels)
             let handle = frames > 1 ? try Self.open(bytes, frames: frames) : first
+            let sourceFormat = ImageFacts(handle: first).format
             return .image(
                 VipsPipelineImage(
                     handle: handle, undecodedBytes: bytes, frames: Int32(frames), sourceSize: size,
                     pixelLimit: outputLimit, predictedPeakBytes: DecodeCost(first, frames: frames).bytes,
-                    sourceFormat: ImageFacts(handle: first).format))
+                    sourceFormat: sourceFormat,
+                    gif: sourceFormat == "gif" ? GIFFacts(bytes, frames: frames) : nil))
         }
     }
 

@@ -145,7 +145,13 @@ struct DownsampleStage: Stage {
         )
         return try await context.runVips { () throws(PipelineError) -> StageValue in
             var resized: VipsImageHandle
-            if let bytes = image.undecodedBytes {
+            if draft, image.undecodedBytes != nil, image.gif?.opaque == true {
+                // GIF has no shrink on load: its frames are opened without their alpha, and
+                // resized in 8 bits rather than premultiplied floats.
+                resized = try image.prepared().derive("downsample") {
+                    ph_vips_thumbnail_image($0, width, height, crop, enlarge, &$1)
+                }
+            } else if let bytes = image.undecodedBytes {
                 var out: UnsafeMutablePointer<VipsImage>?
                 let thumbnail = draft ? ph_vips_thumbnail_buffer_draft : ph_vips_thumbnail_buffer
                 guard thumbnail(bytes.baseAddress, bytes.count, width, height, crop, enlarge, image.frames, &out) == 0,

@@ -289,7 +289,12 @@ struct EncodeStage: Stage {
             var length = 0
             var failure = PH_SAVE_OK
             var settings = options
-            guard ph_vips_save(ready.pointer, code, &settings, &buffer, &length, &failure) == 0, let buffer else {
+            let palettes = output == .gif ? image.gif?.palettes ?? [] : []
+            let saved = palettes.withUnsafeBufferPointer {
+                ph_vips_save(
+                    ready.pointer, code, &settings, $0.baseAddress, Int32($0.count), &buffer, &length, &failure)
+            }
+            guard saved == 0, let buffer else {
                 let reason = VipsRuntime.takeError()
                 // Pixels are computed while saving, so a damaged source fails here too: the
                 // shim says whether producing them failed, or the saver itself.

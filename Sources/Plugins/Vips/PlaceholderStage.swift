@@ -96,7 +96,8 @@ struct PlaceholderStage: Stage {
         var failure = PH_SAVE_OK
         guard
             ph_vips_save(
-                image.pointer, format == .jpeg ? PH_FORMAT_JPEG : PH_FORMAT_WEBP, &options, &buffer, &length, &failure)
+                image.pointer, format == .jpeg ? PH_FORMAT_JPEG : PH_FORMAT_WEBP, &options, nil, 0, &buffer, &length,
+                &failure)
                 == 0,
             let buffer
         else {

@@ -51,6 +51,8 @@ struct VipsPipelineImage: PipelineImage {
     /// The format the source was in ("jpeg", "avif", "tiff", ...: `ImageFacts.format`), for
     /// encode's format = "source".
     var sourceFormat = "unknown"
+    /// A GIF source's palettes and opacity, from its blocks.
+    var gif: GIFFacts?
 
     /// 50 megapixels: a 64 x 40 input padded to 16384 x 16384 would otherwise be 268.
     static let defaultPixelLimit = 50e6
@@ -61,11 +63,11 @@ struct VipsPipelineImage: PipelineImage {
     var frameCount: Int { Int(ph_vips_height(handle.pointer)) / max(1, size.height) }
 
     /// A later stage's result, decoded into `handle`, with what this image carries along (its
-    /// source's size and format, and the pixel limit).
+    /// source's size, format and GIF facts, and the pixel limit).
     func derived(_ handle: VipsImageHandle) -> VipsPipelineImage {
         VipsPipelineImage(
             handle: handle, undecodedBytes: nil, sourceSize: sourceSize, pixelLimit: pixelLimit,
-            sourceFormat: sourceFormat)
+            sourceFormat: sourceFormat, gif: gif)
     }
 
     /// The image upright and in sRGB, ready for pixel work or encoding. A no-op for images that
@@ -78,7 +80,8 @@ struct VipsPipelineImage: PipelineImage {
         guard let opened = ph_vips_open(bytes.baseAddress, bytes.count, frames) else {
             throw PipelineError(.decodeFailed, "cannot read the image: \(VipsRuntime.takeError())")
         }
-        let upright = try VipsImageHandle(opened, keeping: bytes).derive("autorotate") { ph_vips_autorotate($0, &$1) }
+        var upright = try VipsImageHandle(opened, keeping: bytes).derive("autorotate") { ph_vips_autorotate($0, &$1) }
+        if gif?.opaque == true { upright = try upright.derive("opaque GIF") { ph_vips_drop_alpha($0, &$1) } }
         return try upright.derive("sRGB conversion") { ph_vips_to_srgb($0, &$1) }
     }
 

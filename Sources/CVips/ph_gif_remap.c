@@ -1,0 +1,125 @@
+// A GIF frame mapped to its source frame's palette (ph_gif_palettes.c), as gifsicle maps the
+// frames it resizes: the nearest colour, no dithering. ph_gif_save.c keeps the mapping only
+// where it is close, and quantizes the frame afresh otherwise.
+#include "ph_internal.h"
+#include "ph_vips.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+// How close a kept palette must be. Over the frame's opaque pixels: at least 40 dB (a mean
+// squared error of 6.5 a channel), and no more than one pixel in a thousand further than 48
+// from the colour it gets (a mark or a caption in colours the source lacks would show).
+// Otherwise the frame is quantized afresh: libimagequant's palette and dithering give 38 to
+// 46 dB on the photos of BENCHMARKS.md's animation rows, the source's palette more on most.
+#define KEEP_MEAN_SQUARED_ERROR 6.5
+#define FAR_SQUARED (48 * 48)
+#define FAR_PER_THOUSAND 1
+
+typedef struct {
+    int r, g, b, index;
+} entry;
+
+// Recent answers: a resized frame repeats most of its colours.
+#define CACHE_SIZE 4096
+typedef struct {
+    uint32_t key[CACHE_SIZE]; // rgb + 1; 0 is empty
+    int distance[CACHE_SIZE];
+    VipsPel answer[CACHE_SIZE];
+} answers;
+
+static int squared(const VipsPel *p, const unsigned char *rgb) {
+    return (p[0] - rgb[0]) * (p[0] - rgb[0]) + (p[1] - rgb[1]) * (p[1] - rgb[1]) + (p[2] - rgb[2]) * (p[2] - rgb[2]);
+}
+
+static int by_green(const void *a, const void *b) { return ((const entry *)a)->g - ((const entry *)b)->g; }
+
+// The nearest of `count` entries sorted by green, searched outwards from green `g` until the
+// green difference alone is further than the best found.
+static VipsPel nearest(const entry *sorted, int count, const int *first, const VipsPel *p, int *distance) {
+    int best = INT_MAX, choice = 0;
+    for (int up = first[p[1]], down = up - 1; up < count || down >= 0;) {
+        if (up < count) {
+            const entry *e = &sorted[up++];
+            int dg = e->g - p[1], d = (e->r - p[0]) * (e->r - p[0]) + dg * dg + (e->b - p[2]) * (e->b - p[2]);
+            if (dg * dg >= best) up = count;
+            else if (d < best) best = d, choice = e->index;
+        }
+        if (down >= 0) {
+            const entry *e = &sorted[down--];
+            int dg = p[1] - e->g, d = (e->r - p[0]) * (e->r - p[0]) + dg * dg + (e->b - p[2]) * (e->b - p[2]);
+            if (dg * dg >= best) down = -1;
+            else if (d < best) best = d, choice = e->index;
+        }
+    }
+    *distance = best;
+    return (VipsPel)choice;
+}
+
+int ph_gif_map_to_palette(const ph_gif_palette *source, const unsigned char *rgba, size_t n, unsigned char *index,
+                          unsigned char *palette, int *colours, int *transparent) {
+    int count = VIPS_CLIP(0, source->colours, 256);
+    if (count == 0) return 0;
+    entry sorted[256];
+    for (int i = 0; i < count; i++)
+        sorted[i] = (entry){source->rgb[i * 3], source->rgb[i * 3 + 1], source->rgb[i * 3 + 2], i};
+    qsort(sorted, (size_t)count, sizeof(entry), by_green);
+    int first[256]; // the first sorted entry with a green at least g
+    for (int g = 0, k = 0; g < 256; g++) {
+        while (k < count && sorted[k].g < g) k++;
+        first[g] = k;
+    }
+    answers *cache = g_try_malloc0(sizeof(answers));
+    if (!cache) return 0;
+    size_t used[256] = {0}; // pixels given each entry
+    double error = 0;
+    size_t opaque = 0, far = 0;
+    const VipsPel *p = rgba;
+    for (size_t i = 0; i < n; i++, p += 4) {
+        if (!p[3]) continue;
+        uint32_t key = ((uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2]) + 1;
+        uint32_t slot = (key * 2654435761u) >> 20;
+        if (cache->key[slot] != key) {
+            cache->key[slot] = key;
+            cache->answer[slot] = nearest(sorted, count, first, p, &cache->distance[slot]);
+        }
+        index[i] = cache->answer[slot];
+        used[index[i]]++;
+        error += cache->distance[slot];
+        far += cache->distance[slot] > FAR_SQUARED;
+        opaque++;
+    }
+    g_free(cache);
+    // A transparent entry: past the source's colours, or one no pixel of this frame uses, or
+    // else the least used, its pixels given their next nearest colour.
+    int spare = count;
+    if (count == 256) {
+        spare = 0;
+        for (int i = 1; i < 256; i++)
+            if (used[i] < used[spare]) spare = i;
+        if (used[spare]) {
+            p = rgba;
+            for (size_t i = 0; i < n; i++, p += 4) {
+                if (!p[3] || index[i] != spare) continue;
+                int before = squared(p, source->rgb + spare * 3), best = INT_MAX;
+                for (int e = 0; e < 256; e++) {
+                    int d = squared(p, source->rgb + e * 3);
+                    if (e != spare && d < best) best = d, index[i] = (VipsPel)e;
+                }
+                error += best - before;
+                far += (best > FAR_SQUARED) - (before > FAR_SQUARED);
+            }
+        }
+    }
+    if (error > KEEP_MEAN_SQUARED_ERROR * 3 * (double)opaque || far * 1000 > opaque * FAR_PER_THOUSAND) return 0;
+    memcpy(palette, source->rgb, (size_t)count * 3);
+    memset(palette + spare * 3, 0, 3);
+    *colours = VIPS_MAX(count, spare + 1);
+    *transparent = spare;
+    p = rgba;
+    for (size_t i = 0; i < n; i++, p += 4)
+        if (!p[3]) index[i] = (VipsPel)spare;
+    return 1;
+}

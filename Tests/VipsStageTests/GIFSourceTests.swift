@@ -1,0 +1,217 @@
+import CVips
+import Foundation
+import TestSupport
+import Testing
+
+/// A GIF made from a GIF keeps each frame's source palette where it still fits the frame, as
+/// gifsicle does, and an animation known to be opaque is resized without its alpha. Both read
+/// the source's blocks (ph_gif_palettes.c); libvips decodes the pixels, so the tests hold the
+/// two readings against each other.
+@Suite("A GIF source's palettes and opacity, read from its blocks", .needs(.pixels))
+struct GIFSourceTests {
+    static let greys: [[UInt8]] = [[0, 0, 0], [90, 90, 90], [180, 180, 180], [250, 250, 250]]
+
+    static func gif(_ frames: [HandGIF.Frame]) -> [UInt8] {
+        HandGIF(width: 8, height: 8, palette: greys, frames: frames).bytes
+    }
+
+    static let full = HandGIF.Frame(width: 8, height: 8) { x, y in UInt8((x + y) % 4) }
+    /// A patch that draws black and white and leaves every other pixel to the frames before.
+    static func patch(disposal: Int = 1) -> HandGIF.Frame {
+        HandGIF.Frame(left: 2, top: 2, width: 4, height: 4, transparent: 1, disposal: disposal) { x, _ in
+            x % 2 == 0 ? 1 : 3
+        }
+    }
+
+    static let opacityCases: [(String, [UInt8], opaque: Bool, holes: Bool)] = {
+        let patched = gif([full, patch(), patch()])
+        var cleared = full
+        cleared.disposal = 2
+        var holed = full
+        holed.transparent = 2
+        var small = full
+        small.width = 4
+        var past = patch()
+        (past.left, past.top) = (6, 6)
+        var own = patch()
+        own.palette = [[200, 0, 0], [0, 200, 0], [0, 0, 200], [9, 9, 9]]
+        var solidPatch = patch()
+        solidPatch.transparent = nil
+        return [
+            ("a whole first frame, then patches with a transparent index", patched, true, false),
+            ("a whole first frame, then patches with tables of their own", gif([full, own, patch()]), true, false),
+            ("a whole first frame, then opaque patches", gif([full, solidPatch]), true, false),
+            ("a transparent index in the first frame", gif([holed]), false, true),
+            ("a first frame smaller than the screen", gif([small, patch()]), false, false),
+            ("a frame cleared to the background under a patch", gif([cleared, patch()]), false, false),
+            ("a frame restored after it is shown", gif([full, patch(disposal: 3), patch()]), false, false),
+            ("a frame drawn past the screen", gif([full, past]), false, false),
+            ("a file cut short", Array(patched.prefix(patched.count - 12)), false, false),
+        ]
+    }()
+
+    @Test("the blocks call an animation opaque only where libvips composes every frame opaque")
+    func opacity() throws {
+        for (name, bytes, opaque, holes) in Self.opacityCases {
+            let said = bytes.withUnsafeBytes { ph_gif_opaque($0.baseAddress, $0.count, 100) }
+            #expect(said == (opaque ? 1 : 0), "\(name)")
+            guard opaque || holes else { continue }
+            let frames = try #require(Fixtures.decodedFrames(bytes), "\(name)")
+            let alphas =
+                frames.bands == 4 ? stride(from: 3, to: frames.samples.count, by: 4).map { frames.samples[$0] } : []
+            let (solid, hole) = (alphas.allSatisfy { $0 == 255 }, alphas.contains(0))
+            if opaque { #expect(solid, "\(name): libvips shows a hole") }
+            if holes { #expect(hole, "\(name): libvips shows no hole, so the case tests nothing") }
+        }
+    }
+
+    @Test("each frame's palette is its own table where it has one, without the transparent entry")
+    func palettes() throws {
+        var own = Self.patch()
+        own.palette = [[200, 0, 0], [0, 200, 0], [0, 0, 200], [9, 9, 9]]
+        let bytes = Self.gif([Self.full, own])
+        var read = [ph_gif_palette](repeating: ph_gif_palette(), count: 4)
+        let count = read.withUnsafeMutableBufferPointer { out in
+            bytes.withUnsafeBytes { ph_gif_read_palettes($0.baseAddress, $0.count, out.baseAddress, 4) }
+        }
+        try #require(count == 2)
+        #expect(colours(read[0]) == Self.greys)
+        #expect(colours(read[1]) == [[200, 0, 0], [0, 0, 200], [9, 9, 9]], "entry 1 is the transparent one")
+        #expect(Fixtures.sample.withUnsafeBytes { ph_gif_read_palettes($0.baseAddress, $0.count, &read, 4) } == 0)
+    }
+
+    @Test("pixels in the palette's colours keep it exactly; a mark in colours it lacks is quantized afresh")
+    func mapping() throws {
+        var source = ph_gif_palette()
+        let greys: [[UInt8]] = (0..<16).map { level in Array(repeating: UInt8(level * 17), count: 3) }
+        setColours(&source, greys)
+        // 40 x 40 pixels of the greys, the first row transparent.
+        var rgba: [UInt8] = []
+        for i in 0..<1600 { rgba += i < 40 ? [0, 0, 0, 0] : greys[i % 16] + [255] }
+        let answer = try #require(map(source, rgba), "an exact mapping was refused")
+        #expect(answer.colours == 17 && answer.transparent == 16, "a transparent entry past the source's")
+        let expected: [UInt8] = (0..<1600).map { i in i < 40 ? 16 : UInt8(i % 16) }
+        #expect(answer.index == expected)
+        // A red mark on 2 pixels in 1,000 (more than one in a thousand far from every grey).
+        for i in stride(from: 800, to: 1600, by: 250) {
+            rgba.replaceSubrange(i * 4..<i * 4 + 4, with: [230, 20, 20, 255])
+        }
+        #expect(map(source, rgba) == nil, "a red mark was mapped to grey")
+    }
+
+    @Test("a palette of 256 colours, every one used, gives up its least used for transparency")
+    func fullPalette() throws {
+        var source = ph_gif_palette()
+        let colours: [[UInt8]] = (0..<256).map { c in [UInt8(c), UInt8(255 - c), UInt8(c / 2)] }
+        setColours(&source, colours)
+        // Every colour on 8 pixels but colour 77 on one; then 4 transparent pixels.
+        var pixels: [UInt8] = []
+        for c in 0..<256 { pixels += Array(repeating: colours[c] + [255], count: c == 77 ? 1 : 8).joined() }
+        pixels += [UInt8](repeating: 0, count: 16)
+        let answer = try #require(map(source, pixels))
+        #expect(answer.transparent == 77 && answer.colours == 256)
+        let count = pixels.count / 4
+        #expect(answer.index[count - 4..<count].allSatisfy { $0 == 77 })
+        #expect(answer.index[0..<count - 4].allSatisfy { $0 != 77 }, "a pixel kept the entry made transparent")
+    }
+
+    @Test("a GIF written again keeps each frame's palette, and a resized one is as close as one quantized afresh")
+    func throughThePipeline() async throws {
+        let directory = try TemporaryDirectory()
+        let pan = Fixtures.photoPan(frames: 6, width: 96, height: 64, step: 24)
+        let path = try directory.write("pan.gif", pan)
+        let same = try await TestPipeline.run(
+            #"profile "p" { fetch {}, decode { frames = 10 }, encode { format = "gif" } }"#, source: path)
+        let (before, after) = (palettes(pan), palettes(same.bytes.array))
+        try #require(before.count == 6 && after.count == 6)
+        for k in 0..<6 { #expect(Set(after[k]).subtracting(before[k]).subtracting([[0, 0, 0]]).isEmpty, "frame \(k)") }
+        #expect(Fixtures.decodedFrames(same.bytes.array)?.samples == Fixtures.decodedFrames(pan)?.samples)
+
+        let resize = #"downsample { size = 48 }"#
+        let gif = try await TestPipeline.run(
+            #"profile "p" { fetch {}, decode { frames = 10 }, \#(resize), encode { format = "gif" } }"#, source: path)
+        let exact = try await TestPipeline.run(
+            #"profile "p" { fetch {}, decode { frames = 10 }, \#(resize), encode { format = "webp", lossless = true } }"#,
+            source: path)
+        let reference = try #require(Fixtures.decodedFrames(exact.bytes.array))
+        let afresh = try #require(Fixtures.rewrittenGIF(exact.bytes.array, threads: 1))
+        let kept = try #require(Fixtures.decodedFrames(gif.bytes.array)?.meanSquaredError(to: reference))
+        let quantized = try #require(Fixtures.decodedFrames(afresh)?.meanSquaredError(to: reference))
+        #expect(kept <= quantized * 1.05 + 0.5, "kept palettes \(kept), quantized afresh \(quantized)")
+    }
+
+    @Test("an opaque GIF is resized without its alpha, to the pixels libvips' own resize gives")
+    func opaqueResize() async throws {
+        let directory = try TemporaryDirectory()
+        let frame = HandGIF.Frame(width: 64, height: 48) { x, y in UInt8((x / 8 + y / 6) % 4) }
+        let patch = HandGIF.Frame(left: 8, top: 8, width: 24, height: 16, transparent: 0) { x, _ in x % 3 == 0 ? 0 : 3 }
+        let bytes = HandGIF(width: 64, height: 48, palette: Self.greys, frames: [frame, patch, patch]).bytes
+        #expect(bytes.withUnsafeBytes { ph_gif_opaque($0.baseAddress, $0.count, 3) } == 1)
+        let path = try directory.write("opaque.gif", bytes)
+        func run(_ shrink: String, frames: Int, format: String) async throws -> Fixtures.Pixels {
+            let result = try await TestPipeline.run(
+                """
+                profile "p" { fetch {}, decode { frames = \(frames) },
+                  downsample { size = 32, shrink_on_load = "\(shrink)" }, encode { format = "\(format)", lossless = true } }
+                """, source: path)
+            return try #require(Fixtures.decodedFrames(result.bytes.array))
+        }
+        // libvips resizes the four bands premultiplied, in floats; three bands take its 8-bit
+        // path, whose fixed-point passes round each to a level: at this pattern's hard edges,
+        // a level or two.
+        let (still, stillLibvips) = (
+            try await run("speed", frames: 1, format: "png"), try await run("quality", frames: 1, format: "png")
+        )
+        #expect(still.bands == 3 && stillLibvips.bands == 4, "bands \(still.bands) and \(stillLibvips.bands)")
+        let opaque = stride(from: 3, to: stillLibvips.samples.count, by: 4).allSatisfy {
+            stillLibvips.samples[$0] == 255
+        }
+        #expect(opaque)
+        let stillError = try #require(still.meanSquaredError(to: stillLibvips))
+        #expect(stillError < 4, "mean squared error \(stillError)")
+        let (frames, framesLibvips) = (
+            try await run("speed", frames: 3, format: "webp"), try await run("quality", frames: 3, format: "webp")
+        )
+        let framesError = try #require(frames.meanSquaredError(to: framesLibvips))
+        #expect(frames.height == 3 * 24 && framesError < 4, "mean squared error \(framesError)")
+    }
+
+    // MARK: helpers
+
+    private func colours(_ palette: ph_gif_palette) -> [[UInt8]] {
+        withUnsafeBytes(of: palette.rgb) { rgb in
+            (0..<Int(palette.colours)).map { [rgb[$0 * 3], rgb[$0 * 3 + 1], rgb[$0 * 3 + 2]] }
+        }
+    }
+
+    private func setColours(_ palette: inout ph_gif_palette, _ colours: [[UInt8]]) {
+        withUnsafeMutableBytes(of: &palette.rgb) { rgb in
+            for (i, colour) in colours.enumerated() { rgb[i * 3..<i * 3 + 3].copyBytes(from: colour) }
+        }
+        palette.colours = Int32(colours.count)
+    }
+
+    private func palettes(_ bytes: [UInt8]) -> [[[UInt8]]] {
+        var read = [ph_gif_palette](repeating: ph_gif_palette(), count: 16)
+        let count = read.withUnsafeMutableBufferPointer { out in
+            bytes.withUnsafeBytes { ph_gif_read_palettes($0.baseAddress, $0.count, out.baseAddress, 16) }
+        }
+        return read.prefix(Int(count)).map(colours)
+    }
+
+    private struct Mapped: Equatable {
+        let index: [UInt8]
+        let colours: Int
+        let transparent: Int
+    }
+
+    /// The mapping of RGBA `pixels` to `source`, or nil when it is refused.
+    private func map(_ source: ph_gif_palette, _ pixels: [UInt8]) -> Mapped? {
+        var source = source
+        var index = [UInt8](repeating: 0, count: pixels.count / 4)
+        var palette = [UInt8](repeating: 0, count: 256 * 3)
+        var (colours, transparent): (Int32, Int32) = (0, 0)
+        let kept = ph_gif_map_to_palette(&source, pixels, index.count, &index, &palette, &colours, &transparent)
+        return kept == 1 ? Mapped(index: index, colours: Int(colours), transparent: Int(transparent)) : nil
+    }
+}
