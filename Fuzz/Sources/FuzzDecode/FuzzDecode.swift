@@ -11,8 +11,9 @@ import VipsPlugin
 // after fetch (sniff, header and limits, shrink-on-load, blur, encode). A stage may only fail
 // with a PipelineError; anything else, a crash or a sanitizer report is a finding.
 
-/// Two chains, picked by the input's length: the first frame to JPEG, and three frames with a
-/// blur to WebP, so both the still and the animated paths are covered.
+/// Three chains, picked by the input's length: the first frame to JPEG, three frames with a
+/// blur to WebP, and three frames to GIF (which keeps a GIF source's palettes where they fit),
+/// so the still and the animated paths are covered, and the GIF writer's.
 private let chains: [[any Stage]] = {
     let lua = """
         profile "still" { fetch {}, decode { max_pixels = 4e6 }, downsample { size = 48 }, encode { format = "jpeg" } }
@@ -20,6 +21,7 @@ private let chains: [[any Stage]] = {
           fetch {}, decode { max_pixels = 4e6, frames = 3 }, downsample { size = 32, fit = "cover" },
           blur { sigma = 1.5, dim = 0.2 }, encode { format = "webp" },
         }
+        profile "gif" { fetch {}, decode { max_pixels = 4e6, frames = 3 }, downsample { size = 32 }, encode { format = "gif" } }
         """
     do {
         let registry = try StageRegistry(plugins: [
