@@ -74,7 +74,7 @@ struct EncodeStage: Stage {
         let effort = OptionalParameter<Int>(
             "effort", .integer(0...9),
             doc:
-                "0 fastest to 9 smallest, fitted to each encoder (webp, avif, jxl; png: zlib's level with adaptive row filters, 0 none; gif: libimagequant's quantization, 0 to 9 as 1 to 10); left out: libvips' default, but 2 for avif, 4 for png and 1 for gif"
+                "0 fastest to 9 smallest, fitted to each encoder (webp, avif, jxl; png: zlib's level with adaptive row filters, 0 none; gif: libimagequant's quantization, 0 to 9 as 1 to 10, for frames that do not keep a GIF source's palette); left out: libvips' default, but 2 for avif, 4 for png and 1 for gif"
         )
         let lossless = OptionalParameter<Bool>(
             "lossless", .boolean,
