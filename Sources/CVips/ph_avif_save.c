@@ -8,6 +8,7 @@
 // frame a key frame. Frames come in order from libvips (vips_sink_disc), one frame held at a
 // time, and libaom uses libvips' threads per operation. libavif 0.11 has no loop count: a
 // sequence plays for ever. ph_avif_load_sequence reads one back, every frame, for the tests.
+#include "ph_internal.h"
 #include "ph_vips.h"
 
 #include <avif/avif.h>
@@ -68,23 +69,9 @@ static int take_rows(VipsRegion *region, VipsRect *area, void *a) {
     return 0;
 }
 
-// 8-bit sRGB, with alpha where `in` has it.
-static int to_srgb8(VipsImage *in, VipsImage **out) {
-    VipsImage *srgb;
-    if (vips_colourspace(in, &srgb, VIPS_INTERPRETATION_sRGB, NULL)) return -1;
-    int result = vips_cast_uchar(srgb, out, NULL);
-    g_object_unref(srgb);
-    if (result == 0 && (*out)->Bands != 3 && (*out)->Bands != 4) {
-        vips_error("ph_avif_save", "%d bands, expected sRGB", (*out)->Bands);
-        g_object_unref(*out);
-        return -1;
-    }
-    return result;
-}
-
 int ph_avif_save_sequence(VipsImage *in, const ph_save_options *options, void **buffer, size_t *length) {
     VipsImage *ready;
-    if (to_srgb8(in, &ready)) return -1;
+    if (ph_to_srgb8(in, "ph_avif_save", &ready)) return -1;
     avif_writer w = {0};
     w.width = ready->Xsize;
     w.frame_height = vips_image_get_page_height(ready);

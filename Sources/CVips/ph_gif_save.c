@@ -229,24 +229,14 @@ static int take_rows(VipsRegion *region, VipsRect *area, void *a) {
 
 // 8-bit sRGB with alpha, as cgifsave's "ready" image.
 static int to_rgba(VipsImage *in, VipsImage **out) {
-    VipsImage *t[3] = {NULL, NULL, NULL};
-    int result = -1;
-    if (vips_colourspace(in, &t[0], VIPS_INTERPRETATION_sRGB, NULL) || vips_cast_uchar(t[0], &t[1], NULL)) goto done;
-    if (t[1]->Bands == 3) {
-        if (vips_bandjoin_const1(t[1], &t[2], 255, NULL)) goto done;
-    } else if (t[1]->Bands == 4) {
-        t[2] = t[1];
-        g_object_ref(t[2]);
-    } else {
-        vips_error("ph_gif_save", "%d bands, expected sRGB", t[1]->Bands);
-        goto done;
+    VipsImage *srgb;
+    if (ph_to_srgb8(in, "ph_gif_save", &srgb)) return -1;
+    if (srgb->Bands == 4) {
+        *out = srgb;
+        return 0;
     }
-    *out = t[2];
-    t[2] = NULL;
-    result = 0;
-done:
-    for (int i = 0; i < 3; i++)
-        if (t[i]) g_object_unref(t[i]);
+    int result = vips_bandjoin_const1(srgb, out, 255, NULL);
+    g_object_unref(srgb);
     return result;
 }
 

@@ -61,6 +61,19 @@ static void *copy_field(VipsImage *from, const char *name, GValue *value, void *
     return NULL;
 }
 
+int ph_to_srgb8(VipsImage *in, const char *who, VipsImage **out) {
+    VipsImage *srgb;
+    if (vips_colourspace(in, &srgb, VIPS_INTERPRETATION_sRGB, NULL)) return -1;
+    int result = vips_cast_uchar(srgb, out, NULL);
+    g_object_unref(srgb);
+    if (result == 0 && (*out)->Bands != 3 && (*out)->Bands != 4) {
+        vips_error(who, "%d bands, expected sRGB", (*out)->Bands);
+        g_object_unref(*out);
+        return -1;
+    }
+    return result;
+}
+
 void ph_copy_header_fields(VipsImage *header, VipsImage *image) {
     image->Type = header->Type;
     image->Xres = header->Xres;
