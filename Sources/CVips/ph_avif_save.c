@@ -24,6 +24,7 @@ typedef struct {
     avifEncoder *encoder;
     avifPixelFormat yuv;
     int lossless;
+    ph_handover handover; // this writer lives on the caller's stack
 } avif_writer;
 
 // The AV1 quantizer (0 best, 63 worst) for a quality of 1 to 100, as libheif's aom plugin
@@ -57,8 +58,7 @@ static int encode_frame(avif_writer *w) {
     return 0;
 }
 
-static int take_rows(VipsRegion *region, VipsRect *area, void *a) {
-    avif_writer *w = a;
+static int take_frame_rows(avif_writer *w, VipsRegion *region, VipsRect *area) {
     size_t line = (size_t)w->width * w->bands;
     for (int y = 0; y < area->height; y++) {
         memcpy(w->frame + (size_t)(w->filled_rows % w->frame_height) * line,
@@ -67,6 +67,14 @@ static int take_rows(VipsRegion *region, VipsRect *area, void *a) {
         if (w->filled_rows % w->frame_height == 0 && encode_frame(w)) return -1;
     }
     return 0;
+}
+
+static int take_rows(VipsRegion *region, VipsRect *area, void *a) {
+    avif_writer *w = a;
+    ph_handover_enter(&w->handover);
+    int result = take_frame_rows(w, region, area);
+    ph_handover_leave(&w->handover);
+    return result;
 }
 
 int ph_avif_save_sequence(VipsImage *in, const ph_save_options *options, void **buffer, size_t *length) {
@@ -105,7 +113,10 @@ int ph_avif_save_sequence(VipsImage *in, const ph_save_options *options, void **
     // libaom 3.6 at quantizer 0 is exact on key frames only: its predicted frames came back a
     // level off here and there (AnimationOutputTests.avifLossless), so lossless is all key frames.
     if (w.lossless) w.encoder->keyframeInterval = 1;
-    if (vips_sink_disc(ready, take_rows, &w)) goto done;
+    ph_handover_give(&w.handover);
+    int sunk = vips_sink_disc(ready, take_rows, &w);
+    ph_handover_back(&w.handover);
+    if (sunk) goto done;
     avifResult finished = avifEncoderFinish(w.encoder, &output);
     if (finished != AVIF_RESULT_OK) {
         vips_error("ph_avif_save", "%s", avifResultToString(finished));

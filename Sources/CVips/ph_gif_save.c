@@ -44,6 +44,7 @@ typedef struct {
     int palette_count;
     CGIF *gif;
     GByteArray *out;
+    ph_handover handover; // this writer lives on the caller's stack
 } gif_writer;
 
 typedef struct {
@@ -211,8 +212,7 @@ static int flush_batch(gif_writer *w, int count) {
     return 0;
 }
 
-static int take_rows(VipsRegion *region, VipsRect *area, void *a) {
-    gif_writer *w = a;
+static int take_frame_rows(gif_writer *w, VipsRegion *region, VipsRect *area) {
     size_t line = (size_t)w->width * 4;
     for (int y = 0; y < area->height; y++) {
         int row = w->filled_rows;
@@ -225,6 +225,14 @@ static int take_rows(VipsRegion *region, VipsRect *area, void *a) {
             if (flush_batch(w, slot + 1)) return -1;
     }
     return 0;
+}
+
+static int take_rows(VipsRegion *region, VipsRect *area, void *a) {
+    gif_writer *w = a;
+    ph_handover_enter(&w->handover);
+    int result = take_frame_rows(w, region, area);
+    ph_handover_leave(&w->handover);
+    return result;
 }
 
 // 8-bit sRGB with alpha, as cgifsave's "ready" image.
@@ -275,8 +283,11 @@ int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, const 
     int result = -1;
     if (!w.rgba || !w.index || !w.answer || (w.frames > 1 && !w.previous))
         vips_error("ph_gif_save", "out of memory for %d frames of %dx%d", w.batch, w.width, w.frame_height);
-    else
+    else {
+        ph_handover_give(&w.handover);
         result = vips_sink_disc(ready, take_rows, &w);
+        ph_handover_back(&w.handover);
+    }
     if (w.gif && cgif_close(w.gif) && result == 0) {
         vips_error("ph_gif_save", "cgif failed to finish the file");
         result = -1;

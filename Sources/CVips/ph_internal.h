@@ -27,4 +27,18 @@ int ph_each_frame(VipsImage *in, ph_frame_filter filter, const double *parameter
 /// band count is an error naming `who`.
 int ph_to_srgb8(VipsImage *in, const char *who, VipsImage **out);
 
+/// State on a caller's stack that libvips' threads use during one computation. libvips orders
+/// the hand-over through GLib, which ThreadSanitizer cannot see, so it is made visible: the
+/// caller gives the state before the computation, each visit from a libvips thread enters
+/// (acquires) first and leaves (releases) after, and the caller takes it back (acquires) once
+/// the computation has returned.
+typedef struct {
+    atomic_int visits;
+} ph_handover;
+
+static inline void ph_handover_give(ph_handover *h) { atomic_store_explicit(&h->visits, 0, memory_order_release); }
+static inline void ph_handover_enter(ph_handover *h) { (void)atomic_load_explicit(&h->visits, memory_order_acquire); }
+static inline void ph_handover_leave(ph_handover *h) { atomic_fetch_add_explicit(&h->visits, 1, memory_order_release); }
+static inline void ph_handover_back(ph_handover *h) { ph_handover_enter(h); }
+
 #endif

@@ -387,11 +387,7 @@ void ph_vips_kill_attach(ph_vips_kill *kill) { attached_kill = kill; }
 typedef struct {
     int failed;
     ph_vips_kill *kill;
-    // ThreadSanitizer cannot see libvips' (GLib's) own ordering between the caller and the
-    // worker threads, and this state lives on the caller's stack. So the caller releases it
-    // here once it is set up and every visit acquires it first; every visit ends with a
-    // release here too, which `watch_done` acquires once the computation has returned.
-    atomic_int visits;
+    ph_handover handover; // this state lives on the caller's stack
 } watch_state;
 
 static int watch_generate(VipsRegion *out, void *sequence, void *a, void *b, gboolean *stop) {
@@ -399,7 +395,7 @@ static int watch_generate(VipsRegion *out, void *sequence, void *a, void *b, gbo
     watch_state *state = (watch_state *)b;
     (void)a;
     (void)stop;
-    (void)atomic_load_explicit(&state->visits, memory_order_acquire);
+    ph_handover_enter(&state->handover);
     int result;
     if (ph_vips_kill_is_set(state->kill)) {
         vips_error("pipelinehost", "cancelled");
@@ -410,16 +406,16 @@ static int watch_generate(VipsRegion *out, void *sequence, void *a, void *b, gbo
     } else {
         result = vips_region_region(out, input, &out->valid, out->valid.left, out->valid.top);
     }
-    atomic_fetch_add_explicit(&state->visits, 1, memory_order_release);
+    ph_handover_leave(&state->handover);
     return result;
 }
 
 // The computation through `state` has returned: every worker's use of it happened before this.
-static void watch_done(watch_state *state) { (void)atomic_load_explicit(&state->visits, memory_order_acquire); }
+static void watch_done(watch_state *state) { ph_handover_back(&state->handover); }
 
 // `source` behind a watch; NULL on failure. The caller computes the result before `state` goes.
 static VipsImage *watched(VipsImage *source, VipsDemandStyle style, watch_state *state) {
-    atomic_store_explicit(&state->visits, 0, memory_order_release);
+    ph_handover_give(&state->handover);
     VipsImage *image = vips_image_new();
     if (vips_image_pipelinev(image, style, source, NULL) ||
         vips_image_generate(image, vips_start_one, watch_generate, vips_stop_one, source, state)) {
@@ -434,7 +430,7 @@ int ph_vips_copy_memory(VipsImage *in, VipsImage **out) {
         *out = vips_image_copy_memory(in);
         return *out ? 0 : -1;
     }
-    watch_state state = {0, attached_kill, 0};
+    watch_state state = {0, attached_kill, {0}};
     VipsImage *through = watched(in, VIPS_DEMAND_STYLE_ANY, &state);
     *out = through ? vips_image_copy_memory(through) : NULL;
     watch_done(&state);
@@ -679,7 +675,7 @@ static void webp_without_metadata(unsigned char *d, size_t *length) {
 int ph_vips_save(VipsImage *in, ph_format format, const ph_save_options *options, const ph_gif_palette *gif_palettes,
                  int gif_palette_count, void **buffer, size_t *length,
                  ph_save_failure *failure) {
-    watch_state state = {0, attached_kill, 0};
+    watch_state state = {0, attached_kill, {0}};
     *failure = PH_SAVE_OK;
     int strip = options->strip;
     int icc_after = format == PH_FORMAT_JPEG && strip && options->keep_icc && vips_image_get_typeof(in, VIPS_META_ICC_NAME);
