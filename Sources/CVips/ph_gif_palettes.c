@@ -97,12 +97,24 @@ static int next_frame(gif_walk *w, gif_frame *f) {
     return 2;
 }
 
-int ph_gif_read_palettes(const void *buffer, size_t length, ph_gif_palette *out, int max_frames) {
+// The first frame covers the screen without a hole, and no frame is cleared to the background,
+// restored or drawn past the screen (where a loader may grow the canvas): every later hole
+// shows an opaque frame before.
+static int keeps_opaque(const gif_walk *w, const gif_frame *f, int first) {
+    if (first && (f->transparent >= 0 || f->left || f->top || f->width != w->screen_width ||
+                  f->height != w->screen_height))
+        return 0;
+    return f->disposal <= 1 && f->left + f->width <= w->screen_width && f->top + f->height <= w->screen_height;
+}
+
+int ph_gif_read_palettes(const void *buffer, size_t length, ph_gif_palette *out, int max_frames, int *opaque) {
     gif_walk w;
     gif_frame f;
-    int frames = 0;
+    int frames = 0, read = 0, solid = 1;
+    if (opaque) *opaque = 0;
     if (start(&w, buffer, length)) return 0;
-    while (frames < max_frames && next_frame(&w, &f) == 1) {
+    while (frames < max_frames && (read = next_frame(&w, &f)) == 1) {
+        solid = solid && keeps_opaque(&w, &f, frames == 0);
         ph_gif_palette *palette = &out[frames++];
         palette->colours = 0;
         for (int i = 0; f.table && i < f.entries; i++) {
@@ -111,24 +123,7 @@ int ph_gif_read_palettes(const void *buffer, size_t length, ph_gif_palette *out,
             palette->colours++;
         }
     }
+    // A damaged file says nothing of the frames it lost.
+    if (opaque) *opaque = solid && frames > 0 && read != 2;
     return frames;
-}
-
-int ph_gif_opaque(const void *buffer, size_t length, int max_frames) {
-    gif_walk w;
-    gif_frame f;
-    if (start(&w, buffer, length)) return 0;
-    for (int frames = 0; frames < max_frames; frames++) {
-        int read = next_frame(&w, &f);
-        if (read == 0 && frames > 0) return 1;
-        if (read != 1) return 0;
-        // The first frame covers the screen without a hole, and no frame is cleared to the
-        // background, restored or drawn past the screen (where a loader may grow the canvas):
-        // every later hole shows an opaque frame before.
-        if (frames == 0 && (f.transparent >= 0 || f.left || f.top || f.width != w.screen_width ||
-                            f.height != w.screen_height))
-            return 0;
-        if (f.disposal > 1 || f.left + f.width > w.screen_width || f.top + f.height > w.screen_height) return 0;
-    }
-    return 1;
 }

@@ -1,7 +1,6 @@
 // A GIF frame mapped to its source frame's palette (ph_gif_palettes.c), as gifsicle maps the
 // frames it resizes: the nearest colour, no dithering. ph_gif_save.c keeps the mapping only
 // where it is close, and quantizes the frame afresh otherwise.
-#include "ph_internal.h"
 #include "ph_vips.h"
 
 #include <limits.h>

@@ -140,7 +140,7 @@ typedef enum { PH_FORMAT_JPEG = 0, PH_FORMAT_PNG = 1, PH_FORMAT_WEBP = 2, PH_FOR
 typedef enum { PH_SUBSAMPLE_AUTO = 0, PH_SUBSAMPLE_ON = 1, PH_SUBSAMPLE_OFF = 2 } ph_subsample;
 
 /// The colours a GIF frame is drawn from (ph_gif_palettes.c): `colours` entries of `rgb`, none
-/// of them the transparent one; 0 when the frame's own table does not hold every colour it shows.
+/// of them the transparent one; 0 when the frame has no table, its own or a global one.
 typedef struct {
     unsigned char rgb[256 * 3];
     int colours;
@@ -186,8 +186,11 @@ int ph_vips_first_frame(VipsImage *in, VipsImage **out);
 
 /// Reads the palettes of the first `max_frames` frames of a GIF into `out` from the file's
 /// blocks, decoding no pixel. Returns how many frames it read (0 for anything but a GIF); a
-/// damaged file gives the frames before the damage.
-int ph_gif_read_palettes(const void *buffer, size_t length, ph_gif_palette *out, int max_frames);
+/// damaged file gives the frames before the damage. `opaque` (if not NULL) is set to whether
+/// those frames are all opaque once composed: the first covers the screen without a transparent
+/// index, and none is cleared or restored after it is shown, or drawn past the screen; 0 for a
+/// damaged file.
+int ph_gif_read_palettes(const void *buffer, size_t length, ph_gif_palette *out, int max_frames, int *opaque);
 
 /// Maps `n` RGBA pixels (alpha already 0 or 255) to the nearest colours of `source`, as gifsicle
 /// does when it resizes, into `index`, with the palette to write (`source` and a transparent
@@ -195,12 +198,6 @@ int ph_gif_read_palettes(const void *buffer, size_t length, ph_gif_palette *out,
 /// to keep (ph_gif_remap.c says how close), 0 when the frame should be quantized instead.
 int ph_gif_map_to_palette(const ph_gif_palette *source, const unsigned char *rgba, size_t n, unsigned char *index,
                           unsigned char *palette, int *colours, int *transparent);
-
-/// Whether the first `max_frames` frames of a GIF are all opaque once composed, from its blocks:
-/// its first frame covers the screen without a transparent index, and no frame is cleared or
-/// restored after it is shown or drawn past the screen. 0 when it cannot tell (a damaged file,
-/// or not a GIF).
-int ph_gif_opaque(const void *buffer, size_t length, int max_frames);
 
 /// Writes `in` (a still, or an animation of stacked frames) as a GIF into a g_malloc'd buffer,
 /// `threads` frames quantized side by side (ph_gif_save.c); 0 writes through libvips' own saver.

@@ -16,11 +16,12 @@ struct GIFFacts: Sendable {
     /// The facts of the first `frames` frames of `bytes`, or nil for anything but a GIF.
     init?(_ bytes: ImageBytes, frames: Int) {
         var read = [ph_gif_palette](repeating: ph_gif_palette(), count: max(1, frames))
+        var opaque: Int32 = 0
         let count = read.withUnsafeMutableBufferPointer {
-            ph_gif_read_palettes(bytes.baseAddress, bytes.count, $0.baseAddress, Int32($0.count))
+            ph_gif_read_palettes(bytes.baseAddress, bytes.count, $0.baseAddress, Int32($0.count), &opaque)
         }
         guard count > 0 else { return nil }
         palettes = Array(read.prefix(Int(count)))
-        opaque = ph_gif_opaque(bytes.baseAddress, bytes.count, Int32(max(1, frames))) != 0
+        self.opaque = opaque != 0
     }
 }
