@@ -77,11 +77,12 @@ let package = Package(
         // own colour library) builds the colour transforms ph_colour_transforms.c keeps. libavif
         // (dav1d and libyuv) reads AVIF for ph_avif_load.c; libimagequant and cgif (libvips' own GIF
         // quantizer and writer) write GIF for ph_gif_save.c, quantizing frames side by side.
+        // GModule (libvips' own) opens libvips' modules for ph_vips_modules.c.
         .target(
             name: "CVips", dependencies: ["VipsSystem"],
             linkerSettings: [
                 .linkedLibrary("jpeg"), .linkedLibrary("lcms2"), .linkedLibrary("avif"), .linkedLibrary("imagequant"),
-                .linkedLibrary("cgif"),
+                .linkedLibrary("cgif"), .linkedLibrary("gmodule-2.0"),
             ]),
         .target(name: "CCurl", dependencies: ["CurlSystem"]),
         .target(name: "CRedis", dependencies: ["HiredisSystem"]),

@@ -55,6 +55,7 @@ static VipsImage *to_rgb(const avifImage *frame, int bands) {
 
 int ph_avif_load(const void *buffer, size_t length, VipsImage **out) {
     if (ph_switched_off("PIPELINEHOST_AVIF_LIBAVIF", &switch_cache)) return 0;
+    ph_vips_open_modules();  // the header is heifload's
     VipsImage *header = vips_image_new_from_buffer((void *)buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
     if (!header) {
         vips_error_clear();

@@ -41,4 +41,15 @@ static inline void ph_handover_enter(ph_handover *h) { (void)atomic_load_explici
 static inline void ph_handover_leave(ph_handover *h) { atomic_fetch_add_explicit(&h->visits, 1, memory_order_release); }
 static inline void ph_handover_back(ph_handover *h) { ph_handover_enter(h); }
 
+/// VIPS_INIT without libvips' modules, which open when first needed (ph_vips_modules.c).
+int ph_vips_start(const char *program);
+
+/// Opens libvips' modules (HEIF, JPEG XL, PDF, OpenSlide) unless they are open: before a HEIF,
+/// AVIF or JPEG XL save. Process-wide and idempotent.
+void ph_vips_open_modules(void);
+
+/// Opens them before reading `buffer`, unless libvips' built-in JPEG, PNG, GIF or WebP loader
+/// reads it: call it before any loader lookup.
+void ph_vips_modules_for(const void *buffer, size_t length);
+
 #endif

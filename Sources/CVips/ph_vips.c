@@ -82,7 +82,7 @@ void ph_copy_header_fields(VipsImage *header, VipsImage *image) {
 }
 
 int ph_vips_init(const char *program, int concurrency) {
-    if (VIPS_INIT(program)) return -1;
+    if (ph_vips_start(program)) return -1;
     if (check_switch("PIPELINEHOST_VIPS_VECTOR") || check_switch("PIPELINEHOST_JPEG_HUGE_PAGES") ||
         check_switch("PIPELINEHOST_JPEG_EARLY_STOP") ||
         check_switch("PIPELINEHOST_COLOUR_TRANSFORM_CACHE") || check_switch("PIPELINEHOST_AVIF_LIBAVIF") ||
@@ -133,12 +133,14 @@ char *ph_vips_take_error(void) {
 }
 
 const char *ph_vips_find_loader(const void *buffer, size_t length) {
+    ph_vips_modules_for(buffer, length);
     return vips_foreign_find_load_buffer(buffer, length);
 }
 
 VipsImage *ph_vips_open(const void *buffer, size_t length, int pages) {
     char options[64];
     load_options(options, sizeof options, pages);
+    ph_vips_modules_for(buffer, length);
     return vips_image_new_from_buffer(buffer, length, options, "access", VIPS_ACCESS_SEQUENTIAL, NULL);
 }
 
@@ -150,6 +152,7 @@ int ph_vips_page_count(VipsImage *image) {
 }
 
 int ph_vips_loader_format(const void *buffer, size_t length, char *format, size_t size, int *blocked) {
+    ph_vips_modules_for(buffer, length);
     const char *class_name = vips_foreign_find_load_buffer(buffer, length);
     if (!class_name) return 0;
     GType type = g_type_from_name(class_name);
@@ -291,6 +294,7 @@ int ph_vips_thumbnail_buffer(const void *buffer, size_t length, int width, int h
     char options[64];
     load_options(options, sizeof options, pages);
     VipsSize size = enlarge ? VIPS_SIZE_BOTH : VIPS_SIZE_DOWN;
+    ph_vips_modules_for(buffer, length);
     int animated = pages != 1 && crop.mode != PH_CROP_NONE;
     if (crop.mode != PH_CROP_AT && !animated)
         return vips_thumbnail_buffer((void *)buffer, length, out, width, "height", height, "crop", interesting_for(crop),
@@ -314,6 +318,7 @@ int ph_vips_thumbnail_buffer(const void *buffer, size_t length, int width, int h
 
 int ph_vips_thumbnail_buffer_draft(const void *buffer, size_t length, int width, int height, ph_crop crop,
                                    int enlarge, int pages, VipsImage **out) {
+    ph_vips_modules_for(buffer, length);
     const char *loader = vips_foreign_find_load_buffer(buffer, length);
     VipsImage *loaded;
     if (pages == 1 && loader && strcmp(loader, "VipsForeignLoadHeifBuffer") == 0 &&
@@ -440,8 +445,6 @@ int ph_vips_copy_memory(VipsImage *in, VipsImage **out) {
 
 void ph_vips_set_concurrency(int threads) { vips_concurrency_set(threads); }
 
-void ph_vips_allow_jxl_input(void) { vips_operation_block_set("VipsForeignLoadJxl", FALSE); }
-
 static int ph_vips_to_srgb_values(VipsImage *in, VipsImage **out);
 
 // Set on an image whose pixels were transformed to sRGB here: it carries the sRGB profile from
@@ -556,6 +559,7 @@ static int save_as(VipsImage *in, ph_format format, const ph_save_options *o, co
         return vips_webpsave_buffer(in, buffer, length, "Q", o->quality, "strip", strip, "lossless", o->lossless,
                                     "effort", o->effort, NULL);
     case PH_FORMAT_AVIF:
+        ph_vips_open_modules();
         // libheif 1.15 writes stills only; an animation is a sequence written by libavif.
         if (vips_image_get_page_height(in) < in->Ysize) return ph_avif_save_sequence(in, o, buffer, length);
         return vips_heifsave_buffer(in, buffer, length, "Q", o->quality, "strip", strip, "lossless", o->lossless,
@@ -565,6 +569,7 @@ static int save_as(VipsImage *in, ph_format format, const ph_save_options *o, co
         return ph_gif_save_buffer(in, strip, o->effort, ph_gif_threads(), palettes, palette_count, buffer,
                                   length);
     case PH_FORMAT_JXL:
+        ph_vips_open_modules();
         return vips_jxlsave_buffer(in, buffer, length, "Q", o->quality, "strip", strip, "lossless", o->lossless,
                                    "effort", o->effort, NULL);
     }
@@ -737,5 +742,6 @@ int ph_vips_can_save(ph_format format) {
     static const char *const savers[] = {"jpegsave_buffer", "pngsave_buffer", "webpsave_buffer",
                                          "heifsave_buffer", "gifsave_buffer", "jxlsave_buffer"};
     if ((int)format < 0 || (int)format > 5) return 0;
+    if (format == PH_FORMAT_AVIF || format == PH_FORMAT_JXL) ph_vips_open_modules();
     return vips_type_find("VipsOperation", savers[format]) != 0;
 }

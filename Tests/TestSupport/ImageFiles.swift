@@ -1,8 +1,8 @@
 import Foundation
 
 /// Image files in formats the test process does not write itself, made with the `vips` command
-/// (libvips-tools, which scripts/setup test installs), and two written by hand (BMP, ICO), whose only
-/// loader in this libvips is ImageMagick's.
+/// (libvips-tools, which scripts/setup test installs), and three written by hand (BMP, ICO, PSD),
+/// whose only loader in this libvips is ImageMagick's.
 public enum ImageFiles {
     /// `input` (a file) converted by `vips` to `name` in `directory`, such as "x.heic" or
     /// "x.heif[compression=av1]"; nil when this libvips cannot write it.
@@ -30,6 +30,19 @@ public enum ImageFiles {
             u32(40) + u32(width) + u32(height) + u16(1) + u16(24) + u32(0) + u32(pixels.count) + u32(2835) + u32(2835)
             + u32(0) + u32(0)
         return header + info + pixels
+    }
+
+    /// A Photoshop file (one layer, 8-bit RGB, uncompressed) in one colour: a format this libvips
+    /// reads only through ImageMagick, which Sniffer does not name.
+    public static func psd(width: Int, height: Int, rgb: [UInt8]) -> [UInt8] {
+        func u16(_ v: Int) -> [UInt8] { [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        func u32(_ v: Int) -> [UInt8] { u16(v >> 16 & 0xFFFF) + u16(v & 0xFFFF) }
+        let header =
+            Array("8BPS".utf8) + u16(1) + [UInt8](repeating: 0, count: 6) + u16(3) + u32(height)
+            + u32(width) + u16(8) + u16(3)
+        // Empty colour mode, resource and layer sections; raw planes, one per channel.
+        let planes = rgb.flatMap { [UInt8](repeating: $0, count: width * height) }
+        return header + u32(0) + u32(0) + u32(0) + u16(0) + planes
     }
 
     /// An ICO holding one PNG image.

@@ -63,4 +63,18 @@ struct InputFormatTests {
         #expect(
             error?.reason.contains("image format '\(format)' cannot be loaded") == true, "\(String(describing: error))")
     }
+
+    /// Listing magick opens libvips' ImageMagick module for the whole process, so only the
+    /// listed case is tested here; CLITests' StartupTests runs the unlisted one in a process of its
+    /// own.
+    @Test("a file only ImageMagick reads is named as blocked when a profile lists magick")
+    func imageMagickListed() async throws {
+        let path = try directory.write("file.psd", ImageFiles.psd(width: 4, height: 2, rgb: [0, 128, 255]))
+        let listed = try await TestPipeline.failure(
+            #"profile "p" { fetch {}, decode { formats = { "jpeg", "magick" } }, encode {} }"#, source: path)
+        #expect(listed?.kind == .unsupportedFormat)
+        #expect(
+            listed?.reason == "image format 'magick' is blocked: libvips' magick loader is untrusted",
+            "\(String(describing: listed))")
+    }
 }

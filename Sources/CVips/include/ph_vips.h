@@ -221,9 +221,15 @@ int ph_avif_load_sequence(const void *buffer, size_t length, int max_frames, Vip
 /// PIPELINEHOST_GIF_THREADS=0.
 int ph_gif_threads(void);
 
-/// Lets libvips' JPEG XL loader read input. It is marked untrusted in this libvips, so it stays
-/// blocked until a profile lists "jxl" among its decode formats.
+/// Lets libvips' JPEG XL loader read input (opening its module). It is marked untrusted in this
+/// libvips, so it stays blocked until a profile lists "jxl" among its decode formats.
 void ph_vips_allow_jxl_input(void);
+
+/// Opens libvips' ImageMagick module (and the others, if they are not open yet), its loaders
+/// blocked: a profile listed "magick", so a file only ImageMagick reads is named as blocked,
+/// not as unknown. Process-wide and idempotent.
+void ph_vips_open_magick(void);
+
 /// Whether this libvips can write the format.
 int ph_vips_can_save(ph_format format);
 

@@ -29,11 +29,17 @@ public enum BoundedFile {
         guard status.st_size <= maxBytes else {
             throw Refusal(description: "is larger than \(ByteText.bytes(maxBytes))")
         }
-        // Read to the end, one byte past the bound at most: a file that grew meanwhile is caught too.
-        var bytes = [UInt8](repeating: 0, count: maxBytes + 1)
+        // Read to the end, one byte past the bound at most: a file that grew meanwhile is caught
+        // too. The buffer starts at the file's size and a byte (not at the bound, which is
+        // megabytes of zeros for a profile of a few hundred bytes), and doubles if the file grew.
+        var bytes = [UInt8](repeating: 0, count: Int(status.st_size) + 1)
         var count = 0
         while count <= maxBytes {
-            let got = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, maxBytes + 1 - count) }
+            if count == bytes.count {
+                bytes += [UInt8](repeating: 0, count: min(bytes.count, maxBytes + 1 - bytes.count))
+            }
+            let room = bytes.count - count
+            let got = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, room) }
             if got < 0, errno == EINTR { continue }
             guard got >= 0 else { throw Refusal(description: "cannot be read (\(String(cString: strerror(errno))))") }
             if got == 0 { break }

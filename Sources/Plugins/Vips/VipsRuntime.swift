@@ -3,8 +3,9 @@ import PipelineHost
 
 /// Starts libvips once per process and turns its error buffer into messages.
 ///
-/// libvips starts when the first image is decoded, not when a profile loads: starting it loads
-/// its modules (about 50 ms), which a run served wholly from the cache never needs.
+/// libvips starts when the first image is decoded, not when a profile loads, and its modules
+/// (HEIF, JPEG XL, PDF, OpenSlide: about 40 ms) open only when a format needs them
+/// (ph_vips_modules.c): a run of JPEGs, or one served wholly from the cache, never opens them.
 enum VipsRuntime {
     /// Threads per operation asked for before libvips started, and whether it has.
     private static let state = Locked((threads: 0, started: false))
@@ -42,6 +43,15 @@ enum VipsRuntime {
     }
 
     private static let allowedJXL: Void = ph_vips_allow_jxl_input()
+
+    /// Opens libvips' ImageMagick module, which no other format opens: a profile listed
+    /// "magick" in decode's formats. Its loaders stay blocked; the module only names the files
+    /// ImageMagick alone reads as blocked, not as unknown.
+    static func openImageMagickModule() {
+        _ = openedImageMagick
+    }
+
+    private static let openedImageMagick: Void = ph_vips_open_magick()
 
     /// libvips' pending error text on one line, clearing it.
     static func takeError() -> String {
