@@ -2,7 +2,8 @@
 // - the colour table each frame is drawn from, so that a GIF made from a GIF can keep the
 //   source's palettes (ph_gif_save.c) as gifsicle does when it resizes, instead of quantizing
 //   every frame afresh;
-// - whether every frame, once composed, is opaque, so that its alpha can be dropped before a
+// - whether every frame, once composed, is opaque (or is if the first frame is), so that its
+//   alpha can be dropped before a
 //   resize (libvips' GIF loader gives four bands whenever a frame has a transparent index, which
 //   encoders use to skip unchanged pixels, and resizes four bands premultiplied, in floats).
 //
@@ -99,12 +100,13 @@ static int next_frame(gif_walk *w, gif_frame *f) {
 
 // The first frame covers the screen without a hole, and no frame is cleared to the background,
 // restored or drawn past the screen (where a loader may grow the canvas): every later hole
-// shows an opaque frame before.
+// shows an opaque frame before. 1 if so, 0 if not, and PH_GIF_OPAQUE_IF_FIRST_IS where the first
+// frame has a transparent index, which only its pixels can say it uses (ffmpeg gives every frame
+// one, the first included, though the first has no hole).
 static int keeps_opaque(const gif_walk *w, const gif_frame *f, int first) {
-    if (first && (f->transparent >= 0 || f->left || f->top || f->width != w->screen_width ||
-                  f->height != w->screen_height))
-        return 0;
-    return f->disposal <= 1 && f->left + f->width <= w->screen_width && f->top + f->height <= w->screen_height;
+    if (first && (f->left || f->top || f->width != w->screen_width || f->height != w->screen_height)) return 0;
+    if (f->disposal > 1 || f->left + f->width > w->screen_width || f->top + f->height > w->screen_height) return 0;
+    return first && f->transparent >= 0 ? PH_GIF_OPAQUE_IF_FIRST_IS : 1;
 }
 
 int ph_gif_read_palettes(const void *buffer, size_t length, ph_gif_palette *out, int max_frames, int *opaque) {
@@ -114,7 +116,8 @@ int ph_gif_read_palettes(const void *buffer, size_t length, ph_gif_palette *out,
     if (opaque) *opaque = 0;
     if (start(&w, buffer, length)) return 0;
     while (frames < max_frames && (read = next_frame(&w, &f)) == 1) {
-        solid = solid && keeps_opaque(&w, &f, frames == 0);
+        int keeps = keeps_opaque(&w, &f, frames == 0);
+        solid = frames == 0 || !keeps ? keeps : solid; // the first frame's answer, unless a later one says no
         ph_gif_palette *palette = &out[frames++];
         palette->colours = 0;
         for (int i = 0; f.table && i < f.entries; i++) {
@@ -124,6 +127,6 @@ int ph_gif_read_palettes(const void *buffer, size_t length, ph_gif_palette *out,
         }
     }
     // A damaged file says nothing of the frames it lost.
-    if (opaque) *opaque = solid && frames > 0 && read != 2;
+    if (opaque) *opaque = frames > 0 && read != 2 ? solid : 0;
     return frames;
 }

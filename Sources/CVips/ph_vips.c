@@ -144,6 +144,18 @@ VipsImage *ph_vips_open(const void *buffer, size_t length, int pages) {
     return vips_image_new_from_buffer(buffer, length, options, "access", VIPS_ACCESS_SEQUENTIAL, NULL);
 }
 
+int ph_gif_composes_opaque(const void *buffer, size_t length, int opaque) {
+    if (opaque != PH_GIF_OPAQUE_IF_FIRST_IS) return opaque == 1;
+    VipsImage *first = ph_vips_open(buffer, length, 1), *alpha = NULL;
+    double least = 0;
+    // Four bands, as libvips gives for a frame with a transparent index: the fourth is alpha.
+    int solid = first && (first->Bands != 4 || (!vips_extract_band(first, &alpha, 3, NULL) &&
+                                                !vips_min(alpha, &least, NULL) && least >= 255));
+    if (alpha) g_object_unref(alpha);
+    if (first) g_object_unref(first);
+    return solid;
+}
+
 int ph_vips_page_count(VipsImage *image) {
     int pages = 1;
     if (!vips_image_get_typeof(image, VIPS_META_N_PAGES) || vips_image_get_int(image, VIPS_META_N_PAGES, &pages) != 0)
@@ -282,6 +294,9 @@ static int crop_frames(VipsImage *scaled, int width, int height, ph_crop crop, V
     }
     left = MAX(0, MIN(left, w - cw));
     top = MAX(0, MIN(top, page - ch));
+    // A box the frames' full height (a landscape animation in a square, say) is one cut down the
+    // whole strip; one cut per frame, joined, costs libvips bookkeeping for every frame.
+    if (ch == page) return vips_extract_area(scaled, out, left, 0, cw, scaled->Ysize, NULL);
     VipsImage **frames = g_new0(VipsImage *, count);
     int result = 0;
     for (int i = 0; i < count && !result; i++)
@@ -289,12 +304,12 @@ static int crop_frames(VipsImage *scaled, int width, int height, ph_crop crop, V
     return stack_frames(frames, count, result, out);
 }
 
-int ph_vips_thumbnail_buffer(const void *buffer, size_t length, int width, int height, ph_crop crop,
-                             int enlarge, int pages, VipsImage **out) {
+// The caller has opened any modules the bytes need (ph_vips_modules_for).
+static int thumbnail_buffer(const void *buffer, size_t length, int width, int height, ph_crop crop, int enlarge,
+                            int pages, VipsImage **out) {
     char options[64];
     load_options(options, sizeof options, pages);
     VipsSize size = enlarge ? VIPS_SIZE_BOTH : VIPS_SIZE_DOWN;
-    ph_vips_modules_for(buffer, length);
     int animated = pages != 1 && crop.mode != PH_CROP_NONE;
     if (crop.mode != PH_CROP_AT && !animated)
         return vips_thumbnail_buffer((void *)buffer, length, out, width, "height", height, "crop", interesting_for(crop),
@@ -316,6 +331,12 @@ int ph_vips_thumbnail_buffer(const void *buffer, size_t length, int width, int h
     return result;
 }
 
+int ph_vips_thumbnail_buffer(const void *buffer, size_t length, int width, int height, ph_crop crop,
+                             int enlarge, int pages, VipsImage **out) {
+    ph_vips_modules_for(buffer, length);
+    return thumbnail_buffer(buffer, length, width, height, crop, enlarge, pages, out);
+}
+
 int ph_vips_thumbnail_buffer_draft(const void *buffer, size_t length, int width, int height, ph_crop crop,
                                    int enlarge, int pages, VipsImage **out) {
     ph_vips_modules_for(buffer, length);
@@ -328,7 +349,7 @@ int ph_vips_thumbnail_buffer_draft(const void *buffer, size_t length, int width,
         return result;
     }
     if (pages > 1 || !loader || strcmp(loader, "VipsForeignLoadJpegBuffer") != 0)
-        return ph_vips_thumbnail_buffer(buffer, length, width, height, crop, enlarge, pages, out);
+        return thumbnail_buffer(buffer, length, width, height, crop, enlarge, pages, out);
     VipsImage *header = vips_image_new_from_buffer((void *)buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
     if (!header) return -1;
     double source_width, source_height;
@@ -342,7 +363,7 @@ int ph_vips_thumbnail_buffer_draft(const void *buffer, size_t length, int width,
     // side under one pixel; libvips' thumbnail then makes that side 1 px, as for any format.
     while (shrink > 1 && (source_width < shrink || source_height < shrink)) shrink /= 2;
     if (shrink == 1)
-        return ph_vips_thumbnail_buffer(buffer, length, width, height, crop, enlarge, pages, out);
+        return thumbnail_buffer(buffer, length, width, height, crop, enlarge, pages, out);
     if (!ph_jpeg_load_needed_scans(buffer, length, shrink, &loaded) && ph_jpeg_load_whole(buffer, length, shrink, &loaded))
         return -1;
     int result = ph_vips_thumbnail_image(loaded, width, height, crop, enlarge, out);

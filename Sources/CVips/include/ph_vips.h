@@ -146,6 +146,9 @@ typedef struct {
     int colours;
 } ph_gif_palette;
 
+/// ph_gif_read_palettes' answer where the first frame's pixels decide whether all are opaque.
+#define PH_GIF_OPAQUE_IF_FIRST_IS 2
+
 /// How to encode. Options a format does not have are ignored by it.
 typedef struct {
     /// 1-100: jpeg, webp, avif, jxl.
@@ -187,10 +190,15 @@ int ph_vips_first_frame(VipsImage *in, VipsImage **out);
 /// Reads the palettes of the first `max_frames` frames of a GIF into `out` from the file's
 /// blocks, decoding no pixel. Returns how many frames it read (0 for anything but a GIF); a
 /// damaged file gives the frames before the damage. `opaque` (if not NULL) is set to whether
-/// those frames are all opaque once composed: the first covers the screen without a transparent
-/// index, and none is cleared or restored after it is shown, or drawn past the screen; 0 for a
-/// damaged file.
+/// those frames are all opaque once composed: 1 where the first covers the screen without a
+/// transparent index, and none is cleared or restored after it is shown, or drawn past the
+/// screen; PH_GIF_OPAQUE_IF_FIRST_IS where all that holds but the first frame has a transparent
+/// index, so its pixels decide (ph_gif_composes_opaque); 0 otherwise, and for a damaged file.
 int ph_gif_read_palettes(const void *buffer, size_t length, ph_gif_palette *out, int max_frames, int *opaque);
+
+/// Whether every frame of a GIF composes opaque, given ph_gif_read_palettes' `opaque` answer:
+/// where the blocks leave it to the first frame's pixels, that frame alone is decoded to tell.
+int ph_gif_composes_opaque(const void *buffer, size_t length, int opaque);
 
 /// Maps `n` RGBA pixels (alpha already 0 or 255) to the nearest colours of `source`, as gifsicle
 /// does when it resizes, into `index`, with the palette to write (`source` and a transparent

@@ -8,7 +8,8 @@ struct GIFFacts: Sendable {
     /// the frame, as gifsicle does, instead of quantizing it afresh.
     let palettes: [ph_gif_palette]
     /// Every frame is opaque once composed. libvips still reads four bands whenever a frame has
-    /// a transparent index (encoders use one to skip unchanged pixels); the alpha is dropped
+    /// a transparent index (encoders use one to skip unchanged pixels, and ffmpeg gives the
+    /// first frame one too, unused); the alpha is dropped
     /// when the frames are opened, so a resize works on three bands of 8 bits rather than four
     /// premultiplied floats.
     let opaque: Bool
@@ -22,6 +23,8 @@ struct GIFFacts: Sendable {
         }
         guard count > 0 else { return nil }
         palettes = Array(read.prefix(Int(count)))
-        self.opaque = opaque != 0
+        // Where the blocks leave it to the first frame's pixels, decoding that frame costs one
+        // frame; the alternative is resizing every frame in floats.
+        self.opaque = ph_gif_composes_opaque(bytes.baseAddress, bytes.count, opaque) == 1
     }
 }
