@@ -301,10 +301,11 @@ def write(results_path, report_path):
         row("single cold call: pipelinehost", "pipelinehost `run examples/thumbnail.lua photo.jpg -o … --no-cache`"),
         row("single cold call: vipsthumbnail", "vipsthumbnail `-s 300x300 --smartcrop centre`"),
         "", f"**Ratio of medians:** {med('single cold call: pipelinehost') / med('single cold call: vipsthumbnail'):.2f}. "
-        "Most of a single cold call is process start-up that both tools pay: about 35 ms of dynamic loading and 55 ms "
-        "of libvips loading its modules (measured by hand with strace on 2026-11-22; no script reproduces it). "
-        "pipelinehost adds roughly 15–20 ms for the Swift runtime and the Lua profile. `scripts/bench-single 40` "
-        "repeats only this call (40 alternating rounds).", "",
+        "Most of a single cold call is process start-up: about 35 ms of dynamic loading that both tools pay, and "
+        "for vipsthumbnail about 40 ms of libvips opening its modules (HEIF, JPEG XL, PDF, OpenSlide, ImageMagick), "
+        "which pipelinehost opens only when bytes need them (measured by hand on 2026-11-22 and 2026-11-27; no "
+        "script reproduces the split). pipelinehost adds roughly 15–20 ms for the Swift runtime and the Lua profile. "
+        "`scripts/bench-single 40` repeats only this call (40 alternating rounds).", "",
         "## 5. Dedup: 200 requests, half of them salted duplicates", "",
         "| batch | wall (min / median / max) | CPU (median) | peak RSS | transfers |", "|---|---|---|---|---|",
     ]

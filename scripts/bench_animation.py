@@ -20,13 +20,18 @@ MARK_START, MARK_END = "<!-- animation: written by scripts/bench-animation -->",
 SHAPES = [(24, 480, 270), (120, 480, 270), (250, 640, 360)]
 SIZE = 200
 IMAGEMAGICK = "convert-im6.q16"
+# Each kind of input and the tool that writes it: GIFs by Pillow (every frame a full screen with
+# a table of its own), by ImageMagick and by ffmpeg (frames cut to what changed), a screen
+# recording written by ffmpeg, and WebP by Pillow.
+MAKERS = {"gif": "pillow", "gif-im": "imagemagick", "gif-ff": "ffmpeg", "gif-screen": "ffmpeg", "webp": "pillow"}
+KINDS = list(MAKERS)
 
 
 def make_pan(photo, frames, width, height, path, maker="pillow"):
     """`frames` windows of `width` x `height` moving left to right across `photo` (scaled so the
-    pan fits), 40 ms each, looping for ever. `maker` "imagemagick" writes the GIF with
-    ImageMagick's `-layers optimize` (frames cut to what changed, over transparency), the other
-    common shape of GIF: Pillow's frames each cover the screen with a table of their own."""
+    pan fits), 40 ms each, looping for ever. Pillow's GIF frames each cover the screen with a
+    table of their own; `maker` "imagemagick" or "ffmpeg" writes the other common shapes
+    (write_gif)."""
     from PIL import Image
     image = Image.open(photo).convert("RGB")
     scale = max(height / image.height, (width + frames * 2) / image.width)
@@ -35,17 +40,69 @@ def make_pan(photo, frames, width, height, path, maker="pillow"):
     step = max(1, (image.width - width) // max(1, frames - 1))
     top = (image.height - height) // 2
     pictures = [image.crop((k * step, top, k * step + width, top + height)) for k in range(frames)]
-    if maker == "imagemagick":
-        with tempfile.TemporaryDirectory() as frames_dir:
-            names = []
-            for k, picture in enumerate(pictures):
-                names.append(os.path.join(frames_dir, f"{k:04d}.png"))
-                picture.save(names[-1])
-            subprocess.run([IMAGEMAGICK, "-delay", "4", "-loop", "0"] + names + ["-layers", "optimize", path],
-                           check=True)
-        return
-    pictures[0].save(path, save_all=True, append_images=pictures[1:], duration=40, loop=0,
-                     **({"quality": 80} if path.endswith(".webp") else {}))
+    if maker == "pillow":
+        pictures[0].save(path, save_all=True, append_images=pictures[1:], duration=40, loop=0,
+                         **({"quality": 80} if path.endswith(".webp") else {}))
+    else:
+        write_gif(pictures, path, maker)
+
+
+def make_screen(seed, frames, width, height, path):
+    """A screen recording: a terminal window where text is typed, several characters a frame, with
+    a blinking cursor and a scroll when the window fills; flat colours and sharp text, little of
+    the screen changing from frame to frame. Written by ffmpeg, as screen recorders do. `seed`
+    picks the theme and the text."""
+    from PIL import Image, ImageDraw, ImageFont
+    themes = [((30, 30, 36), [(220, 220, 220), (120, 200, 120), (230, 180, 90), (110, 160, 240)]),
+              ((250, 250, 245), [(30, 30, 30), (170, 40, 60), (20, 110, 60), (40, 70, 170)]),
+              ((0, 43, 54), [(147, 161, 161), (181, 137, 0), (42, 161, 152), (211, 54, 130)])]
+    background, inks = themes[seed % len(themes)]
+    source = open("/usr/share/common-licenses/GPL-3").read().splitlines()[seed * 40:]  # fixed text on Debian
+    font = ImageFont.load_default(size=max(10, height // 22))
+    line_height = round(font.size * 1.3)
+    rows = (height - 28) // line_height
+    typed, pictures = 0, []
+    text = [line[: width // max(1, font.size // 2)] for line in source if line.strip()]
+    for k in range(frames):
+        typed += 6 + (k * 7 + seed) % 7
+        lines, left = [], typed
+        for line in text:
+            if left <= 0:
+                break
+            lines.append(line[:left])
+            left -= len(line) + 1
+        picture = Image.new("RGB", (width, height), background)
+        draw = ImageDraw.Draw(picture)
+        draw.rectangle((0, 0, width, 20), fill=tuple(c // 2 + 40 for c in background))
+        for i, colour in enumerate([(237, 106, 94), (245, 191, 79), (98, 197, 84)]):
+            draw.ellipse((8 + 16 * i, 5, 18 + 16 * i, 15), fill=colour)
+        shown, first = lines[-rows:], max(0, len(lines) - rows)
+        for i, line in enumerate(shown):
+            draw.text((8, 26 + i * line_height), line, font=font, fill=inks[(first + i) % len(inks)])
+        if k % 12 < 6 and shown:
+            x = 8 + draw.textlength(shown[-1], font=font)
+            y = 26 + (len(shown) - 1) * line_height
+            draw.rectangle((x + 1, y, x + font.size // 2, y + font.size), fill=inks[0])
+        pictures.append(picture)
+    write_gif(pictures, path, "ffmpeg")
+
+
+def write_gif(pictures, path, maker):
+    """A GIF of `pictures`, 40 ms each, looping for ever, by ImageMagick's `-layers optimize` or
+    by ffmpeg's palettegen and paletteuse (one table for all frames, each frame cut to what
+    changed, with what did not change left transparent: the shape of GIFs made from video)."""
+    with tempfile.TemporaryDirectory() as frames_dir:
+        names = []
+        for k, picture in enumerate(pictures):
+            names.append(os.path.join(frames_dir, f"{k:04d}.png"))
+            picture.save(names[-1])
+        if maker == "imagemagick":
+            command = [IMAGEMAGICK, "-delay", "4", "-loop", "0"] + names + ["-layers", "optimize", path]
+        else:
+            command = ["ffmpeg", "-v", "error", "-y", "-framerate", "25", "-i", os.path.join(frames_dir, "%04d.png"),
+                       "-filter_complex", "[0:v]split[a][b];[a]palettegen=stats_mode=diff[p];"
+                       "[b][p]paletteuse=diff_mode=rectangle", "-loop", "0", path]
+        subprocess.run(command, check=True)
 
 
 def frames_of(path):
@@ -105,7 +162,7 @@ def commands(binary, source, kind, fit, out, profiles):
                                   "-o", f"{out}/gs-{name}.gif"]
     geometry = [f"{SIZE}x{SIZE}"] if fit == "fit" else [f"{SIZE}x{SIZE}^", "-gravity", "center", "-extent",
                                                         f"{SIZE}x{SIZE}"]
-    if kind != "gif-im":  # ImageMagick's rows are the Pillow-made ones: it is the slowest by far
+    if kind in ("gif", "webp"):  # ImageMagick's rows are the Pillow-made ones: it is the slowest by far
         result["imagemagick"] = [IMAGEMAGICK, source, "-coalesce", "-resize"] + geometry + ["-layers", "optimize",
                                                                                            f"{out}/im-{name}.{kind}"]
     return result
@@ -139,12 +196,15 @@ def measure(rounds, binary, corpus, results_path):
     done = {(r["photo"], r["frames"], r["size"], r["kind"], r["fit"]) for r in rows}
     for frames, width, height in SHAPES:
         for index, photo in enumerate(chosen):
-            for kind in ("gif", "gif-im", "webp"):
+            for kind in KINDS:
                 if all((os.path.basename(photo), frames, f"{width}x{height}", kind, fit) in done
                        for fit in ("fit", "cover")):
                     continue
                 source = os.path.join(work, f"pan{index}-{frames}x{width}-{kind}.{kind.split('-')[0]}")
-                make_pan(photo, frames, width, height, source, "imagemagick" if kind == "gif-im" else "pillow")
+                if kind == "gif-screen":
+                    make_screen(index, frames, width, height, source)
+                else:
+                    make_pan(photo, frames, width, height, source, MAKERS[kind])
                 for fit in ("fit", "cover"):
                     if (os.path.basename(photo), frames, f"{width}x{height}", kind, fit) in done:
                         continue
@@ -198,11 +258,14 @@ def write(results_path, benchmarks):
     lines = [MARK_START, "## Animations: GIF and WebP against gifsicle and ImageMagick", "",
              f"Measured {results['date']}, {results['rounds']} rounds, by `scripts/bench-animation`: pans across three "
              "plasma wallpapers (24 frames of 480x270, 120 of 480x270, 250 of 640x360; GIF made by Pillow, whose "
-             "frames cover the screen with tables of their own, and `gif-im` by ImageMagick's `-layers optimize`, "
-             "whose frames are cut to what changed; WebP at "
-             f"quality 80), each resized to {SIZE} px in a process of its own. Ratios are pipelinehost's time over the "
-             "peer's, the median of the round-by-round ratios; PSNR is the median frame's against the source frame "
-             "resized by Pillow's Lanczos, in dB. Each row is the worst of the three photos.", "",
+             "frames cover the screen with tables of their own, `gif-im` by ImageMagick's `-layers optimize` and "
+             "`gif-ff` by ffmpeg's palettegen and paletteuse, whose frames are cut to what changed; WebP at "
+             "quality 80), and `gif-screen`, screen recordings of text being typed in three terminal themes, the same "
+             f"sizes, written by ffmpeg. Each is resized to {SIZE} px in a process of its own. Ratios are "
+             "pipelinehost's time over the peer's, the median of the round-by-round ratios; PSNR is the median "
+             "frame's against the source frame resized by Pillow's Lanczos, in dB. Each row is the worst of three "
+             "(photos, or themes). The pans are one family of pictures (plasma wallpapers, smooth gradients); "
+             "GIFs from the wild (photos of people, dithered, transparent stickers) are not measured yet.", "",
              "| input | fit | pipelinehost wall | vs gifsicle wall | vs gifsicle CPU | vs ImageMagick wall | "
              "vs ImageMagick CPU | PSNR pipelinehost | PSNR gifsicle | PSNR ImageMagick |",
              "|---|---|---|---|---|---|---|---|---|---|"]
@@ -244,7 +307,10 @@ def write(results_path, benchmarks):
                   "does; other frames are quantized by libimagequant at effort 1 (encode's default for gif), side by "
                   "side on both cores (ph_gif_save.c, written through cgif). "
                   "thumbor resizes GIFs with gifsicle (its gifsicle engine), so gifsicle's column is thumbor's "
-                  "GIF work without its HTTP.",
+                  "GIF work without its HTTP. gifsicle resizes each frame as stored, which in a screen recording is "
+                  "the few pixels that changed; pipelinehost composes and resizes every whole frame, so the "
+                  "`gif-screen` rows are its worst by far. A PSNR of n/a is an output with other frames than the "
+                  "source's: gifsicle drops the frames a crop leaves unchanged.",
               "", f"Goal (issue 54): at most gifsicle's wall time on every GIF row: "
                   f"{'met' if met else 'not met'} (worst {show(worst([r['wall_vs_gifsicle'] for r in gif]), '×')}); "
                   f"PSNR at least gifsicle's on every GIF: {'met' if quality else 'not met'}.", "", MARK_END]
