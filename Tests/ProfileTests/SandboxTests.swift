@@ -52,8 +52,11 @@ struct SandboxTests {
 
     @Test("an infinite loop hits the instruction limit")
     func infiniteLoop() throws {
+        // Time enough that only the instructions can run out, on a machine however busy (or
+        // slowed by ThreadSanitizer): 20 million of them take a fraction of a second idle.
+        let limits = ProfileLimits(seconds: 600)
         let error = #expect(throws: ProfileError.self) {
-            try TestPipeline.load("local n = 0\nwhile true do n = n + 1 end\n", name: "loop.lua")
+            try TestPipeline.load("local n = 0\nwhile true do n = n + 1 end\n", name: "loop.lua", limits: limits)
         }
         #expect(error?.line == 2)
         #expect(error?.message == "profile exceeded the instruction limit (20000000 instructions)")
@@ -80,14 +83,20 @@ struct SandboxTests {
             "local s = 'x' while true do s = s .. s end",
         ])
     func memoryBomb(_ lua: String) throws {
-        let error = #expect(throws: ProfileError.self) { try TestPipeline.load(lua, name: "bomb.lua") }
+        // A table filled an entry at a time takes millions of instructions and many allocations
+        // to reach 32 MB: time enough that the clock cannot win on a busy machine.
+        let error = #expect(throws: ProfileError.self) {
+            try TestPipeline.load(lua, name: "bomb.lua", limits: ProfileLimits(seconds: 600))
+        }
         #expect(error?.description == "bomb.lua: profile exceeded the memory limit (32 MB)")
     }
 
     @Test("deep recursion is stopped")
     func recursion() throws {
         let error = #expect(throws: ProfileError.self) {
-            try TestPipeline.load("local function f(n) return f(n + 1) + 1 end\nf(1)\n", name: "r.lua")
+            try TestPipeline.load(
+                "local function f(n) return f(n + 1) + 1 end\nf(1)\n", name: "r.lua",
+                limits: ProfileLimits(seconds: 600))
         }
         let message = error?.description ?? ""
         #expect(
