@@ -3,9 +3,9 @@
 //   source's palettes (ph_gif_save.c) as gifsicle does when it resizes, instead of quantizing
 //   every frame afresh;
 // - whether every frame, once composed, is opaque (or is if the first frame is), so that its
-//   alpha can be dropped before a
-//   resize (libvips' GIF loader gives four bands whenever a frame has a transparent index, which
-//   encoders use to skip unchanged pixels, and resizes four bands premultiplied, in floats).
+//   alpha can be dropped before a resize (libvips' GIF loader gives four bands whenever a frame
+//   has a transparent index, which encoders use to skip unchanged pixels, and resizes four
+//   bands premultiplied, in floats).
 //
 // A frame's table need not hold every colour the frame shows once composed: where it has a
 // transparent index or covers part of the screen, the frames before show through, and their
