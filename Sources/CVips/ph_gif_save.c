@@ -9,9 +9,11 @@
 // Everything else is libvips 8.14's saver, kept so the files are the same kind: alpha cut at
 // 128, at most 255 colours and libimagequant's speed from the effort (11 - effort), dithering
 // at 1.0, the first frame's palette as the global table, a pixel equal to the previous frame's
-// written as transparent, the delays and the loop count from the metadata. One difference: each
+// written as transparent, the delays and the loop count from the metadata. Two differences: each
 // later frame keeps its own palette, where libvips may reuse the global or the previous one
-// (a few hundred bytes a frame). PIPELINEHOST_GIF_THREADS=0 writes through libvips' saver.
+// (a few hundred bytes a frame); and that palette is made from the pixels that changed from the
+// frame before, where libvips quantizes the whole frame and then writes most of it as
+// transparent. PIPELINEHOST_GIF_THREADS=0 writes through libvips' saver.
 #include "ph_internal.h"
 #include "ph_vips.h"
 
@@ -54,22 +56,43 @@ typedef struct {
 
 static size_t frame_pixels(const gif_writer *w) { return (size_t)w->width * w->frame_height; }
 
-// Quantizes and remaps slot `slot` of the batch (libvips' cgifsave, write_frame's first half),
-// or maps it to its source frame's palette where that is close enough.
-static void quantize_slot(gif_writer *w, int slot) {
+// A pixel the frame before shows too (cgifsave's set_transparent at its default maxerror of 0):
+// it is written as transparent, "unchanged".
+static int unchanged(const VipsPel *old, const VipsPel *now) {
+    return old[3] == now[3] && (!now[3] || (old[0] == now[0] && old[1] == now[1] && old[2] == now[2]));
+}
+
+// The box around the pixels of slot `slot` that differ from the frame before (an empty box when
+// none do), or the whole frame: for the first frame, and for one where a pixel turns transparent
+// over an opaque one, which write_slot writes whole. The frame before is the one last written
+// (`previous`) or the slot before, both cut at alpha 128 as they arrived.
+static VipsRect changed_box(const gif_writer *w, int slot) {
+    VipsRect whole = {0, 0, w->width, w->frame_height};
+    if (!w->previous || w->written + slot == 0) return whole;
     size_t n = frame_pixels(w);
-    VipsPel *p = w->rgba + (size_t)slot * n * 4;
-    quantized *q = &w->answer[slot];
-    for (size_t i = 0; i < n; i++, p += 4) {
-        if (p[3] >= 128)
-            p[3] = 255;
-        else
-            p[0] = p[1] = p[2] = p[3] = 0; // helps the quantizer make a better palette
-    }
-    int frame = w->written + slot;
+    const VipsPel *old = slot == 0 ? w->previous : w->rgba + (size_t)(slot - 1) * n * 4;
+    const VipsPel *now = w->rgba + (size_t)slot * n * 4;
+    int left = w->width, right = -1, top = -1, bottom = -1;
+    for (int y = 0; y < w->frame_height; y++)
+        for (int x = 0; x < w->width; x++, old += 4, now += 4) {
+            if (!now[3] && old[3]) return whole;
+            if (unchanged(old, now)) continue;
+            if (top < 0) top = y;
+            bottom = y;
+            left = VIPS_MIN(left, x);
+            right = VIPS_MAX(right, x);
+        }
+    if (top < 0) return (VipsRect){0, 0, 0, 0};
+    return (VipsRect){left, top, right - left + 1, bottom - top + 1};
+}
+
+// Maps the `width` x `height` RGBA pixels at `rgba` to the source frame's palette where that is
+// close enough, or quantizes and remaps them (libvips' cgifsave, write_frame's first half).
+static void quantize_pixels(gif_writer *w, int frame, const VipsPel *rgba, int width, int height, VipsPel *index,
+                            quantized *q) {
+    size_t count = (size_t)width * height;
     if (frame < w->palette_count && w->palettes[frame].colours > 0 &&
-        ph_gif_map_to_palette(&w->palettes[frame], w->rgba + (size_t)slot * n * 4, n, w->index + (size_t)slot * n,
-                              q->palette, &q->colours, &q->transparent)) {
+        ph_gif_map_to_palette(&w->palettes[frame], rgba, count, index, q->palette, &q->colours, &q->transparent)) {
         q->failed = 0;
         return;
     }
@@ -79,11 +102,11 @@ static void quantize_slot(gif_writer *w, int slot) {
     liq_set_max_colors(attr, 255);
     liq_set_quality(attr, 0, 100);
     liq_set_speed(attr, w->speed);
-    liq_image *image = liq_image_create_rgba(attr, w->rgba + (size_t)slot * n * 4, w->width, w->frame_height, 0);
+    liq_image *image = liq_image_create_rgba(attr, rgba, width, height, 0);
     liq_result *result = NULL;
     if (image && liq_image_quantize(image, attr, &result) == LIQ_OK) {
         liq_set_dithering_level(result, 1.0);
-        if (liq_write_remapped_image(result, image, w->index + (size_t)slot * n, n) == LIQ_OK) {
+        if (liq_write_remapped_image(result, image, index, count) == LIQ_OK) {
             const liq_palette *palette = liq_get_palette(result);
             q->colours = (int)palette->count;
             for (unsigned i = 0; i < palette->count; i++) {
@@ -108,6 +131,41 @@ static void quantize_slot(gif_writer *w, int slot) {
     liq_attr_destroy(attr);
 }
 
+// Quantizes slot `slot` of the batch. Only the pixels that changed from the frame before are
+// quantized: the rest are written as transparent (mark_unchanged), so in a screen recording,
+// where a few characters change a frame, libimagequant sees those few and not the whole screen
+// each time, and its palette is spent on them.
+static void quantize_slot(gif_writer *w, int slot) {
+    size_t n = frame_pixels(w);
+    VipsPel *rgba = w->rgba + (size_t)slot * n * 4, *index = w->index + (size_t)slot * n;
+    quantized *q = &w->answer[slot];
+    int frame = w->written + slot;
+    VipsRect box = changed_box(w, slot);
+    if (vips_rect_isempty(&box)) {
+        // Nothing changed: every pixel is the transparent entry of a table of two.
+        memset(q->palette, 0, 6);
+        q->colours = 2;
+        q->transparent = 0;
+        q->failed = 0;
+        return;
+    }
+    size_t pixels = (size_t)box.width * box.height;
+    VipsPel *part = pixels < n ? g_try_malloc(pixels * 5) : NULL;
+    if (!part) {
+        quantize_pixels(w, frame, rgba, w->width, w->frame_height, index, q);
+        return;
+    }
+    VipsPel *part_index = part + pixels * 4;
+    for (int y = 0; y < box.height; y++)
+        memcpy(part + (size_t)y * box.width * 4, rgba + ((size_t)(box.top + y) * w->width + box.left) * 4,
+               (size_t)box.width * 4);
+    quantize_pixels(w, frame, part, box.width, box.height, part_index, q);
+    for (int y = 0; y < box.height; y++)
+        memcpy(index + (size_t)(box.top + y) * w->width + box.left, part_index + (size_t)y * box.width,
+               (size_t)box.width);
+    g_free(part);
+}
+
 static void *quantize_share(void *a) {
     worker_share *share = a;
     for (int slot = share->first; slot < share->count; slot += share->step) quantize_slot(share->writer, slot);
@@ -125,7 +183,7 @@ static void mark_unchanged(gif_writer *w, const VipsPel *now, VipsPel *index, in
     VipsPel *old = w->previous;
     size_t n = frame_pixels(w);
     for (size_t i = 0; i < n; i++, old += 4, now += 4) {
-        if (old[3] == now[3] && (!now[3] || (old[0] == now[0] && old[1] == now[1] && old[2] == now[2])))
+        if (unchanged(old, now))
             index[i] = (VipsPel)trans;
         else
             memcpy(old, now, 4);
@@ -218,8 +276,16 @@ static int take_frame_rows(gif_writer *w, VipsRegion *region, VipsRect *area) {
         int row = w->filled_rows;
         int frame = row / w->frame_height;
         int slot = frame % w->batch;
-        memcpy(w->rgba + ((size_t)slot * w->frame_height + row % w->frame_height) * line,
-               VIPS_REGION_ADDR(region, 0, area->top + y), line);
+        VipsPel *p = w->rgba + ((size_t)slot * w->frame_height + row % w->frame_height) * line;
+        memcpy(p, VIPS_REGION_ADDR(region, 0, area->top + y), line);
+        // Alpha cut at 128, as cgifsave does; a transparent pixel all zeros, which helps the
+        // quantizer make a better palette and makes transparent pixels compare equal.
+        for (int x = 0; x < w->width; x++, p += 4) {
+            if (p[3] >= 128)
+                p[3] = 255;
+            else
+                p[0] = p[1] = p[2] = p[3] = 0;
+        }
         w->filled_rows++;
         if (row % w->frame_height == w->frame_height - 1 && (slot == w->batch - 1 || frame == w->frames - 1))
             if (flush_batch(w, slot + 1)) return -1;

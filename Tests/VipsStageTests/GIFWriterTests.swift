@@ -95,3 +95,51 @@ extension GIFWriterTests {
         }
     }
 }
+
+extension GIFWriterTests {
+    @Test(
+        "a patch that changes over a still of many colours gets a palette of its own, and a frame that repeats the one before comes back the same",
+        arguments: [1, 2])
+    func changedPixelsQuantizedAlone(threads: Int) throws {
+        // The still: a field of thousands of colours. Frames 1 and 2 show the same 16 x 16 patch
+        // of 256 colours of its own, frame 3 another one elsewhere. Quantizing a whole frame
+        // would share 255 colours between the still and the patch; quantizing what changed gives
+        // the patch its own.
+        let patchAt = [1: (x: 24, y: 16), 2: (x: 24, y: 16), 3: (x: 80, y: 56)]
+        let source = Fixtures.animatedGIF(frames: 4, width: 128, height: 96) { frame, x, y in
+            if let at = patchAt[frame], (at.x..<at.x + 16).contains(x), (at.y..<at.y + 16).contains(y) {
+                let (u, v) = (x - at.x, y - at.y)
+                return frame == 3
+                    ? [UInt8(u * 16), UInt8(255 - v * 16), UInt8(128 + (u - v) * 7)]
+                    : [UInt8(255 - v * 16), UInt8(40 + u * 13), UInt8(u * v)]
+            }
+            return [UInt8(x * 2), UInt8(y * 2 + 40), UInt8(255 - x - y)]
+        }
+        let original = try #require(Fixtures.decodedFrames(source))
+        let written = try #require(Fixtures.rewrittenGIF(source, threads: threads))
+        let frames = try #require(Fixtures.decodedFrames(written))
+        try #require(frames.width == 128 && frames.height == 4 * 96)
+        func patchError(_ frame: Int) -> Double {
+            let at = patchAt[frame]!
+            var sum = 0.0
+            for y in at.y..<at.y + 16 {
+                for x in at.x..<at.x + 16 {
+                    for band in 0..<3 {
+                        let d =
+                            Double(frames[x, frame * 96 + y][band]) - Double(original[x, frame * 96 + y][band])
+                        sum += d * d
+                    }
+                }
+            }
+            return sum / Double(3 * 16 * 16)
+        }
+        for frame in [1, 3] {
+            #expect(patchError(frame) < 1, "frame \(frame), \(threads) threads: \(patchError(frame))")
+        }
+        let same = (0..<96).allSatisfy { y in
+            (0..<128).allSatisfy { x in frames[x, 96 + y] == frames[x, 2 * 96 + y] }
+        }
+        #expect(same, "\(threads) threads: frame 2 repeats frame 1")
+        #expect(try #require(frames.meanSquaredError(to: original)) < 20, "\(threads) threads")
+    }
+}
