@@ -7,7 +7,7 @@
 // quality 90 and over), and lossless is 4:4:4 with the identity matrix at quantizer 0, every
 // frame a key frame. Frames come in order from libvips (vips_sink_disc), one frame held at a
 // time, and libaom uses libvips' threads per operation. libavif 0.11 has no loop count: a
-// sequence plays for ever. ph_avif_load_sequence reads one back, every frame, for the tests.
+// sequence plays for ever.
 #include "ph_internal.h"
 #include "ph_vips.h"
 
@@ -130,57 +130,5 @@ done:
     if (w.encoder) avifEncoderDestroy(w.encoder);
     g_free(w.frame);
     g_object_unref(ready);
-    return result;
-}
-
-int ph_avif_load_sequence(const void *buffer, size_t length, int max_frames, VipsImage **out) {
-    avifDecoder *decoder = avifDecoderCreate();
-    if (!decoder) return -1;
-    int result = -1;
-    VipsPel *pixels = NULL;
-    int *delays = NULL;
-    decoder->maxThreads = VIPS_MAX(1, vips_concurrency_get());
-    if (avifDecoderSetIOMemory(decoder, buffer, length) != AVIF_RESULT_OK ||
-        avifDecoderParse(decoder) != AVIF_RESULT_OK) {
-        vips_error("ph_avif_load", "not an AVIF libavif reads");
-        goto done;
-    }
-    int frames = decoder->imageCount, width = (int)decoder->image->width, height = (int)decoder->image->height;
-    int bands = decoder->alphaPresent ? 4 : 3;
-    if (frames < 1 || frames > max_frames || width < 1 || height < 1 ||
-        (guint64)width * height * frames * bands > (guint64)G_MAXINT32) {
-        vips_error("ph_avif_load", "%d frames of %dx%d: over the limit", frames, width, height);
-        goto done;
-    }
-    size_t frame_bytes = (size_t)width * height * bands;
-    pixels = g_try_malloc(frame_bytes * frames);
-    delays = g_new0(int, frames);
-    if (!pixels) goto done;
-    for (int k = 0; k < frames; k++) {
-        if (avifDecoderNextImage(decoder) != AVIF_RESULT_OK) {
-            vips_error("ph_avif_load", "frame %d does not decode", k + 1);
-            goto done;
-        }
-        avifRGBImage rgb;
-        avifRGBImageSetDefaults(&rgb, decoder->image);
-        rgb.format = bands == 4 ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB;
-        rgb.depth = 8;
-        rgb.pixels = pixels + frame_bytes * k;
-        rgb.rowBytes = (uint32_t)(width * bands);
-        if (avifImageYUVToRGB(decoder->image, &rgb) != AVIF_RESULT_OK) goto done;
-        delays[k] = (int)VIPS_RINT(decoder->imageTiming.duration * 1000);
-    }
-    *out = vips_image_new_from_memory_copy(pixels, frame_bytes * frames, width, height * frames, bands,
-                                           VIPS_FORMAT_UCHAR);
-    if (!*out) goto done;
-    (*out)->Type = VIPS_INTERPRETATION_sRGB;
-    vips_image_set_int(*out, VIPS_META_PAGE_HEIGHT, height);
-    vips_image_set_int(*out, VIPS_META_N_PAGES, frames);
-    vips_image_set_array_int(*out, "delay", delays, frames);
-    result = 0;
-done:
-    g_free(pixels);
-    g_free(delays);
-    avifDecoderDestroy(decoder);
     return result;
 }

@@ -138,6 +138,7 @@ const char *ph_vips_find_loader(const void *buffer, size_t length) {
 }
 
 VipsImage *ph_vips_open(const void *buffer, size_t length, int pages) {
+    if (ph_avif_is_sequence(buffer, length)) return ph_avif_sequence_open(buffer, length, pages);
     char options[64];
     load_options(options, sizeof options, pages);
     ph_vips_modules_for(buffer, length);
@@ -164,6 +165,12 @@ int ph_vips_page_count(VipsImage *image) {
 }
 
 int ph_vips_loader_format(const void *buffer, size_t length, char *format, size_t size, int *blocked) {
+    *blocked = 0;
+    // Read by libavif (ph_avif_sequence.c), and allowed as AVIF is: by "heif".
+    if (ph_avif_is_sequence(buffer, length)) {
+        snprintf(format, size, "heif");
+        return 1;
+    }
     ph_vips_modules_for(buffer, length);
     const char *class_name = vips_foreign_find_load_buffer(buffer, length);
     if (!class_name) return 0;
@@ -307,6 +314,13 @@ static int crop_frames(VipsImage *scaled, int width, int height, ph_crop crop, V
 // The caller has opened any modules the bytes need (ph_vips_modules_for).
 static int thumbnail_buffer(const void *buffer, size_t length, int width, int height, ph_crop crop, int enlarge,
                             int pages, VipsImage **out) {
+    if (ph_avif_is_sequence(buffer, length)) {
+        VipsImage *opened = ph_avif_sequence_open(buffer, length, pages);
+        if (!opened) return -1;
+        int result = ph_vips_thumbnail_image(opened, width, height, crop, enlarge, out);
+        g_object_unref(opened);
+        return result;
+    }
     char options[64];
     load_options(options, sizeof options, pages);
     VipsSize size = enlarge ? VIPS_SIZE_BOTH : VIPS_SIZE_DOWN;
@@ -340,6 +354,9 @@ int ph_vips_thumbnail_buffer(const void *buffer, size_t length, int width, int h
 int ph_vips_thumbnail_buffer_draft(const void *buffer, size_t length, int width, int height, ph_crop crop,
                                    int enlarge, int pages, VipsImage **out) {
     ph_vips_modules_for(buffer, length);
+    // libvips has no loader for an AVIF sequence, and asking would leave an error behind.
+    if (ph_avif_is_sequence(buffer, length))
+        return thumbnail_buffer(buffer, length, width, height, crop, enlarge, pages, out);
     const char *loader = vips_foreign_find_load_buffer(buffer, length);
     VipsImage *loaded;
     if (pages == 1 && loader && strcmp(loader, "VipsForeignLoadHeifBuffer") == 0 &&

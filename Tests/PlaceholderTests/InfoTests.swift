@@ -121,6 +121,13 @@ struct InfoTests {
         #expect(animated.duration_ms == 240 && animated.loop == 2, "one pass of 3 frames of 80 ms, played twice")
         let still = try await Self.describe(flat).0
         #expect(still.duration_ms == nil && still.loop == nil)
+        // An animated AVIF (read through libavif) is counted and timed the same way.
+        let avif = try await TestPipeline.run(
+            #"profile "a" { fetch {}, decode {}, encode { format = "avif" } }"#, source: gif)
+        let sequence = try directory.write("anim.avif", avif.bytes.array)
+        let described = try await Self.describe(sequence).0
+        #expect(described.format == "avif" && described.frames == 3 && described.width == 16, "\(described)")
+        #expect(described.duration_ms == 240 && described.loop == 0, "libavif 0.11 reads no loop count: for ever")
     }
 
     /// A JPEG with camera EXIF and a GPS position, written by exiftool (scripts/setup test installs it).

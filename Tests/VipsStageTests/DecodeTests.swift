@@ -176,18 +176,6 @@ struct DecodeHardeningTests: DecodesFiles {
         #expect(error?.reason == "image format '\(format)' is not accepted (decode formats: jpeg, png)")
     }
 
-    @Test("an animated AVIF (which pipelinehost writes) is refused as one, not as an ImageMagick file")
-    func avifSequence() async throws {
-        let pan = try directory.write("pan.gif", Fixtures.photoPan(frames: 3, width: 48, height: 32, step: 24))
-        let sequence = try await TestPipeline.run(
-            #"profile "p" { fetch {}, decode {}, encode { format = "avif" } }"#, source: pan)
-        let error = try await failure(sequence.bytes.array)
-        #expect(error?.kind == .unsupportedFormat)
-        #expect(
-            error?.reason.hasPrefix("an animated AVIF (an AV1 image sequence) cannot be read") == true,
-            "\(error?.reason ?? "")")
-    }
-
     @Test("PDF is not accepted by default, and blocked even when listed")
     func pdf() async throws {
         let byDefault = try await failure(Fixtures.binaryPDF)

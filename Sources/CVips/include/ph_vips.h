@@ -219,11 +219,16 @@ int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, const 
 /// speed is 9 - effort), lossless and subsampling as for a still.
 int ph_avif_save_sequence(VipsImage *in, const ph_save_options *options, void **buffer, size_t *length);
 
-/// Reads every frame of an AVIF (a sequence, or a still as one frame) through libavif into one
-/// image of stacked 8-bit sRGB frames with their page height, page count and delays (ms).
-/// Refuses more than `max_frames` frames. Returns 0, or -1 with the libvips error set. The tests
-/// read animated AVIF with it; decode does not yet (it decodes every frame before any limit).
-int ph_avif_load_sequence(const void *buffer, size_t length, int max_frames, VipsImage **out);
+/// Whether the bytes are an AVIF image sequence (ftyp brand "avis"): an animated AVIF, which
+/// ph_vips_open, the thumbnail calls and ph_vips_loader_format ("heif") read through libavif.
+int ph_avif_is_sequence(const void *buffer, size_t length);
+
+/// An AVIF image sequence's first `pages` frames (1 below 1, at most all), stacked as 8-bit sRGB
+/// with libvips' animation fields (page height, n-pages: every frame in the file, each frame's
+/// delay in ms, loop 0) and its ICC profile. Lazy: the container is parsed here, the frames are
+/// decoded when a pixel is first asked for. `buffer` must outlive the image. NULL, with the
+/// libvips error set, when libavif cannot read it (ph_avif_sequence.c).
+VipsImage *ph_avif_sequence_open(const void *buffer, size_t length, int pages);
 
 /// The threads a GIF is quantized on: libvips' threads per operation, or 0 when
 /// PIPELINEHOST_GIF_THREADS=0.

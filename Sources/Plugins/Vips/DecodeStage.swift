@@ -161,14 +161,6 @@ struct DecodeStage: Stage {
         let found = ph_vips_loader_format(bytes.baseAddress, bytes.count, &name, name.count, &blocked) != 0
         if !found { _ = VipsRuntime.takeError() }
         let format = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        // libheif 1.15 reads no AVIF sequence, so libvips has no loader for it (or offers it to
-        // ImageMagick): say what it is.
-        if format != "heif", Sniffer.isAVIFSequence(bytes.prefix(12)) {
-            throw PipelineError(
-                .unsupportedFormat,
-                "an animated AVIF (an AV1 image sequence) cannot be read: this libvips (libheif 1.15) reads still AVIF only"
-            )
-        }
         guard found else { throw PipelineError(.unsupportedFormat, "unsupported image format") }
         guard allowed.contains(format) else {
             throw PipelineError(

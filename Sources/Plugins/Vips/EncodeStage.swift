@@ -177,9 +177,14 @@ struct EncodeStage: Stage {
     }
 
     /// What format = "source" (or an animation left to it) writes for an animated source:
-    /// the source's format when it animates (gif, webp), else nil, a still.
+    /// the source's format when it animates (gif, webp, avif), else nil, a still.
     static func forAnimatedSource(_ source: String) -> Format? {
-        source == "gif" ? .gif : source == "webp" ? .webp : nil
+        switch source {
+        case "gif": .gif
+        case "webp": .webp
+        case "avif": .avif
+        default: nil
+        }
     }
 
     /// Debian's libvips always writes JPEG, PNG and WebP. Asking about the others starts

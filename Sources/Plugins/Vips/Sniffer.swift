@@ -40,11 +40,6 @@ enum Sniffer {
         return nil
     }
 
-    /// Whether the bytes are an AVIF image sequence (ftyp brand "avis"): an animated AVIF.
-    static func isAVIFSequence(_ head: [UInt8]) -> Bool {
-        head.count >= 12 && Array(head[4..<12]) == Array("ftypavis".utf8)
-    }
-
     private static func textType(_ bytes: [UInt8]) -> String? {
         var b = bytes[...]
         if b.starts(with: [0xEF, 0xBB, 0xBF]) { b = b.dropFirst(3) }
