@@ -25,17 +25,26 @@ import Testing
         profileFile = try directory.write("serve.lua", Array(Self.profile.utf8))
     }
 
+    /// Serve whose idle and request timeouts are 10 minutes, so only the send timeout or what
+    /// `options` set closes a slow client.
+    func slowClientService(sendTimeout: Int = 600, _ options: [String], environment: [String: String] = [:])
+        async throws -> ServeProcess
+    {
+        let patient = [
+            "--allow-unsigned", "--no-cache", "--no-access-log", "--send-timeout", "\(sendTimeout)",
+            "--idle-timeout", "600", "--request-timeout", "600",
+        ]
+        return try await ServeProcess(profileFile: profileFile, patient + options, environment: environment)
+    }
+
     /// Eight clients that never read hold eight answers stuck in the kernel. Nothing closes them
     /// here (every timeout is 10 minutes), so the test waits for the event, all eight stuck at
     /// once, and not for a window the clock closes.
     @Test func clientsThatNeverReadHoldNoCopyOfTheirAnswers() async throws {
         origin.route("/big.jpg", .ok(Fixtures.sample))
-        let service = try await ServeProcess(
-            profileFile: profileFile,
-            [
-                "--allow-unsigned", "--no-cache", "--max-connections", "12", "--send-timeout", "600",
-                "--idle-timeout", "600", "--request-timeout", "600", "--no-access-log",
-            ], environment: ["MALLOC_ARENA_MAX": "2"])  // docs/HARDENING.md's setting for a server
+        // MALLOC_ARENA_MAX=2 is docs/HARDENING.md's setting for a server.
+        let service = try await slowClientService(
+            ["--max-connections", "12"], environment: ["MALLOC_ARENA_MAX": "2"])
         let path = "/unsafe/full/" + base64url(origin.url("/big.jpg"))
         let first = try await Curl.get(service.baseURL + path)
         #expect(first.status == 200)
@@ -72,12 +81,7 @@ import Testing
     /// 10 minutes).
     @Test func clientsThatNeverReadAreClosedAtTheSendTimeout() async throws {
         origin.route("/timeout.jpg", .ok(Fixtures.sample))
-        let service = try await ServeProcess(
-            profileFile: profileFile,
-            [
-                "--allow-unsigned", "--no-cache", "--max-connections", "12", "--send-timeout", "15",
-                "--idle-timeout", "600", "--request-timeout", "600", "--no-access-log",
-            ])
+        let service = try await slowClientService(sendTimeout: 15, ["--max-connections", "12"])
         let path = "/unsafe/full/" + base64url(origin.url("/timeout.jpg"))
         let readers = try (0..<8).map { _ in try SlowReader(port: service.port) }
         for reader in readers { reader.pipeline(path, count: 50) }
@@ -94,12 +98,7 @@ import Testing
     /// operational endpoints still answer on a spare one, which answers nothing else.
     @Test func tricklingReadersAreResetAndHealthAnswersWhileTheyHoldEverySlot() async throws {
         origin.route("/trickle.jpg", .ok(Fixtures.sample))
-        let service = try await ServeProcess(
-            profileFile: profileFile,
-            [
-                "--allow-unsigned", "--no-cache", "--max-connections", "4", "--min-send-rate", "64K",
-                "--send-timeout", "600", "--idle-timeout", "600", "--request-timeout", "600", "--no-access-log",
-            ])
+        let service = try await slowClientService(["--max-connections", "4", "--min-send-rate", "64K"])
         let path = "/unsafe/full/" + base64url(origin.url("/trickle.jpg"))
         let readers = try (0..<4).map { _ in try SlowReader(port: service.port) }
         for reader in readers { reader.pipeline(path, count: 1) }
