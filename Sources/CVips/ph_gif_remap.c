@@ -33,6 +33,11 @@ static int squared(const VipsPel *p, const unsigned char *rgb) {
     return (p[0] - rgb[0]) * (p[0] - rgb[0]) + (p[1] - rgb[1]) * (p[1] - rgb[1]) + (p[2] - rgb[2]) * (p[2] - rgb[2]);
 }
 
+// Whether a mapping's summed squared error and far pixels are over what `opaque` pixels allow.
+static int too_far(double error, size_t far, size_t opaque) {
+    return error > KEEP_MEAN_SQUARED_ERROR * 3 * (double)opaque || far * 1000 > opaque * FAR_PER_THOUSAND;
+}
+
 static int by_green(const void *a, const void *b) { return ((const entry *)a)->g - ((const entry *)b)->g; }
 
 // The nearest of `count` entries sorted by green, searched outwards from green `g` until the
@@ -70,12 +75,18 @@ int ph_gif_map_to_palette(const ph_gif_palette *source, const unsigned char *rgb
         while (k < count && sorted[k].g < g) k++;
         first[g] = k;
     }
+    // The error and the far pixels only grow, so a frame is given up as soon as they pass what
+    // its opaque pixels allow: a frame that does not fit (a photo pan's dithered palette, resized)
+    // costs a fraction of the search.
+    size_t opaque = 0;
+    const VipsPel *p = rgba;
+    for (size_t i = 0; i < n; i++, p += 4) opaque += p[3] != 0;
     answers *cache = g_try_malloc0(sizeof(answers));
     if (!cache) return 0;
     size_t used[256] = {0}; // pixels given each entry
     double error = 0;
-    size_t opaque = 0, far = 0;
-    const VipsPel *p = rgba;
+    size_t far = 0;
+    p = rgba;
     for (size_t i = 0; i < n; i++, p += 4) {
         if (!p[3]) continue;
         uint32_t key = ((uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2]) + 1;
@@ -88,9 +99,10 @@ int ph_gif_map_to_palette(const ph_gif_palette *source, const unsigned char *rgb
         used[index[i]]++;
         error += cache->distance[slot];
         far += cache->distance[slot] > FAR_SQUARED;
-        opaque++;
+        if (too_far(error, far, opaque)) break;
     }
     g_free(cache);
+    if (too_far(error, far, opaque)) return 0;
     // A transparent entry: past the source's colours, or one no pixel of this frame uses, or
     // else the least used, its pixels given their next nearest colour.
     int spare = count;
@@ -112,7 +124,7 @@ int ph_gif_map_to_palette(const ph_gif_palette *source, const unsigned char *rgb
             }
         }
     }
-    if (error > KEEP_MEAN_SQUARED_ERROR * 3 * (double)opaque || far * 1000 > opaque * FAR_PER_THOUSAND) return 0;
+    if (too_far(error, far, opaque)) return 0;
     memcpy(palette, source->rgb, (size_t)count * 3);
     memset(palette + spare * 3, 0, 3);
     *colours = VIPS_MAX(count, spare + 1);
