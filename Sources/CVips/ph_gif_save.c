@@ -2,23 +2,27 @@
 //
 // libvips 8.14's GIF saver quantizes and dithers each frame with libimagequant, one after the
 // other, in its write thread: on 120 frames of 200 px that is four fifths of the CPU of a
-// resize from 480 px, and one core of two stays idle (BENCHMARKS.md, "Animations"). Frames are
-// independent, so here each batch of frames (one per libvips thread) is quantized and remapped
-// on threads of its own, then written in order through cgif, the GIF writer libvips uses.
+// resize from 480 px, and one core of two stays idle (BENCHMARKS.md, "Animations"). Here each
+// batch of frames (one per libvips thread) is quantized and remapped on threads of its own, then
+// written in order through cgif, the GIF writer libvips uses.
 //
 // Everything else is libvips 8.14's saver, kept so the files are the same kind: alpha cut at
 // 128, at most 255 colours and libimagequant's speed from the effort (11 - effort), dithering
 // at 1.0, the first frame's palette as the global table, a pixel equal to the previous frame's
-// written as transparent, the delays and the loop count from the metadata. Two differences: each
-// later frame keeps its own palette, where libvips may reuse the global or the previous one
-// (a few hundred bytes a frame); and that palette is made from the pixels that changed from the
-// frame before, where libvips quantizes the whole frame and then writes most of it as
-// transparent. PIPELINEHOST_GIF_THREADS=0 writes through libvips' saver.
+// written as transparent, the delays and the loop count from the metadata. Three differences:
+// - each later frame has a local table, where libvips may reuse the global or the previous one
+//   (a few hundred bytes a frame);
+// - a frame's palette is made from the pixels that changed from the frame before, where
+//   libvips quantizes the whole frame and then writes most of it as transparent;
+// - a frame that the palette made four frames before still fits (a quarter more error at most)
+//   is remapped to it, not quantized afresh (palette_chain), where libvips quantizes every frame.
+// PIPELINEHOST_GIF_THREADS=0 writes through libvips' saver.
 #include "ph_internal.h"
 #include "ph_vips.h"
 
 #include <cgif.h>
 #include <libimagequant.h>
+#include <limits.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -31,6 +35,25 @@ typedef struct {
     int transparent; // the palette entry that is transparent
     int failed;
 } quantized;
+
+// A chain of frames (every CHAINS-th) with its libimagequant settings and last palette. Its
+// next frame is remapped to that palette first, and keeps it when the error is at most `limit`:
+// the frames of a pan share their colours, and a remap alone costs about half of a quantization
+// and a remap (libimagequant at effort 1, 120 frames of 200 px).
+typedef struct {
+    liq_attr *attr;
+    liq_result *result;   // the chain's last fresh quantization, or NULL
+    double limit;         // REUSE_ERROR_RATIO times that quantization's own error
+    double sampled_limit; // and times its sampled_error
+    int wait, backoff;    // frames to quantize afresh before the next try, and the next wait
+} palette_chain;
+
+// A reused palette's error may be this many times its own frame's: 1 dB of PSNR at most.
+#define REUSE_ERROR_RATIO 1.25
+
+// Frame k follows frame k - CHAINS in its chain, whatever the threads: the file is the same on
+// any machine, and the chains are quantized side by side (so up to CHAINS workers at once).
+#define CHAINS 4
 
 typedef struct {
     int width, frame_height, frames, batch;
@@ -46,6 +69,7 @@ typedef struct {
     int palette_count;
     CGIF *gif;
     GByteArray *out;
+    palette_chain chains[CHAINS];
     ph_handover handover; // this writer lives on the caller's stack
 } gif_writer;
 
@@ -86,10 +110,82 @@ static VipsRect changed_box(const gif_writer *w, int slot) {
     return (VipsRect){left, top, right - left + 1, bottom - top + 1};
 }
 
+// Remaps `image` (the `count` RGBA pixels at `rgba`) to `result`'s palette into `index` and `q`,
+// and sets `*error` to the mean squared error per channel of its opaque pixels: 0 on failure.
+static int remap(liq_result *result, liq_image *image, const VipsPel *rgba, size_t count, VipsPel *index,
+                 quantized *q, double *error) {
+    if (liq_write_remapped_image(result, image, index, count) != LIQ_OK) return 0;
+    const liq_palette *palette = liq_get_palette(result);
+    q->colours = (int)palette->count;
+    for (unsigned i = 0; i < palette->count; i++) {
+        q->palette[i * 3] = palette->entries[i].r;
+        q->palette[i * 3 + 1] = palette->entries[i].g;
+        q->palette[i * 3 + 2] = palette->entries[i].b;
+    }
+    // libimagequant puts a transparent entry first. Without one, a spare entry (there are at
+    // most 255 colours) is the transparent one: it marks the pixels unchanged from the frame
+    // before, and an index past the table would not decode.
+    if (palette->count > 0 && palette->entries[0].a == 0) {
+        q->transparent = 0;
+    } else {
+        q->transparent = q->colours++;
+        memset(q->palette + q->transparent * 3, 0, 3);
+    }
+    double sum = 0;
+    size_t opaque = 0;
+    for (size_t i = 0; i < count; i++, rgba += 4) {
+        if (!rgba[3]) continue;
+        const VipsPel *c = q->palette + index[i] * 3;
+        sum += (rgba[0] - c[0]) * (rgba[0] - c[0]) + (rgba[1] - c[1]) * (rgba[1] - c[1]) +
+               (rgba[2] - c[2]) * (rgba[2] - c[2]);
+        opaque++;
+    }
+    *error = opaque ? sum / (3.0 * (double)opaque) : 0;
+    q->failed = 0;
+    return 1;
+}
+
+// The mean squared error per channel of about 256 of the opaque pixels at `rgba` at their
+// nearest entry of `palette`, undithered: a cheap measure of how well a palette fits, compared
+// with the same measure on the frame the palette was made for before a frame is remapped to it.
+static double sampled_error(const liq_palette *palette, const VipsPel *rgba, size_t count) {
+    size_t step = VIPS_MAX(1, count / 256);
+    double sum = 0;
+    size_t sampled = 0;
+    for (size_t i = 0; i < count; i += step) {
+        const VipsPel *p = rgba + i * 4;
+        if (!p[3]) continue;
+        int best = INT_MAX;
+        for (unsigned e = 0; e < palette->count; e++) {
+            const liq_color *c = &palette->entries[e];
+            if (!c->a) continue;
+            int d = (p[0] - c->r) * (p[0] - c->r) + (p[1] - c->g) * (p[1] - c->g) + (p[2] - c->b) * (p[2] - c->b);
+            best = VIPS_MIN(best, d);
+        }
+        if (best == INT_MAX) continue;
+        sum += best;
+        sampled++;
+    }
+    return sampled ? sum / (3.0 * (double)sampled) : 0;
+}
+
+// Whether the chain's palette may take these pixels: a transparent pixel needs a transparent
+// entry, or libimagequant would give it the nearest colour; and the sampled error must be within
+// the limit, so that a frame the palette does not fit (most of a photo pan from Pillow, most of
+// a recording's typed text) costs a few lookups, not a remap.
+static int chain_takes(const palette_chain *chain, const VipsPel *rgba, size_t count) {
+    const liq_palette *palette = liq_get_palette(chain->result);
+    if (!(palette->count > 0 && palette->entries[0].a == 0))
+        for (size_t i = 0; i < count; i++)
+            if (!rgba[i * 4 + 3]) return 0;
+    return sampled_error(palette, rgba, count) <= chain->sampled_limit;
+}
+
 // Maps the `width` x `height` RGBA pixels at `rgba` to the source frame's palette where that is
-// close enough, or quantizes and remaps them (libvips' cgifsave, write_frame's first half).
-static void quantize_pixels(gif_writer *w, int frame, const VipsPel *rgba, int width, int height, VipsPel *index,
-                            quantized *q) {
+// close enough, or to the chain's last palette where that is, or quantizes and remaps them
+// (libvips' cgifsave, write_frame's first half), making that palette the chain's.
+static void quantize_pixels(gif_writer *w, palette_chain *chain, int frame, const VipsPel *rgba, int width,
+                            int height, VipsPel *index, quantized *q) {
     size_t count = (size_t)width * height;
     if (frame < w->palette_count && w->palettes[frame].colours > 0 &&
         ph_gif_map_to_palette(&w->palettes[frame], rgba, count, index, q->palette, &q->colours, &q->transparent)) {
@@ -97,45 +193,50 @@ static void quantize_pixels(gif_writer *w, int frame, const VipsPel *rgba, int w
         return;
     }
     q->failed = 1;
-    liq_attr *attr = liq_attr_create();
-    if (!attr) return;
-    liq_set_max_colors(attr, 255);
-    liq_set_quality(attr, 0, 100);
-    liq_set_speed(attr, w->speed);
-    liq_image *image = liq_image_create_rgba(attr, rgba, width, height, 0);
+    if (!chain->attr) {
+        if (!(chain->attr = liq_attr_create())) return;
+        liq_set_max_colors(chain->attr, 255);
+        liq_set_quality(chain->attr, 0, 100);
+        liq_set_speed(chain->attr, w->speed);
+    }
+    double error;
+    if (chain->wait > 0) {
+        chain->wait--;
+    } else if (chain->result && chain_takes(chain, rgba, count)) {
+        liq_image *image = liq_image_create_rgba(chain->attr, rgba, width, height, 0);
+        int kept = image && remap(chain->result, image, rgba, count, index, q, &error) && error <= chain->limit;
+        if (image) liq_image_destroy(image);
+        if (kept) {
+            chain->backoff = 0;
+            return;
+        }
+        // A remap wasted: the pictures are not alike enough here (a pan from Pillow, where each
+        // frame's palette is its own), so the chain waits 2, 4, 8, then 16 of its frames
+        // before it tries again.
+        chain->wait = chain->backoff = VIPS_CLIP(2, chain->backoff * 2, 16);
+        q->failed = 1;
+    }
+    liq_image *image = liq_image_create_rgba(chain->attr, rgba, width, height, 0);
     liq_result *result = NULL;
-    if (image && liq_image_quantize(image, attr, &result) == LIQ_OK) {
+    if (image && liq_image_quantize(image, chain->attr, &result) == LIQ_OK) {
         liq_set_dithering_level(result, 1.0);
-        if (liq_write_remapped_image(result, image, index, count) == LIQ_OK) {
-            const liq_palette *palette = liq_get_palette(result);
-            q->colours = (int)palette->count;
-            for (unsigned i = 0; i < palette->count; i++) {
-                q->palette[i * 3] = palette->entries[i].r;
-                q->palette[i * 3 + 1] = palette->entries[i].g;
-                q->palette[i * 3 + 2] = palette->entries[i].b;
-            }
-            // libimagequant puts a transparent entry first. Without one, a spare entry (there
-            // are at most 255 colours) is the transparent one: it marks the pixels unchanged
-            // from the frame before, and an index past the table would not decode.
-            if (palette->count > 0 && palette->entries[0].a == 0) {
-                q->transparent = 0;
-            } else {
-                q->transparent = q->colours++;
-                memset(q->palette + q->transparent * 3, 0, 3);
-            }
-            q->failed = 0;
+        if (remap(result, image, rgba, count, index, q, &error)) {
+            if (chain->result) liq_result_destroy(chain->result);
+            chain->result = result;
+            chain->limit = error * REUSE_ERROR_RATIO;
+            chain->sampled_limit = sampled_error(liq_get_palette(result), rgba, count) * REUSE_ERROR_RATIO;
+            result = NULL;
         }
     }
     if (result) liq_result_destroy(result);
     if (image) liq_image_destroy(image);
-    liq_attr_destroy(attr);
 }
 
 // Quantizes slot `slot` of the batch. Only the pixels that changed from the frame before are
 // quantized: the rest are written as transparent (mark_unchanged), so in a screen recording,
 // where a few characters change a frame, libimagequant sees those few and not the whole screen
 // each time, and its palette is spent on them.
-static void quantize_slot(gif_writer *w, int slot) {
+static void quantize_slot(gif_writer *w, palette_chain *chain, int slot) {
     size_t n = frame_pixels(w);
     VipsPel *rgba = w->rgba + (size_t)slot * n * 4, *index = w->index + (size_t)slot * n;
     quantized *q = &w->answer[slot];
@@ -152,14 +253,14 @@ static void quantize_slot(gif_writer *w, int slot) {
     size_t pixels = (size_t)box.width * box.height;
     VipsPel *part = pixels < n ? g_try_malloc(pixels * 5) : NULL;
     if (!part) {
-        quantize_pixels(w, frame, rgba, w->width, w->frame_height, index, q);
+        quantize_pixels(w, chain, frame, rgba, w->width, w->frame_height, index, q);
         return;
     }
     VipsPel *part_index = part + pixels * 4;
     for (int y = 0; y < box.height; y++)
         memcpy(part + (size_t)y * box.width * 4, rgba + ((size_t)(box.top + y) * w->width + box.left) * 4,
                (size_t)box.width * 4);
-    quantize_pixels(w, frame, part, box.width, box.height, part_index, q);
+    quantize_pixels(w, chain, frame, part, box.width, box.height, part_index, q);
     for (int y = 0; y < box.height; y++)
         memcpy(index + (size_t)(box.top + y) * w->width + box.left, part_index + (size_t)y * box.width,
                (size_t)box.width);
@@ -168,7 +269,11 @@ static void quantize_slot(gif_writer *w, int slot) {
 
 static void *quantize_share(void *a) {
     worker_share *share = a;
-    for (int slot = share->first; slot < share->count; slot += share->step) quantize_slot(share->writer, slot);
+    gif_writer *w = share->writer;
+    for (int slot = 0; slot < share->count; slot++) {
+        int chain = (w->written + slot) % CHAINS;
+        if (chain % share->step == share->first) quantize_slot(w, &w->chains[chain], slot);
+    }
     return NULL;
 }
 
@@ -244,7 +349,7 @@ static int write_slot(gif_writer *w, int slot) {
 
 // Quantizes the `count` frames waiting in the batch side by side, then writes them in order.
 static int flush_batch(gif_writer *w, int count) {
-    int threads = VIPS_MIN(count, w->batch);
+    int threads = VIPS_MIN(VIPS_MIN(count, w->batch), CHAINS);
     pthread_t ids[64];
     worker_share shares[64];
     int started = 0;
@@ -362,6 +467,10 @@ int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, const 
     g_free(w.index);
     g_free(w.answer);
     g_free(w.previous);
+    for (int t = 0; t < CHAINS; t++) {
+        if (w.chains[t].result) liq_result_destroy(w.chains[t].result);
+        if (w.chains[t].attr) liq_attr_destroy(w.chains[t].attr);
+    }
     g_object_unref(ready);
     if (result == 0) {
         *length = w.out->len;

@@ -145,6 +145,19 @@ public enum Fixtures {
     public static func animatedGIF(
         frames: Int, width: Int, height: Int, _ colour: (Int, Int, Int) -> [UInt8]
     ) -> [UInt8] {
+        drawnAnimation(frames: frames, width: width, height: height, as: PH_FORMAT_GIF, colour)
+    }
+
+    /// The same as an animated WebP (lossy: thousands of colours where a GIF holds 256).
+    public static func animatedWebP(
+        frames: Int, width: Int, height: Int, _ colour: (Int, Int, Int) -> [UInt8]
+    ) -> [UInt8] {
+        drawnAnimation(frames: frames, width: width, height: height, as: PH_FORMAT_WEBP, colour)
+    }
+
+    private static func drawnAnimation(
+        frames: Int, width: Int, height: Int, as format: ph_format, _ colour: (Int, Int, Int) -> [UInt8]
+    ) -> [UInt8] {
         start()
         let bands = colour(0, 0, 0).count == 4 ? 4 : 3
         var pixels = [UInt8](repeating: 0, count: frames * width * height * bands)
@@ -156,7 +169,7 @@ public enum Fixtures {
                 }
             }
         }
-        return encode(rgb: pixels, width: width, height: height * frames, bands: bands, as: PH_FORMAT_GIF) {
+        return encode(rgb: pixels, width: width, height: height * frames, bands: bands, as: format) {
             vips_image_set_int($0, "page-height", Int32(height))
         }
     }
