@@ -3,8 +3,8 @@
 // libvips 8.14's GIF saver quantizes and dithers each frame with libimagequant, one after the
 // other, in its write thread: on 120 frames of 200 px that is four fifths of the CPU of a
 // resize from 480 px, and one core of two stays idle (BENCHMARKS.md, "Animations"). Here each
-// batch of frames (one per libvips thread) is quantized and remapped on threads of its own, then
-// written in order through cgif, the GIF writer libvips uses.
+// batch of frames (one per libvips thread, at most one per palette chain) is quantized and
+// remapped on threads of its own, then written in order through cgif, the GIF writer libvips uses.
 //
 // Everything else is libvips 8.14's saver, kept so the files are the same kind: alpha cut at
 // 128, at most 255 colours and libimagequant's speed from the effort (11 - effort), dithering
@@ -349,9 +349,9 @@ static int write_slot(gif_writer *w, int slot) {
 
 // Quantizes the `count` frames waiting in the batch side by side, then writes them in order.
 static int flush_batch(gif_writer *w, int count) {
-    int threads = VIPS_MIN(VIPS_MIN(count, w->batch), CHAINS);
-    pthread_t ids[64];
-    worker_share shares[64];
+    int threads = VIPS_MIN(count, CHAINS);  // count <= w->batch <= CHAINS
+    pthread_t ids[CHAINS];
+    worker_share shares[CHAINS];
     int started = 0;
     for (int t = 0; t < threads; t++) shares[t] = (worker_share){w, t, threads, count};
     for (int t = 1; t < threads; t++) {
@@ -437,8 +437,9 @@ int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, const 
     w.width = ready->Xsize;
     w.frame_height = frame_height;
     w.frames = ready->Ysize / frame_height;
-    // No more slots than frames: a large still holds one frame, as libvips' saver does.
-    w.batch = VIPS_MIN(VIPS_MIN(threads, 64), w.frames);
+    // No more slots than frames (a large still holds one frame, as libvips' saver does), nor than
+    // chains: flush_batch runs at most one worker a chain, so more slots would only hold memory.
+    w.batch = VIPS_MIN(VIPS_MIN(threads, CHAINS), w.frames);
     w.speed = VIPS_CLIP(1, 11 - effort, 10);
     w.loop = 0;
     w.palettes = palettes;
