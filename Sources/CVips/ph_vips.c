@@ -86,7 +86,7 @@ int ph_vips_init(const char *program, int concurrency) {
     if (check_switch("PIPELINEHOST_VIPS_VECTOR") || check_switch("PIPELINEHOST_JPEG_HUGE_PAGES") ||
         check_switch("PIPELINEHOST_JPEG_EARLY_STOP") ||
         check_switch("PIPELINEHOST_COLOUR_TRANSFORM_CACHE") || check_switch("PIPELINEHOST_AVIF_LIBAVIF") ||
-        check_switch("PIPELINEHOST_GIF_THREADS") || check_switch("PIPELINEHOST_REDUCEH"))
+        check_switch("PIPELINEHOST_GIF_THREADS"))
         return -1;
     if (!g_getenv("PIPELINEHOST_VIPS_WARNINGS"))
         g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO, drop_log, NULL);
