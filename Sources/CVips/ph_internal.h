@@ -10,6 +10,11 @@
 /// ph_vips_init has already refused any value but "0" and "1".
 int ph_switched_off(const char *name, atomic_int *cache);
 
+/// The next definition of `name` after the executable's own (the library's, for a function the
+/// executable defines in its place, as ph_orc_guard.c and ph_vips_errors.c do), looked up once
+/// into `*slot`. dlsym is thread safe; a race only looks it up twice.
+void *ph_next_definition(_Atomic(void *) *slot, const char *name);
+
 /// Copies `header`'s metadata (EXIF, ICC, XMP and every other field a loader set, but not the
 /// built-in size, format and coding fields) onto `image`, with its interpretation and
 /// resolution: for a decode done outside libvips whose header libvips read.

@@ -8,6 +8,7 @@
 // internal calls are direct. So these two definitions, exported from the executable because
 // libvips refers to them, are what libvips calls: each takes one lock and calls liborc's own.
 // A lock of ours, not orc_global_mutex: compile takes that one inside, and it is not recursive.
+#include "ph_internal.h"
 #include "ph_vips.h"
 
 #include <orc/orc.h>
@@ -22,20 +23,10 @@ static atomic_long guarded_calls;
 typedef OrcCompileResult (*compile_fn)(OrcProgram *);
 typedef void (*free_fn)(OrcProgram *);
 
-// liborc's own definition, found once (dlsym is thread safe; a race only looks it up twice).
-static void *next_definition(_Atomic(void *) *slot, const char *name) {
-    void *found = atomic_load(slot);
-    if (!found) {
-        found = dlsym(RTLD_NEXT, name);
-        atomic_store(slot, found);
-    }
-    return found;
-}
-
 static _Atomic(void *) real_compile, real_free;
 
 OrcCompileResult orc_program_compile(OrcProgram *program) {
-    compile_fn compile = (compile_fn)next_definition(&real_compile, "orc_program_compile");
+    compile_fn compile = (compile_fn)ph_next_definition(&real_compile, "orc_program_compile");
     if (!compile) return ORC_COMPILE_RESULT_UNKNOWN_PARSE; // fatal: libvips runs its plain C path
     pthread_mutex_lock(&guard);
     OrcCompileResult result = compile(program);
@@ -45,7 +36,7 @@ OrcCompileResult orc_program_compile(OrcProgram *program) {
 }
 
 void orc_program_free(OrcProgram *program) {
-    free_fn release = (free_fn)next_definition(&real_free, "orc_program_free");
+    free_fn release = (free_fn)ph_next_definition(&real_free, "orc_program_free");
     if (!release) return;
     pthread_mutex_lock(&guard);
     release(program);
@@ -58,7 +49,7 @@ int ph_orc_guard_active(void) {
     // A link that does not export them (a shared build of this shim, say) reaches liborc's.
     return dlsym(RTLD_DEFAULT, "orc_program_compile") == (void *)orc_program_compile &&
            dlsym(RTLD_DEFAULT, "orc_program_free") == (void *)orc_program_free &&
-           next_definition(&real_compile, "orc_program_compile") && next_definition(&real_free, "orc_program_free");
+           ph_next_definition(&real_compile, "orc_program_compile") && ph_next_definition(&real_free, "orc_program_free");
 }
 
 long ph_orc_guarded_calls(void) { return atomic_load(&guarded_calls); }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <dlfcn.h>
 #include <string.h>
 
 // Truncated or damaged input is an error, never a grey half image. `n` is set only for several
@@ -17,11 +18,12 @@ static void load_options(char *text, size_t size, int pages) {
     else snprintf(text, size, "[fail_on=truncated]");
 }
 
-// libvips logs warnings ("error in tile 0 x 120") straight to stderr through GLib. Every failure
-// that matters also reaches the error buffer, which the pipeline reports on one line, so the
-// warnings are dropped unless PIPELINEHOST_VIPS_WARNINGS is set.
-static void drop_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
-    (void)domain; (void)level; (void)message; (void)data;
+// libvips logs warnings ("error in tile 0 x 120") straight to stderr through GLib. They go into
+// ph_vips_errors.c's log, where a failure that logged no error finds its cause, and to stderr
+// only when PIPELINEHOST_VIPS_WARNINGS is set.
+static void keep_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
+    if (level & G_LOG_LEVEL_WARNING) ph_vips_log_warning(message);
+    if (data) g_log_default_handler(domain, level, message, NULL);
 }
 
 // A switch in the environment is "0" or "1" (or unset); anything else is a start-up error that
@@ -31,6 +33,15 @@ static int check_switch(const char *name) {
     if (!value || strcmp(value, "0") == 0 || strcmp(value, "1") == 0) return 0;
     vips_error("pipelinehost", "%s must be 0 or 1, not \"%.40s\"", name, value);
     return -1;
+}
+
+void *ph_next_definition(_Atomic(void *) *slot, const char *name) {
+    void *found = atomic_load(slot);
+    if (!found) {
+        found = dlsym(RTLD_NEXT, name);
+        atomic_store(slot, found);
+    }
+    return found;
 }
 
 int ph_switched_off(const char *name, atomic_int *cache) {
@@ -88,8 +99,8 @@ int ph_vips_init(const char *program, int concurrency) {
         check_switch("PIPELINEHOST_COLOUR_TRANSFORM_CACHE") || check_switch("PIPELINEHOST_AVIF_LIBAVIF") ||
         check_switch("PIPELINEHOST_GIF_THREADS"))
         return -1;
-    if (!g_getenv("PIPELINEHOST_VIPS_WARNINGS"))
-        g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO, drop_log, NULL);
+    g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO, keep_log,
+                      g_getenv("PIPELINEHOST_VIPS_WARNINGS") ? (gpointer)1 : NULL);
     vips_cache_set_max(0);
     vips_cache_set_max_mem(0);
     vips_block_untrusted_set(TRUE);
@@ -119,17 +130,6 @@ ph_vips_usage ph_vips_current_usage(void) {
     ph_vips_usage usage = {0, vips_tracked_get_mem(), vips_tracked_get_allocs(), vips_tracked_get_files()};
     vips_object_map((VipsSListMap2Fn)count_object, &usage.objects, NULL);
     return usage;
-}
-
-// One step under libvips' own lock (vips_error_buffer_copy copies and clears together), so
-// another thread's failure cannot land between a check and the copy and be lost or taken.
-char *ph_vips_take_error(void) {
-    char *text = vips_error_buffer_copy();
-    if (text && !*text) {
-        g_free(text);
-        return NULL;
-    }
-    return text;
 }
 
 const char *ph_vips_find_loader(const void *buffer, size_t length) {

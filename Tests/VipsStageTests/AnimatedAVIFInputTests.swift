@@ -73,8 +73,8 @@ struct AnimatedAVIFInputTests {
         let error = try await TestPipeline.failure(
             #"profile "p" { fetch {}, decode {}, encode { format = "webp" } }"#, source: cut)
         #expect(error?.kind == .decodeFailed, "\(String(describing: error))")
-        // The cause, not the whole line: libvips' error buffer is the process's, and another
-        // test's failure at the same moment can add its message (docs/LIMITS.md).
+        // The cause, not the whole line: another test's failure at the same moment can add its
+        // message after this one's (docs/LIMITS.md).
         #expect(error?.reason.hasPrefix("cannot read the image header: ") == true, "\(error?.reason ?? "")")
         #expect(
             error?.reason.contains("ph_avif_sequence: not an AVIF sequence libavif reads: BMFF parsing failed") == true,

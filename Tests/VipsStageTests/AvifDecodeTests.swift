@@ -31,12 +31,13 @@ struct AvifDecodeTests {
     private func thumbnail(_ bytes: [UInt8], draft: Bool) throws -> Thumbnail {
         var out: UnsafeMutablePointer<VipsImage>?
         let crop = ph_crop(mode: PH_CROP_NONE, x: 0.5, y: 0.5)
+        let mark = ph_vips_error_mark()
         let status = bytes.withUnsafeBytes { buffer in
             (draft ? ph_vips_thumbnail_buffer_draft : ph_vips_thumbnail_buffer)(
                 buffer.baseAddress, buffer.count, 240, 240, crop, 0, 1, &out)
         }
         guard status == 0, let image = out else {
-            let message = ph_vips_take_error()
+            let message = ph_vips_errors_since(mark)
             defer { ph_vips_free(message) }
             throw VipsFailure(message: message.map { String(cString: $0) } ?? "")
         }

@@ -1,10 +1,11 @@
 // Fixed-arity wrappers over the variadic libvips calls the pipeline uses.
 // Every function returns 0 on success and -1 on failure, with the reason in vips' error buffer
-// (read it with ph_vips_take_error). Images are GObjects: release each with ph_vips_unref.
+// (read it with ph_vips_errors_since). Images are GObjects: release each with ph_vips_unref.
 #ifndef PH_VIPS_H
 #define PH_VIPS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <vips/vips.h>
 
 /// Starts libvips once: the operation cache off, untrusted loaders blocked, run-time SIMD code
@@ -45,8 +46,17 @@ int ph_avif_load(const void *buffer, size_t length, VipsImage **out);
 /// How many AVIF files were read through libavif so far.
 long ph_avif_libavif_decodes(void);
 
-/// The error buffer's text (g_free it), clearing the buffer. NULL when empty.
-char *ph_vips_take_error(void);
+/// A place in the error log (ph_vips_errors.c): take it before an operation that may fail.
+uint64_t ph_vips_error_mark(void);
+/// The messages libvips logged from `mark` on, one per line (g_free it): the calling thread's
+/// first, each text once, cleared ones left out; its warnings when it logged no error; NULL
+/// when there are none. Nothing is taken away: another failure at the same moment reads its
+/// own too.
+char *ph_vips_errors_since(uint64_t mark);
+/// Keeps one of libvips' warnings, read by a failure that logged no error.
+void ph_vips_log_warning(const char *message);
+/// Whether libvips' calls to its error functions reach ph_vips_errors.c's definitions.
+int ph_vips_errors_interposed(void);
 
 /// The loader libvips would pick for these bytes ("jpegload_buffer", ...), or NULL.
 const char *ph_vips_find_loader(const void *buffer, size_t length);

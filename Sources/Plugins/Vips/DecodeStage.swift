@@ -100,8 +100,9 @@ struct DecodeStage: Stage {
         )
         return try await context.runVips { () throws(PipelineError) -> StageValue in
             let format = try Self.checkFormat(bytes, allowed: formats, maxFrames: maxFrames)
+            let errors = VipsErrorMark()
             guard let image = ph_vips_open(bytes.baseAddress, bytes.count, 1) else {
-                throw PipelineError(.decodeFailed, "cannot read the image header: \(VipsRuntime.takeError())")
+                throw PipelineError(.decodeFailed, "cannot read the image header: \(errors.messages)")
             }
             let first = VipsImageHandle(image, keeping: bytes)
             let size = first.size
@@ -159,7 +160,6 @@ struct DecodeStage: Stage {
         var name = [CChar](repeating: 0, count: 64)
         var blocked: Int32 = 0
         let found = ph_vips_loader_format(bytes.baseAddress, bytes.count, &name, name.count, &blocked) != 0
-        if !found { _ = VipsRuntime.takeError() }
         let format = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         guard found else { throw PipelineError(.unsupportedFormat, "unsupported image format") }
         guard allowed.contains(format) else {
@@ -181,8 +181,9 @@ struct DecodeStage: Stage {
     }
 
     private static func open(_ bytes: ImageBytes, frames: Int) throws(PipelineError) -> VipsImageHandle {
+        let errors = VipsErrorMark()
         guard let image = ph_vips_open(bytes.baseAddress, bytes.count, Int32(frames)) else {
-            throw PipelineError(.decodeFailed, "cannot read \(frames) frames: \(VipsRuntime.takeError())")
+            throw PipelineError(.decodeFailed, "cannot read \(frames) frames: \(errors.messages)")
         }
         return VipsImageHandle(image, keeping: bytes)
     }

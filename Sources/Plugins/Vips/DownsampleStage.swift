@@ -154,10 +154,11 @@ struct DownsampleStage: Stage {
             } else if let bytes = image.undecodedBytes {
                 var out: UnsafeMutablePointer<VipsImage>?
                 let thumbnail = draft ? ph_vips_thumbnail_buffer_draft : ph_vips_thumbnail_buffer
+                let errors = VipsErrorMark()
                 guard thumbnail(bytes.baseAddress, bytes.count, width, height, crop, enlarge, image.frames, &out) == 0,
                     let out
                 else {
-                    throw PipelineError(.decodeFailed, "downsample failed: \(VipsRuntime.takeError())")
+                    throw PipelineError(.decodeFailed, "downsample failed: \(errors.messages)")
                 }
                 resized = VipsImageHandle(out, keeping: bytes)
             } else {

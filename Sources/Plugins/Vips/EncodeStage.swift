@@ -295,12 +295,13 @@ struct EncodeStage: Stage {
             var failure = PH_SAVE_OK
             var settings = options
             let palettes = output == .gif ? image.gif?.palettes ?? [] : []
+            let errors = VipsErrorMark()
             let saved = palettes.withUnsafeBufferPointer {
                 ph_vips_save(
                     ready.pointer, code, &settings, $0.baseAddress, Int32($0.count), &buffer, &length, &failure)
             }
             guard saved == 0, let buffer else {
-                let reason = VipsRuntime.takeError()
+                let reason = errors.messages
                 // Pixels are computed while saving, so a damaged source fails here too: the
                 // shim says whether producing them failed, or the saver itself.
                 let kind: PipelineError.Kind = failure == PH_SAVE_FAILED_INPUT ? .decodeFailed : .encodeFailed

@@ -138,8 +138,9 @@ struct OverlayStage: Stage {
     /// Decodes the whole overlay into memory, refusing one over `maxPixels`.
     private static func decode(_ bytes: ImageBytes) throws(PipelineError) -> VipsImageHandle {
         try VipsRuntime.start()
+        let errors = VipsErrorMark()
         guard let opened = ph_vips_open(bytes.baseAddress, bytes.count, 1) else {
-            throw PipelineError(.decodeFailed, "is not an image libvips reads: \(VipsRuntime.takeError())")
+            throw PipelineError(.decodeFailed, "is not an image libvips reads: \(errors.messages)")
         }
         let handle = VipsImageHandle(opened, keeping: bytes)
         let size = handle.size

@@ -94,6 +94,7 @@ struct PlaceholderStage: Stage {
         var buffer: UnsafeMutableRawPointer?
         var length = 0
         var failure = PH_SAVE_OK
+        let errors = VipsErrorMark()
         guard
             ph_vips_save(
                 image.pointer, format == .jpeg ? PH_FORMAT_JPEG : PH_FORMAT_WEBP, &options, nil, 0, &buffer, &length,
@@ -103,7 +104,7 @@ struct PlaceholderStage: Stage {
         else {
             throw PipelineError(
                 failure == PH_SAVE_FAILED_INPUT ? .decodeFailed : .encodeFailed,
-                "placeholder: \(VipsRuntime.takeError())")
+                "placeholder: \(errors.messages)")
         }
         defer { ph_vips_free(buffer) }
         let base64 = Data(bytes: buffer, count: length).base64EncodedString()

@@ -11,8 +11,9 @@ extension VipsPipelineImage {
         let small = try smallImage(fitting: side)
         var buffer: UnsafeMutableRawPointer?
         var length = 0
+        let errors = VipsErrorMark()
         guard ph_vips_rgba8(small.pointer, &buffer, &length) == 0, let buffer else {
-            throw PipelineError(.decodeFailed, "decode failed: \(VipsRuntime.takeError())")
+            throw PipelineError(.decodeFailed, "decode failed: \(errors.messages)")
         }
         defer { ph_vips_free(buffer) }
         let pixels = Array(UnsafeRawBufferPointer(start: buffer, count: length))
@@ -31,10 +32,11 @@ extension VipsPipelineImage {
         var small: VipsImageHandle
         if let bytes = undecodedBytes {
             var out: UnsafeMutablePointer<VipsImage>?
+            let errors = VipsErrorMark()
             guard ph_vips_thumbnail_buffer_draft(bytes.baseAddress, bytes.count, box, box, none, 0, 1, &out) == 0,
                 let out
             else {
-                throw PipelineError(.decodeFailed, "decode failed: \(VipsRuntime.takeError())")
+                throw PipelineError(.decodeFailed, "decode failed: \(errors.messages)")
             }
             small = VipsImageHandle(out, keeping: bytes)
         } else {

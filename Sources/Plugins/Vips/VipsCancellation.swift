@@ -38,7 +38,6 @@ extension StageContext {
             }
         } catch {
             guard kill.isSet else { throw error }
-            _ = VipsRuntime.takeError()
             VipsPlugin.stopped.withLock { $0 += 1 }
             throw PipelineError.cancelled("stopped: nobody waits for it")
         }

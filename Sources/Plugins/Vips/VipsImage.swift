@@ -28,8 +28,9 @@ final class VipsImageHandle: @unchecked Sendable {
         throws(PipelineError) -> VipsImageHandle
     {
         var out: UnsafeMutablePointer<VipsImage>?
+        let errors = VipsErrorMark()
         guard body(pointer, &out) == 0, let out else {
-            throw PipelineError(kind, "\(operation) failed: \(VipsRuntime.takeError())")
+            throw PipelineError(kind, "\(operation) failed: \(errors.messages)")
         }
         return VipsImageHandle(out, keeping: keeping)
     }
@@ -77,8 +78,9 @@ struct VipsPipelineImage: PipelineImage {
     /// sequentially, which works once, and the pipeline may hand one decode to several stages.
     func prepared() throws(PipelineError) -> VipsImageHandle {
         guard let bytes = undecodedBytes else { return handle }
+        let errors = VipsErrorMark()
         guard let opened = ph_vips_open(bytes.baseAddress, bytes.count, frames) else {
-            throw PipelineError(.decodeFailed, "cannot read the image: \(VipsRuntime.takeError())")
+            throw PipelineError(.decodeFailed, "cannot read the image: \(errors.messages)")
         }
         var upright = try VipsImageHandle(opened, keeping: bytes).derive("autorotate") { ph_vips_autorotate($0, &$1) }
         if gif?.opaque == true { upright = try upright.derive("opaque GIF") { ph_vips_drop_alpha($0, &$1) } }

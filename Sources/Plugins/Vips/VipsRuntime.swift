@@ -1,7 +1,7 @@
 import CVips
 import PipelineHost
 
-/// Starts libvips once per process and turns its error buffer into messages.
+/// Starts libvips once per process.
 ///
 /// libvips starts when the first image is decoded, not when a profile loads, and its modules
 /// (HEIF, JPEG XL, PDF, OpenSlide: about 40 ms) open only when a format needs them
@@ -20,7 +20,8 @@ enum VipsRuntime {
         // libjpeg's kept blocks stay resident outside the memory budget: a sixteenth of the
         // process's memory limit at most, so a small container keeps little.
         ph_jpeg_set_kept_limit(min(128 << 20, MemoryLimit.detected.bytes / 16))
-        return ph_vips_init("pipelinehost", Int32(threads)) == 0 ? nil : takeError()
+        let errors = VipsErrorMark()
+        return ph_vips_init("pipelinehost", Int32(threads)) == 0 ? nil : errors.messages
     }()
 
     static func start() throws(PipelineError) {
@@ -52,11 +53,4 @@ enum VipsRuntime {
     }
 
     private static let openedImageMagick: Void = ph_vips_open_magick()
-
-    /// libvips' pending error text on one line, clearing it.
-    static func takeError() -> String {
-        guard let text = ph_vips_take_error() else { return "unknown libvips error" }
-        defer { ph_vips_free(text) }
-        return String(cString: text).split(whereSeparator: \.isNewline).joined(separator: "; ")
-    }
 }
