@@ -130,24 +130,27 @@ static void append_once(GString *text, const logged *entry) {
     g_string_append(text, entry->text);
 }
 
-// The calling thread's messages from `mark` on first (a header's cause is logged where it was
-// read), then the others': a pixel's cause is logged on whichever worker computed it.
-static void append_since(GString *text, const ring *log, uint64_t mark) {
+// The messages from `mark` on, the calling thread's (`own`) or the others'.
+static void append_since(GString *text, const ring *log, uint64_t mark, int own) {
     size_t count = log->written < log->size ? log->written : log->size;
     size_t oldest = log->written < log->size ? 0 : log->written % log->size;
-    for (int own = 1; own >= 0; own--)
-        for (size_t k = 0; k < count; k++) {
-            const logged *entry = &log->entries[(oldest + k) % log->size];
-            if (entry->number >= mark && !entry->cleared && (entry->thread == &frozen) == own)
-                append_once(text, entry);
-        }
+    for (size_t k = 0; k < count; k++) {
+        const logged *entry = &log->entries[(oldest + k) % log->size];
+        if (entry->number >= mark && !entry->cleared && (entry->thread == &frozen) == own) append_once(text, entry);
+    }
 }
 
 char *ph_vips_errors_since(uint64_t mark) {
     GString *text = g_string_new(NULL);
     pthread_mutex_lock(&lock);
-    append_since(text, &errors, mark);
-    if (!text->len) append_since(text, &warnings, mark);
+    // The calling thread's first (a header's cause is logged where it was read), then the
+    // others': a pixel's cause is logged on whichever worker computed it. Warnings only where
+    // there is no error.
+    append_since(text, &errors, mark, 1);
+    if (!text->len) append_since(text, &warnings, mark, 1);
+    size_t own = text->len;
+    append_since(text, &errors, mark, 0);
+    if (text->len == own) append_since(text, &warnings, mark, 0);
     pthread_mutex_unlock(&lock);
     if (!text->len && !ph_vips_errors_interposed()) {
         // A link that does not export the definitions above (a shared build of this shim):

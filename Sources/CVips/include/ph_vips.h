@@ -49,9 +49,9 @@ long ph_avif_libavif_decodes(void);
 /// A place in the error log (ph_vips_errors.c): take it before an operation that may fail.
 uint64_t ph_vips_error_mark(void);
 /// The messages libvips logged from `mark` on, one per line (g_free it): the calling thread's
-/// first, each text once, cleared ones left out; its warnings when it logged no error; NULL
-/// when there are none. Nothing is taken away: another failure at the same moment reads its
-/// own too.
+/// errors (its warnings if it logged none), then the other threads' alike; each text once,
+/// cleared ones left out; NULL when there are none. Nothing is taken away: another failure at
+/// the same moment reads its own too.
 char *ph_vips_errors_since(uint64_t mark);
 /// Keeps one of libvips' warnings, read by a failure that logged no error.
 void ph_vips_log_warning(const char *message);
