@@ -4,6 +4,7 @@
 #include <vips/vector.h>
 
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -92,7 +93,7 @@ void ph_copy_header_fields(VipsImage *header, VipsImage *image) {
     vips_image_map(header, copy_field, image);
 }
 
-int ph_vips_init(const char *program, int concurrency) {
+static int start(const char *program) {
     if (ph_vips_start(program)) return -1;
     if (check_switch("PIPELINEHOST_VIPS_VECTOR") || check_switch("PIPELINEHOST_JPEG_HUGE_PAGES") ||
         check_switch("PIPELINEHOST_JPEG_EARLY_STOP") ||
@@ -114,6 +115,29 @@ int ph_vips_init(const char *program, int concurrency) {
     const char *vector = g_getenv("PIPELINEHOST_VIPS_VECTOR");
     int wanted = vector ? strcmp(vector, "1") == 0 : ph_orc_guard_active();
     if (!wanted || g_getenv("VIPS_NOVECTOR")) vips_vector_set_enabled(FALSE);
+    return 0;
+}
+
+// Started once for the process, whoever calls first (the pipeline, or a test's fixtures on
+// another thread): a second start rewrote the module directory another thread was reading.
+// A failed start is said again to each later caller, whose error mark is after the first's.
+int ph_vips_init(const char *program, int concurrency) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static int started;  // 1: started, 2: failed
+    static char *failure;
+    pthread_mutex_lock(&lock);
+    int first = !started;
+    if (first) {
+        uint64_t mark = ph_vips_error_mark();
+        started = start(program) == 0 ? 1 : 2;
+        if (started == 2) failure = ph_vips_errors_since(mark);
+    }
+    int state = started;
+    pthread_mutex_unlock(&lock);
+    if (state == 2) {
+        if (!first) vips_error("pipelinehost", "%s", failure ? failure : "libvips did not start");
+        return -1;
+    }
     if (concurrency > 0) vips_concurrency_set(concurrency);
     return 0;
 }

@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <vips/vips.h>
 
-/// Starts libvips once: the operation cache off, untrusted loaders blocked, run-time SIMD code
-/// (liborc) on only behind ph_orc_guard.c's lock, `concurrency` worker threads per pipeline (0
-/// keeps libvips' default).
+/// Starts libvips once for the process, whoever calls first: the operation cache off, untrusted
+/// loaders blocked, run-time SIMD code (liborc) on only behind ph_orc_guard.c's lock. Each
+/// call then sets `concurrency` worker threads per pipeline (0 keeps what is set).
 int ph_vips_init(const char *program, int concurrency);
 /// Whether libvips runs its run-time SIMD code (liborc): on when the guard below is in place,
 /// unless PIPELINEHOST_VIPS_VECTOR=0 or VIPS_NOVECTOR is set.
