@@ -98,7 +98,7 @@ static int start(const char *program) {
     if (check_switch("PIPELINEHOST_VIPS_VECTOR") || check_switch("PIPELINEHOST_JPEG_HUGE_PAGES") ||
         check_switch("PIPELINEHOST_JPEG_EARLY_STOP") ||
         check_switch("PIPELINEHOST_COLOUR_TRANSFORM_CACHE") || check_switch("PIPELINEHOST_AVIF_LIBAVIF") ||
-        check_switch("PIPELINEHOST_GIF_THREADS"))
+        check_switch("PIPELINEHOST_GIF_THREADS") || check_switch("PIPELINEHOST_REDUCEH"))
         return -1;
     g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO, keep_log,
                       g_getenv("PIPELINEHOST_VIPS_WARNINGS") ? (gpointer)1 : NULL);

@@ -85,6 +85,7 @@ struct NumberEdgeTests {
             ("PIPELINEHOST_JPEG_HUGE_PAGES", "on"), ("PIPELINEHOST_JPEG_HUGE_PAGES", ""),
             ("PIPELINEHOST_COLOUR_TRANSFORM_CACHE", "off"), ("PIPELINEHOST_JPEG_EARLY_STOP", "no"),
             ("PIPELINEHOST_AVIF_LIBAVIF", "true"), ("PIPELINEHOST_GIF_THREADS", "2"),
+            ("PIPELINEHOST_REDUCEH", "off"),
         ])
     func environmentSwitch(name: String, value: String) async throws {
         let directory = try TemporaryDirectory()

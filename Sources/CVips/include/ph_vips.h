@@ -244,6 +244,16 @@ VipsImage *ph_avif_sequence_open(const void *buffer, size_t length, int pages);
 /// PIPELINEHOST_GIF_THREADS=0.
 int ph_gif_threads(void);
 
+/// How many horizontal reduces ph_reduceh.c has built (libvips' resize reaches its vips_reduceh
+/// through the PLT), so a test can tell its loop, not libvips' own, made the pixels.
+long ph_reduceh_builds(void);
+/// libvips' reduceh of `in` by `hshrink` with `kernel` (a VipsKernel) and `gap`, as libvips'
+/// resize asks for it: through ph_reduceh.c where it takes the image.
+int ph_vips_reduceh(VipsImage *in, double hshrink, int kernel, double gap, VipsImage **out);
+/// The same through libvips' own reduceh operation, whatever the image: the reference the
+/// tests hold ph_reduceh.c to.
+int ph_vips_reduceh_libvips(VipsImage *in, double hshrink, int kernel, double gap, VipsImage **out);
+
 /// Lets libvips' JPEG XL loader read input (opening its module). It is marked untrusted in this
 /// libvips, so it stays blocked until a profile lists "jxl" among its decode formats.
 void ph_vips_allow_jxl_input(void);
