@@ -29,6 +29,7 @@
 
 // What the generate function reads: made once per reduce, read-only after.
 typedef struct {
+    atomic_int ready; // set (release) once the plan is whole; see reduce_generate
     double hshrink, hoffset;
     int n_point;
     int *matrixi; // PHASES masks of n_point coefficients: libvips' fixed-point ones
@@ -162,7 +163,10 @@ static int reduce_generate(VipsRegion *out, void *sequence, void *a, void *b, gb
     (void)stop;
     VipsRegion *ir = sequence;
     VipsImage *in = a;
-    const reduce_plan *plan = b;
+    reduce_plan *plan = b;
+    // Pairs with plan_new's release: libvips hands the work to its threads through GLib, which
+    // ThreadSanitizer cannot see into (ph_colour_transforms.c does the same).
+    (void)atomic_load_explicit(&plan->ready, memory_order_acquire);
     const VipsRect *r = &out->valid;
     const int bands = in->Bands, n = plan->n_point;
     VipsRect s;
@@ -237,6 +241,7 @@ static reduce_plan *plan_new(VipsKernel kernel, double hshrink, double hoffset, 
         free_plan(NULL, plan);
         return NULL;
     }
+    atomic_store_explicit(&plan->ready, 1, memory_order_release);
     return plan;
 }
 
