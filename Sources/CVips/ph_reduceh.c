@@ -335,8 +335,9 @@ int ph_vips_reduceh(VipsImage *in, double hshrink, int kernel, double gap, VipsI
     return vips_reduceh(in, out, hshrink, "kernel", (VipsKernel)kernel, "gap", gap, NULL);
 }
 
-// libvips' own vips_reduceh, word for word. (vips_call with the same arguments fails from its
-// second call on, in 8.14.1: "reduce gap should be >= 1.0", whatever gap it is given.)
+// libvips' own vips_reduceh, word for word. (In a test program of libvips 8.14.1 alone,
+// vips_call("reduceh", ...) with these arguments failed on some second calls, "reduce gap
+// should be >= 1.0" with a gap of 0 or 2; vips_call_split, which vips_reduceh uses, never did.)
 static int libvips_reduceh(VipsImage *in, VipsImage **out, double hshrink, ...) {
     va_list ap;
     va_start(ap, hshrink);
