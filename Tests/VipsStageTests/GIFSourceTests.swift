@@ -80,6 +80,31 @@ struct GIFSourceTests {
         }
     }
 
+    @Test("an opaque animation read with an alpha loses only the alpha: every colour byte stays")
+    func alphaDropped() throws {
+        let bytes = Fixtures.photoPan(frames: 3, width: 97, height: 41, step: 13)
+        let opened = try #require(bytes.withUnsafeBytes { ph_vips_open($0.baseAddress, $0.count, 3) })
+        defer { g_object_unref(UnsafeMutableRawPointer(opened)) }
+        #expect(vips_image_get_bands(opened) == 4, "libvips read the GIF without an alpha: the case tests nothing")
+        var dropped: UnsafeMutablePointer<VipsImage>?
+        #expect(ph_vips_drop_alpha(opened, &dropped) == 0)
+        let colours = try #require(dropped)
+        defer { g_object_unref(UnsafeMutableRawPointer(colours)) }
+        var (size, droppedSize) = (0, 0)
+        let rgba = try #require(vips_image_write_to_memory(opened, &size))
+        defer { g_free(rgba) }
+        let rgb = try #require(vips_image_write_to_memory(colours, &droppedSize))
+        defer { g_free(rgb) }
+        let (all, kept) = (
+            UnsafeRawBufferPointer(start: rgba, count: size), UnsafeRawBufferPointer(start: rgb, count: droppedSize)
+        )
+        var expected = [UInt8]()
+        for pixel in 0..<size / 4 { expected += all[pixel * 4..<pixel * 4 + 3] }
+        #expect(vips_image_get_bands(colours) == 3 && droppedSize == size / 4 * 3)
+        #expect(Array(kept) == expected)
+        #expect(vips_image_get_page_height(colours) == vips_image_get_page_height(opened))
+    }
+
     @Test("each frame's palette is its own table where it has one, without the transparent entry")
     func palettes() throws {
         var own = Self.patch()
