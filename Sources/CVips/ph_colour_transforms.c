@@ -137,6 +137,15 @@ static int transform_generate(VipsRegion *out, void *sequence, void *a, void *b,
 
 static atomic_int switch_cache = -1;
 
+// The transformed image's fields: sRGB, with libvips' own sRGB profile.
+static void as_srgb(VipsImage *image, void *state) {
+    (void)state;
+    image->Type = VIPS_INTERPRETATION_sRGB;
+    size_t srgb_length;
+    const void *srgb = vips_blob_get(srgb_blob, &srgb_length);
+    vips_image_set_blob_copy(image, VIPS_META_ICC_NAME, srgb, srgb_length);
+}
+
 int ph_vips_icc_to_srgb_kept(VipsImage *in, VipsImage **out) {
     const void *profile;
     size_t length;
@@ -150,25 +159,12 @@ int ph_vips_icc_to_srgb_kept(VipsImage *in, VipsImage **out) {
         vips_error_clear();
         return 1;
     }
-    VipsImage *image = vips_image_new();
-    if (vips_image_pipelinev(image, VIPS_DEMAND_STYLE_THINSTRIP, in, NULL)) {
-        g_object_unref(image);
+    // The pixels come from `in` for as long as the image lives; the transform is given back
+    // when the image closes.
+    if (ph_generated_image(in, as_srgb, transform_generate, kept, out)) {
         release(kept);
         return -1;
     }
-    image->Type = VIPS_INTERPRETATION_sRGB;
-    size_t srgb_length;
-    const void *srgb = vips_blob_get(srgb_blob, &srgb_length);
-    vips_image_set_blob_copy(image, VIPS_META_ICC_NAME, srgb, srgb_length);
-    g_signal_connect(image, "postclose", G_CALLBACK(release_on_close), kept);
-    // The pixels come from `in` for as long as the image lives (libvips' operations hold
-    // their inputs the same way).
-    g_object_ref(in);
-    vips_object_local(image, in);
-    if (vips_image_generate(image, vips_start_one, transform_generate, vips_stop_one, in, kept)) {
-        g_object_unref(image);
-        return -1;
-    }
-    *out = image;
+    g_signal_connect(*out, "postclose", G_CALLBACK(release_on_close), kept);
     return 0;
 }

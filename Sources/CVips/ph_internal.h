@@ -20,6 +20,13 @@ void *ph_next_definition(_Atomic(void *) *slot, const char *name);
 /// resolution: for a decode done outside libvips whose header libvips read.
 void ph_copy_header_fields(VipsImage *header, VipsImage *image);
 
+/// Makes `*out`: an image with `in`'s fields, changed by `shape` (if not NULL) before any pixel
+/// is asked for, whose pixels `generate` makes from a region of `in` (one per thread) and
+/// `state`. `*out` holds `in` while it lives, as libvips' operations hold their inputs; `state`
+/// stays the caller's (free it on a close signal of `*out`). 0, or -1 with nothing made.
+int ph_generated_image(VipsImage *in, void (*shape)(VipsImage *image, void *state), VipsGenerateFn generate,
+                       void *state, VipsImage **out);
+
 /// A filter of one image, with its parameters.
 typedef int (*ph_frame_filter)(VipsImage *in, VipsImage **out, const double *parameters);
 

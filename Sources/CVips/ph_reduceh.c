@@ -31,7 +31,7 @@
 typedef struct {
     atomic_int ready; // set (release) once the plan is whole; see reduce_generate
     double hshrink, hoffset;
-    int n_point;
+    int n_point, width;
     int *matrixi; // PHASES masks of n_point coefficients: libvips' fixed-point ones
 #if defined(__SSE2__)
     __m128i *pairs; // the same as PHASES rows of (n_point + 1) / 2 pairs, each pair in four lanes
@@ -245,6 +245,8 @@ static reduce_plan *plan_new(VipsKernel kernel, double hshrink, double hoffset, 
     return plan;
 }
 
+static void reduced_width(VipsImage *image, void *plan) { image->Xsize = ((reduce_plan *)plan)->width; }
+
 // The reduce of `in` (already at its residual shrink) to `width`: 8.14's vips_reduceh_build
 // from its mask on. 0 with *out made, 1 where libvips' own reduceh should do it, -1 on error.
 static int reduce(VipsImage *in, VipsImage **out, double hshrink, VipsKernel kernel, int width, double extra_pixels) {
@@ -259,23 +261,16 @@ static int reduce(VipsImage *in, VipsImage **out, double hshrink, VipsKernel ker
         free_plan(NULL, plan);
         return -1;
     }
-    VipsImage *image = vips_image_new();
-    if (vips_image_pipelinev(image, VIPS_DEMAND_STYLE_THINSTRIP, embedded, NULL)) {
-        g_object_unref(image);
-        g_object_unref(embedded);
+    plan->width = width;
+    int result = ph_generated_image(embedded, reduced_width, reduce_generate, plan, out);
+    g_object_unref(embedded);
+    if (result) {
         free_plan(NULL, plan);
         return -1;
     }
-    image->Xsize = width;
-    // The image keeps its input, and frees the plan, when it closes.
-    vips_object_local(image, embedded);
-    g_signal_connect(image, "close", G_CALLBACK(free_plan), plan);
-    if (vips_image_generate(image, vips_start_one, reduce_generate, vips_stop_one, embedded, plan)) {
-        g_object_unref(image);
-        return -1;
-    }
-    vips_reorder_margin_hint(image, n);
-    *out = image;
+    // The plan goes when the image does.
+    g_signal_connect(*out, "close", G_CALLBACK(free_plan), plan);
+    vips_reorder_margin_hint(*out, n);
     atomic_fetch_add(&builds, 1);
     return 0;
 }

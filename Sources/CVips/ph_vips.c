@@ -55,6 +55,24 @@ int ph_switched_off(const char *name, atomic_int *cache) {
     return off;
 }
 
+int ph_generated_image(VipsImage *in, void (*shape)(VipsImage *image, void *state), VipsGenerateFn generate,
+                       void *state, VipsImage **out) {
+    VipsImage *image = vips_image_new();
+    if (vips_image_pipelinev(image, VIPS_DEMAND_STYLE_THINSTRIP, in, NULL)) {
+        g_object_unref(image);
+        return -1;
+    }
+    if (shape) shape(image, state);
+    g_object_ref(in);
+    vips_object_local(image, in);
+    if (vips_image_generate(image, vips_start_one, generate, vips_stop_one, in, state)) {
+        g_object_unref(image);
+        return -1;
+    }
+    *out = image;
+    return 0;
+}
+
 static void *copy_field(VipsImage *from, const char *name, GValue *value, void *to) {
     static const char *const builtin[] = {"width",   "height",  "bands", "format", "coding",   "interpretation",
                                           "xoffset", "yoffset", "xres",  "yres",   "filename", NULL};

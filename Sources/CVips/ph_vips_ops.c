@@ -150,6 +150,11 @@ static int drop_alpha_generate(VipsRegion *out, void *sequence, void *a, void *b
     return 0;
 }
 
+static void without_alpha(VipsImage *image, void *state) {
+    (void)state;
+    image->Bands--;
+}
+
 int ph_vips_drop_alpha(VipsImage *in, VipsImage **out) {
     if (!vips_image_hasalpha(in)) {
         g_object_ref(in);
@@ -161,21 +166,7 @@ int ph_vips_drop_alpha(VipsImage *in, VipsImage **out) {
     // read with an alpha. The same bytes, copied with the band count known.
     if (in->BandFmt != VIPS_FORMAT_UCHAR || in->Coding != VIPS_CODING_NONE || (in->Bands != 4 && in->Bands != 2))
         return vips_extract_band(in, out, 0, "n", in->Bands - 1, NULL);
-    VipsImage *image = vips_image_new();
-    if (vips_image_pipelinev(image, VIPS_DEMAND_STYLE_THINSTRIP, in, NULL)) {
-        g_object_unref(image);
-        return -1;
-    }
-    image->Bands = in->Bands - 1;
-    // The image keeps its input while it lives.
-    g_object_ref(in);
-    vips_object_local(image, in);
-    if (vips_image_generate(image, vips_start_one, drop_alpha_generate, vips_stop_one, in, NULL)) {
-        g_object_unref(image);
-        return -1;
-    }
-    *out = image;
-    return 0;
+    return ph_generated_image(in, without_alpha, drop_alpha_generate, NULL, out);
 }
 
 static int round_frame(VipsImage *in, VipsImage **out, const double *parameters);
