@@ -62,15 +62,17 @@ struct ErrorLogTests {
     }
 
     @Test("a clear on another thread leaves this thread's cause")
-    func clearElsewhere() throws {
-        let mark = failToOpen(Self.notAnImage)
+    func clearElsewhere() {
+        // A text of this test's own: other tests log libvips' usual ones at the same moment.
+        let mark = ph_vips_error_mark(), message = "kept through another thread's clear \(UUID())"
+        log(message)
         let cleared = DispatchSemaphore(value: 0)
         Thread {
             vips_error_clear()
             cleared.signal()
         }.start()
         cleared.wait()
-        #expect(try #require(messages(since: mark)).hasPrefix("VipsForeignLoad: buffer is not in a known format"))
+        #expect(messages(since: mark)?.hasPrefix("ErrorLogTests: \(message)") == true)
     }
 
     @Test("a clear forgets the clearing thread's own messages, as libvips' did")
