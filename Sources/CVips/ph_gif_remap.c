@@ -8,12 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-// How close a kept palette must be. Over the frame's opaque pixels: at least 40 dB (a mean
-// squared error of 6.5 a channel), and no more than one pixel in a thousand further than 48
-// from the colour it gets (a mark or a caption in colours the source lacks would show).
-// Otherwise the frame is quantized afresh: libimagequant's palette and dithering give 38 to
-// 46 dB on the photos of BENCHMARKS.md's animation rows, the source's palette more on most.
-#define KEEP_MEAN_SQUARED_ERROR 6.5
+// How close a kept palette must be. Over the frame's opaque pixels: a mean squared error a
+// channel of at most the caller's limit (ph_gif_save.c gives 6.5, 40 dB, or what libimagequant
+// did on a frame like it where that is more), and no more than one pixel in a thousand further
+// than 48 from the colour it gets (a mark or a caption in colours the source lacks would show).
+// Otherwise the frame is quantized afresh.
 #define FAR_SQUARED (48 * 48)
 #define FAR_PER_THOUSAND 1
 
@@ -34,8 +33,8 @@ static int squared(const VipsPel *p, const unsigned char *rgb) {
 }
 
 // Whether a mapping's summed squared error and far pixels are over what `opaque` pixels allow.
-static int too_far(double error, size_t far, size_t opaque) {
-    return error > KEEP_MEAN_SQUARED_ERROR * 3 * (double)opaque || far * 1000 > opaque * FAR_PER_THOUSAND;
+static int too_far(double error, double limit, size_t far, size_t opaque) {
+    return error > limit * 3 * (double)opaque || far * 1000 > opaque * FAR_PER_THOUSAND;
 }
 
 static int by_green(const void *a, const void *b) { return ((const entry *)a)->g - ((const entry *)b)->g; }
@@ -62,8 +61,8 @@ static VipsPel nearest(const entry *sorted, int count, const int *first, const V
     return (VipsPel)choice;
 }
 
-int ph_gif_map_to_palette(const ph_gif_palette *source, const unsigned char *rgba, size_t n, unsigned char *index,
-                          unsigned char *palette, int *colours, int *transparent) {
+int ph_gif_map_to_palette(const ph_gif_palette *source, const unsigned char *rgba, size_t n, double limit,
+                          unsigned char *index, unsigned char *palette, int *colours, int *transparent) {
     int count = VIPS_CLIP(0, source->colours, 256);
     if (count == 0) return 0;
     entry sorted[256];
@@ -99,10 +98,10 @@ int ph_gif_map_to_palette(const ph_gif_palette *source, const unsigned char *rgb
         used[index[i]]++;
         error += cache->distance[slot];
         far += cache->distance[slot] > FAR_SQUARED;
-        if (too_far(error, far, opaque)) break;
+        if (too_far(error, limit, far, opaque)) break;
     }
     g_free(cache);
-    if (too_far(error, far, opaque)) return 0;
+    if (too_far(error, limit, far, opaque)) return 0;
     // A transparent entry: past the source's colours, or one no pixel of this frame uses, or
     // else the least used, its pixels given their next nearest colour.
     int spare = count;
@@ -124,7 +123,7 @@ int ph_gif_map_to_palette(const ph_gif_palette *source, const unsigned char *rgb
             }
         }
     }
-    if (too_far(error, far, opaque)) return 0;
+    if (too_far(error, limit, far, opaque)) return 0;
     memcpy(palette, source->rgb, (size_t)count * 3);
     memset(palette + spare * 3, 0, 3);
     *colours = VIPS_MAX(count, spare + 1);

@@ -176,10 +176,13 @@ public enum Fixtures {
 
     /// An animation panning across the sample photo: frame f is the `width` x `height` window
     /// `step` pixels further right than frame f - 1, as GIF (or WebP). A real picture, so a frame
-    /// put in another's place, or colour that crosses from one to the next, shows.
-    public static func photoPan(frames: Int, width: Int, height: Int, step: Int, webp: Bool = false) -> [UInt8] {
+    /// put in another's place, or colour that crosses from one to the next, shows. `shrink` pans
+    /// across the photo shrunk that many times (each pixel the mean of a square), a wider view.
+    public static func photoPan(frames: Int, width: Int, height: Int, step: Int, webp: Bool = false, shrink: Int = 1)
+        -> [UInt8]
+    {
         start()
-        let photo = decoded(sample)!
+        let photo = shrunk(decoded(sample)!, by: shrink)
         precondition(photo.bands == 3 && (frames - 1) * step + width <= photo.width && height <= photo.height)
         var pixels: [UInt8] = []
         pixels.reserveCapacity(frames * width * height * 3)
@@ -192,6 +195,28 @@ public enum Fixtures {
         return encode(rgb: pixels, width: width, height: height * frames, as: webp ? PH_FORMAT_WEBP : PH_FORMAT_GIF) {
             vips_image_set_int($0, "page-height", Int32(height))
         }
+    }
+
+    /// `pixels` with each `factor` x `factor` square averaged into one pixel.
+    public static func shrunk(_ pixels: Pixels, by factor: Int) -> Pixels {
+        guard factor > 1 else { return pixels }
+        let (width, height, bands) = (pixels.width / factor, pixels.height / factor, pixels.bands)
+        var out = [UInt8](repeating: 0, count: width * height * bands)
+        pixels.samples.withUnsafeBufferPointer { source in
+            for y in 0..<height {
+                for x in 0..<width {
+                    for band in 0..<bands {
+                        var sum = 0
+                        for dy in 0..<factor {
+                            let row = ((y * factor + dy) * pixels.width + x * factor) * bands + band
+                            for dx in 0..<factor { sum += Int(source[row + dx * bands]) }
+                        }
+                        out[(y * width + x) * bands + band] = UInt8((sum + factor * factor / 2) / (factor * factor))
+                    }
+                }
+            }
+        }
+        return Pixels(width: width, height: height, bands: bands, samples: out)
     }
 
     /// Every frame of an animated AVIF as decode reads it (through libavif: libvips' libheif

@@ -213,9 +213,13 @@ int ph_gif_composes_opaque(const void *buffer, size_t length, int opaque);
 /// Maps `n` RGBA pixels (alpha already 0 or 255) to the nearest colours of `source`, as gifsicle
 /// does when it resizes, into `index`, with the palette to write (`source` and a transparent
 /// entry) in `palette`, `colours` and `transparent`. Returns 1 when the mapping is close enough
-/// to keep (ph_gif_remap.c says how close), 0 when the frame should be quantized instead.
-int ph_gif_map_to_palette(const ph_gif_palette *source, const unsigned char *rgba, size_t n, unsigned char *index,
-                          unsigned char *palette, int *colours, int *transparent);
+/// to keep (a mean squared error a channel of at most `limit`, and few far pixels:
+/// ph_gif_remap.c), 0 when the frame should be quantized instead.
+int ph_gif_map_to_palette(const ph_gif_palette *source, const unsigned char *rgba, size_t n, double limit,
+                          unsigned char *index, unsigned char *palette, int *colours, int *transparent);
+
+/// The error ph_gif_save.c lets a kept source palette have where it knows no better: 40 dB.
+#define PH_GIF_KEEP_ERROR 6.5
 
 /// Writes `in` (a still, or an animation of stacked frames) as a GIF into a g_malloc'd buffer,
 /// `threads` frames quantized side by side (ph_gif_save.c); 0 writes through libvips' own saver.
