@@ -68,6 +68,7 @@ typedef struct {
     int *delays, n_delays, loop;
     const ph_gif_palette *palettes; // the source's, frame by frame
     int palette_count;
+    double first_error; // frame 0's error where it was quantized afresh, else 0
     CGIF *gif;
     GByteArray *out;
     palette_chain chains[CHAINS];
@@ -187,14 +188,14 @@ static int chain_takes(const palette_chain *chain, const VipsPel *rgba, size_t c
 // (libvips' cgifsave, write_frame's first half), making that palette the chain's.
 //
 // The source's palette is close enough at 40 dB, or at the error libimagequant's palette and
-// dithering had on the chain's last fresh frame where that is more: the frames of a pan from
-// a dithered GIF (ffmpeg's paletteuse, ImageMagick's) map to their own palettes at 38 to 43 dB,
-// closer on every frame than libimagequant at effort 1 comes (36 to 42 dB), in a fraction of
-// the time. The chain's first frames, before it has a fresh palette, keep the 40 dB bar.
+// dithering had on the chain's last fresh frame (or, before the chain has one, on frame 0)
+// where that is more: the frames of a pan from a dithered GIF (ffmpeg's paletteuse,
+// ImageMagick's) map to their own palettes at 38 to 43 dB, closer on every frame than
+// libimagequant at effort 1 comes (36 to 42 dB), in a fraction of the time.
 static void quantize_pixels(gif_writer *w, palette_chain *chain, int frame, const VipsPel *rgba, int width,
                             int height, VipsPel *index, quantized *q) {
     size_t count = (size_t)width * height;
-    double keep = chain->result ? VIPS_MAX(PH_GIF_KEEP_ERROR, chain->fresh_error) : PH_GIF_KEEP_ERROR;
+    double keep = VIPS_MAX(PH_GIF_KEEP_ERROR, chain->result ? chain->fresh_error : w->first_error);
     if (frame < w->palette_count && w->palettes[frame].colours > 0 &&
         ph_gif_map_to_palette(&w->palettes[frame], rgba, count, keep, index, q->palette, &q->colours,
                               &q->transparent)) {
@@ -233,6 +234,7 @@ static void quantize_pixels(gif_writer *w, palette_chain *chain, int frame, cons
             if (chain->result) liq_result_destroy(chain->result);
             chain->result = result;
             chain->fresh_error = error;
+            if (frame == 0) w->first_error = error;
             chain->limit = error * REUSE_ERROR_RATIO;
             chain->sampled_limit = sampled_error(liq_get_palette(result), rgba, count) * REUSE_ERROR_RATIO;
             result = NULL;
@@ -385,12 +387,17 @@ static int flush_batch(gif_writer *w, int count) {
     return 0;
 }
 
+// Frames in the batch being filled. Where the source's palettes may be kept, frame 0 is a
+// batch of its own, so that its error (first_error) is known to every chain's first frame:
+// without it, each of the CHAINS first frames would be quantized to learn it.
+static int batch_size(const gif_writer *w) { return w->written == 0 && w->palette_count > 0 ? 1 : w->batch; }
+
 static int take_frame_rows(gif_writer *w, VipsRegion *region, VipsRect *area) {
     size_t line = (size_t)w->width * 4;
     for (int y = 0; y < area->height; y++) {
         int row = w->filled_rows;
         int frame = row / w->frame_height;
-        int slot = frame % w->batch;
+        int slot = frame - w->written;
         VipsPel *p = w->rgba + ((size_t)slot * w->frame_height + row % w->frame_height) * line;
         memcpy(p, VIPS_REGION_ADDR(region, 0, area->top + y), line);
         // Alpha cut at 128, as cgifsave does; a transparent pixel all zeros, which helps the
@@ -402,7 +409,7 @@ static int take_frame_rows(gif_writer *w, VipsRegion *region, VipsRect *area) {
                 p[0] = p[1] = p[2] = p[3] = 0;
         }
         w->filled_rows++;
-        if (row % w->frame_height == w->frame_height - 1 && (slot == w->batch - 1 || frame == w->frames - 1))
+        if (row % w->frame_height == w->frame_height - 1 && (slot == batch_size(w) - 1 || frame == w->frames - 1))
             if (flush_batch(w, slot + 1)) return -1;
     }
     return 0;
