@@ -1,6 +1,7 @@
 // A GIF frame mapped to its source frame's palette (ph_gif_palettes.c), as gifsicle maps the
 // frames it resizes: the nearest colour, no dithering. ph_gif_save.c keeps the mapping only
-// where it is close, and quantizes the frame afresh otherwise.
+// where it is close, and quantizes the frame afresh otherwise. And a frame of few colours given
+// exactly those (ph_gif_exact_palette), which no mapping or quantization can better.
 #include "ph_vips.h"
 
 #include <limits.h>
@@ -131,5 +132,38 @@ int ph_gif_map_to_palette(const ph_gif_palette *source, const unsigned char *rgb
     p = rgba;
     for (size_t i = 0; i < n; i++, p += 4)
         if (!p[3]) index[i] = (VipsPel)spare;
+    return 1;
+}
+
+// Open addressing in 1024 slots: at most 255 colours keep it a quarter full.
+#define EXACT_SLOTS 1024
+
+int ph_gif_exact_palette(const unsigned char *rgba, size_t n, unsigned char *index, unsigned char *palette,
+                         int *colours, int *transparent) {
+    uint32_t key[EXACT_SLOTS] = {0}; // rgb + 1; 0 is empty
+    VipsPel entry[EXACT_SLOTS];
+    int count = 0;
+    const VipsPel *p = rgba;
+    for (size_t i = 0; i < n; i++, p += 4) {
+        if (!p[3]) continue;
+        uint32_t k = ((uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2]) + 1;
+        uint32_t slot = (k * 2654435761u) >> 22;
+        while (key[slot] && key[slot] != k) slot = (slot + 1) % EXACT_SLOTS;
+        if (!key[slot]) {
+            if (count == 255) return 0;
+            key[slot] = k;
+            entry[slot] = (VipsPel)count;
+            memcpy(palette + count * 3, p, 3);
+            count++;
+        }
+        index[i] = entry[slot];
+    }
+    // GIF's smallest table has two entries.
+    memset(palette + count * 3, 0, (size_t)(count == 0 ? 6 : 3));
+    *transparent = count;
+    *colours = VIPS_MAX(count + 1, 2);
+    p = rgba;
+    for (size_t i = 0; i < n; i++, p += 4)
+        if (!p[3]) index[i] = (VipsPel)count;
     return 1;
 }

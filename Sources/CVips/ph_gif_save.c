@@ -183,9 +183,11 @@ static int chain_takes(const palette_chain *chain, const VipsPel *rgba, size_t c
     return sampled_error(palette, rgba, count) <= chain->sampled_limit;
 }
 
-// Maps the `width` x `height` RGBA pixels at `rgba` to the source frame's palette where that is
-// close enough, or to the chain's last palette where that is, or quantizes and remaps them
-// (libvips' cgifsave, write_frame's first half), making that palette the chain's.
+// Gives the `width` x `height` RGBA pixels at `rgba` their own colours where they have at most
+// 255 (a dark or smooth frame resized, a recording's few changed characters), or maps them to
+// the source frame's palette where that is close enough, or to the chain's last palette where
+// that is, or quantizes and remaps them (libvips' cgifsave, write_frame's first half), making
+// that palette the chain's.
 //
 // The source's palette is close enough at 40 dB, or at the error libimagequant's palette and
 // dithering had on the chain's last fresh frame (or, before the chain has one, on frame 0)
@@ -195,6 +197,10 @@ static int chain_takes(const palette_chain *chain, const VipsPel *rgba, size_t c
 static void quantize_pixels(gif_writer *w, palette_chain *chain, int frame, const VipsPel *rgba, int width,
                             int height, VipsPel *index, quantized *q) {
     size_t count = (size_t)width * height;
+    if (ph_gif_exact_palette(rgba, count, index, q->palette, &q->colours, &q->transparent)) {
+        q->failed = 0;
+        return;
+    }
     double keep = VIPS_MAX(PH_GIF_KEEP_ERROR, chain->result ? chain->fresh_error : w->first_error);
     if (frame < w->palette_count && w->palettes[frame].colours > 0 &&
         ph_gif_map_to_palette(&w->palettes[frame], rgba, count, keep, index, q->palette, &q->colours,

@@ -250,14 +250,37 @@ public enum Fixtures {
                 return nil
             }
             defer { ph_vips_unref(image) }
-            var buffer: UnsafeMutableRawPointer?
-            var length = 0
-            guard ph_gif_save_buffer(image, 1, 1, Int32(threads), nil, 0, &buffer, &length) == 0, let buffer else {
-                return nil
-            }
-            defer { ph_vips_free(buffer) }
-            return [UInt8](UnsafeRawBufferPointer(start: buffer, count: length))
+            return writtenGIF(image, threads: threads, palettes: [])
         }
+    }
+
+    /// Tightly packed 8-bit sRGB frames of `width` x `frameHeight`, stacked, written as a GIF by
+    /// pipelinehost's writer on two threads, with `palettes` as their source's, frame by frame.
+    public static func writtenGIF(rgb: [UInt8], width: Int, frameHeight: Int, palettes: [ph_gif_palette]) -> [UInt8]? {
+        start()
+        let image = rgb.withUnsafeBytes {
+            vips_image_new_from_memory_copy(
+                $0.baseAddress, $0.count, Int32(width), Int32(rgb.count / 3 / width), 3, VIPS_FORMAT_UCHAR)!
+        }
+        defer { ph_vips_unref(image) }
+        image.pointee.Type = VIPS_INTERPRETATION_sRGB
+        vips_image_set_int(image, "page-height", Int32(frameHeight))
+        return writtenGIF(image, threads: 2, palettes: palettes)
+    }
+
+    private static func writtenGIF(_ image: UnsafeMutablePointer<VipsImage>, threads: Int, palettes: [ph_gif_palette])
+        -> [UInt8]?
+    {
+        var buffer: UnsafeMutableRawPointer?
+        var length = 0
+        let saved = palettes.withUnsafeBufferPointer { table in
+            ph_gif_save_buffer(
+                image, 1, 1, Int32(threads), table.isEmpty ? nil : table.baseAddress, Int32(table.count), &buffer,
+                &length)
+        }
+        guard saved == 0, let buffer else { return nil }
+        defer { ph_vips_free(buffer) }
+        return [UInt8](UnsafeRawBufferPointer(start: buffer, count: length))
     }
 
     /// A GIF whose screen is `side` x `side` and whose `frames` frames each paint one pixel,

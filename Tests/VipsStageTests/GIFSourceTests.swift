@@ -153,6 +153,31 @@ struct GIFSourceTests {
         #expect(kept.index == (0..<1600).map { UInt8($0 % 15) })
     }
 
+    @Test("a frame of 255 colours or fewer is written in exactly those, though the source's palette is close")
+    func exactColours() throws {
+        // Two frames of 64 x 32 in odd greys, 64 of them a frame. The source's palette has the
+        // even greys, one from each (48 dB): close enough to keep, but not exact.
+        let (width, height, frames) = (64, 32, 2)
+        var rgb: [UInt8] = []
+        for frame in 0..<frames {
+            for _ in 0..<height {
+                for x in 0..<width { rgb += Array(repeating: UInt8(2 * ((x + frame * 7) % 128) + 1), count: 3) }
+            }
+        }
+        var source = ph_gif_palette()
+        setColours(&source, (0..<128).map { Array(repeating: UInt8($0 * 2), count: 3) })
+        let firstFrame = (0..<width * height).flatMap { rgb[$0 * 3..<$0 * 3 + 3] + [255] }
+        #expect(map(source, firstFrame) != nil, "the source's palette is too far to keep: the test shows nothing")
+        let gif = try #require(
+            Fixtures.writtenGIF(rgb: rgb, width: width, frameHeight: height, palettes: [source, source]))
+        let decoded = try #require(Fixtures.decodedFrames(gif))
+        try #require(decoded.width == width && decoded.height == height * frames)
+        let changed = (0..<width * height * frames).filter { i in
+            !decoded.samples[i * decoded.bands..<i * decoded.bands + 3].elementsEqual(rgb[i * 3..<i * 3 + 3])
+        }
+        #expect(changed.isEmpty, "\(changed.count) of \(width * height * frames) pixels changed colour")
+    }
+
     @Test("a palette of 256 colours, every one used, gives up its least used for transparency")
     func fullPalette() throws {
         var source = ph_gif_palette()

@@ -183,9 +183,11 @@ extension GIFWriterTests {
         "a frame the palette of four frames before still fits is remapped to it, at most a quarter worse than libvips' fresh palette"
     )
     func alikeFramesShareAPalette() throws {
-        // A slow pan (2 px a frame) of the sample photo, dithered to a palette per frame by
-        // libvips: frames four apart share nearly all their colours.
-        let pan = Fixtures.photoPan(frames: 16, width: 96, height: 64, step: 2)
+        // A slow pan (2 px a frame) across the sample photo shrunk 8 times, in WebP (a GIF's
+        // frames would be written in exactly their own colours, which are 256 at most): frames
+        // four apart share nearly all their colours. The bound is a quarter over libvips' error
+        // plus 1: the reuse limit is a quarter over the chain's own fresh palette's.
+        let pan = Fixtures.photoPan(frames: 16, width: 96, height: 64, step: 2, webp: true, shrink: 8)
         let original = try #require(Fixtures.decodedFrames(pan))
         let ours = try #require(Fixtures.rewrittenGIF(pan, threads: 2))
         let tables = try Self.tables(ours, frames: 16)
@@ -200,7 +202,7 @@ extension GIFWriterTests {
         let theirsErrors = Self.frameErrors(try #require(Fixtures.decodedFrames(theirs)), original, count: 16)
         for frame in shared {
             #expect(
-                oursErrors[frame] <= theirsErrors[frame] * 1.25 + 0.5,
+                oursErrors[frame] <= theirsErrors[frame] * 1.25 + 1,
                 "frame \(frame): ours \(oursErrors[frame]), libvips' \(theirsErrors[frame])")
         }
     }

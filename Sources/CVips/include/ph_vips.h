@@ -221,6 +221,13 @@ int ph_gif_map_to_palette(const ph_gif_palette *source, const unsigned char *rgb
 /// The error ph_gif_save.c lets a kept source palette have where it knows no better: 40 dB.
 #define PH_GIF_KEEP_ERROR 6.5
 
+/// Gives `n` RGBA pixels (alpha already 0 or 255) a palette of exactly their colours, when they
+/// have at most 255, with a transparent entry after them for the transparent pixels: `index`,
+/// `palette`, `colours` and `transparent` as ph_gif_map_to_palette gives them. Returns 0, having
+/// looked at no more pixels than it took to find a 256th colour, when they have more.
+int ph_gif_exact_palette(const unsigned char *rgba, size_t n, unsigned char *index, unsigned char *palette,
+                         int *colours, int *transparent);
+
 /// Writes `in` (a still, or an animation of stacked frames) as a GIF into a g_malloc'd buffer,
 /// `threads` frames quantized side by side (ph_gif_save.c); 0 writes through libvips' own saver.
 /// `effort` is libvips' (1 to 10). Frame k keeps `palettes[k]`, the source's, where mapping
