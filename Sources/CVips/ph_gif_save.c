@@ -9,13 +9,17 @@
 // Everything else is libvips 8.14's saver, kept so the files are the same kind: alpha cut at
 // 128, at most 255 colours and libimagequant's speed from the effort (11 - effort), dithering
 // at 1.0, the first frame's palette as the global table, a pixel equal to the previous frame's
-// written as transparent, the delays and the loop count from the metadata. Three differences:
+// written as transparent, the delays and the loop count from the metadata. The differences:
 // - each later frame has a local table, where libvips may reuse the global or the previous one
 //   (a few hundred bytes a frame);
 // - a frame's palette is made from the pixels that changed from the frame before, where
 //   libvips quantizes the whole frame and then writes most of it as transparent;
+// - a frame of at most 255 colours keeps exactly those, and a GIF's frame its source's palette
+//   where that is close (quantize_pixels);
 // - a frame that the palette made four frames before still fits (a quarter more error at most)
-//   is remapped to it, not quantized afresh (palette_chain), where libvips quantizes every frame.
+//   is remapped to it, not quantized afresh (palette_chain), where libvips quantizes every frame;
+// - a changed pixel is written as transparent too where the colour on screen is as close as
+//   its palette's (mark_unchanged).
 // PIPELINEHOST_GIF_THREADS=0 writes through libvips' saver.
 #include "ph_internal.h"
 #include "ph_vips.h"
@@ -63,6 +67,7 @@ typedef struct {
     VipsPel *index;    // `batch` frames of palette indices
     quantized *answer; // `batch` answers
     VipsPel *previous; // the last frame written, RGBA, for the transparency optimisation
+    VipsPel *shown;    // what a viewer shows after it, RGB and whether opaque, 4 bytes a pixel
     int filled_rows;   // rows received so far
     int written;       // frames written so far
     int *delays, n_delays, loop;
@@ -300,16 +305,40 @@ static int write_bytes(void *context, const uint8_t *data, const size_t length) 
     return 0;
 }
 
+static int distance(const VipsPel *a, const VipsPel *b) {
+    return (a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]);
+}
+
 // Marks pixels equal to the last written frame's as transparent (cgifsave's set_transparent at
-// its default maxerror of 0) and keeps `previous` up to date.
-static void mark_unchanged(gif_writer *w, const VipsPel *now, VipsPel *index, int trans) {
-    VipsPel *old = w->previous;
+// its default maxerror of 0), and also pixels whose colour on screen from the frames before is
+// at least as close to theirs as the colour this frame's palette gives them (gifsicle's
+// resize does the same): the union of the frames' palettes draws the picture, not one table.
+// Keeps `previous` and `shown` up to date.
+static void mark_unchanged(gif_writer *w, const VipsPel *now, VipsPel *index, const VipsPel *palette, int trans) {
+    VipsPel *old = w->previous, *shown = w->shown;
     size_t n = frame_pixels(w);
-    for (size_t i = 0; i < n; i++, old += 4, now += 4) {
-        if (unchanged(old, now))
+    for (size_t i = 0; i < n; i++, old += 4, now += 4, shown += 4) {
+        if (unchanged(old, now)) {
             index[i] = (VipsPel)trans;
-        else
-            memcpy(old, now, 4);
+            continue;
+        }
+        memcpy(old, now, 4);
+        const VipsPel *given = palette + index[i] * 3;
+        if (shown[3] && now[3] && distance(shown, now) <= distance(given, now)) {
+            index[i] = (VipsPel)trans;
+            continue;
+        }
+        memcpy(shown, given, 3);
+        shown[3] = now[3];
+    }
+}
+
+// Sets `shown` to the frame at `index`, written whole.
+static void show_whole(gif_writer *w, const VipsPel *index, const VipsPel *palette, int trans) {
+    size_t n = frame_pixels(w);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(w->shown + i * 4, palette + index[i] * 3, 3);
+        w->shown[i * 4 + 3] = index[i] == trans ? 0 : 255;
     }
 }
 
@@ -346,11 +375,12 @@ static int write_slot(gif_writer *w, int slot) {
         for (size_t i = 0; i < n && !alpha_constraint; i++)
             alpha_constraint = !rgba[i * 4 + 3] && w->previous[i * 4 + 3];
     if (w->written > 0 && !alpha_constraint) {
-        mark_unchanged(w, rgba, index, q->transparent);
+        mark_unchanged(w, rgba, index, q->palette, q->transparent);
         frame.attrFlags &= ~CGIF_FRAME_ATTR_HAS_ALPHA;
         frame.attrFlags |= CGIF_FRAME_ATTR_HAS_SET_TRANS;
     } else if (w->previous) {
         memcpy(w->previous, rgba, n * 4);
+        show_whole(w, index, q->palette, q->transparent);
     }
     if (w->delays && w->written < w->n_delays)
         frame.delay = (uint16_t)VIPS_CLIP(0, VIPS_RINT(w->delays[w->written] / 10.0), 65535);
@@ -474,9 +504,10 @@ int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, const 
     w.index = g_try_malloc(n * (size_t)w.batch);
     w.answer = g_try_malloc(sizeof(quantized) * (size_t)w.batch);
     w.previous = w.frames > 1 ? g_try_malloc0(n * 4) : NULL;
+    w.shown = w.frames > 1 ? g_try_malloc0(n * 4) : NULL;
     w.out = g_byte_array_new();
     int result = -1;
-    if (!w.rgba || !w.index || !w.answer || (w.frames > 1 && !w.previous))
+    if (!w.rgba || !w.index || !w.answer || (w.frames > 1 && (!w.previous || !w.shown)))
         vips_error("ph_gif_save", "out of memory for %d frames of %dx%d", w.batch, w.width, w.frame_height);
     else {
         ph_handover_give(&w.handover);
@@ -491,6 +522,7 @@ int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, const 
     g_free(w.index);
     g_free(w.answer);
     g_free(w.previous);
+    g_free(w.shown);
     for (int t = 0; t < CHAINS; t++) {
         if (w.chains[t].result) liq_result_destroy(w.chains[t].result);
         if (w.chains[t].attr) liq_attr_destroy(w.chains[t].attr);

@@ -178,6 +178,29 @@ struct GIFSourceTests {
         #expect(changed.isEmpty, "\(changed.count) of \(width * height * frames) pixels changed colour")
     }
 
+    @Test("a pixel keeps the colour the frames before show where that is as close as its own palette's")
+    func shownColoursKept() throws {
+        // Frame 0: 255 colours, written exactly. Frame 1: each pixel's blue 1 or 2 higher (510
+        // colours), mapped to a source palette whose blue is 4: 3 or 2 away, where frame 0's
+        // colour on screen is 1 or 2 away, so frame 1 leaves every pixel as frame 0 drew it.
+        let (width, height) = (64, 32)
+        var rgb: [UInt8] = []
+        for frame in 0..<2 {
+            for i in 0..<width * height {
+                let j = UInt8(i % 255)
+                rgb += [j, 255 - j, frame == 0 ? 0 : UInt8(1 + i % 2)]
+            }
+        }
+        var source = ph_gif_palette()
+        setColours(&source, (0..<255).map { j in [UInt8(j), UInt8(255 - j), 4] })
+        let gif = try #require(
+            Fixtures.writtenGIF(rgb: rgb, width: width, frameHeight: height, palettes: [source, source]))
+        let decoded = try #require(Fixtures.decodedFrames(gif))
+        try #require(decoded.width == width && decoded.height == 2 * height)
+        let second = (0..<width * height).map { decoded.samples[(width * height + $0) * decoded.bands + 2] }
+        #expect(second.allSatisfy { $0 == 0 }, "blues of frame 1: \(Set(second).sorted())")
+    }
+
     @Test("a palette of 256 colours, every one used, gives up its least used for transparency")
     func fullPalette() throws {
         var source = ph_gif_palette()
