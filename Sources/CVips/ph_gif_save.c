@@ -206,12 +206,13 @@ static void quantize_pixels(gif_writer *w, palette_chain *chain, int frame, cons
         q->failed = 0;
         return;
     }
-    double keep = VIPS_MAX(PH_GIF_KEEP_ERROR, chain->result ? chain->fresh_error : w->first_error);
-    if (frame < w->palette_count && w->palettes[frame].colours > 0 &&
-        ph_gif_map_to_palette(&w->palettes[frame], rgba, count, keep, index, q->palette, &q->colours,
-                              &q->transparent)) {
-        q->failed = 0;
-        return;
+    if (frame < w->palette_count && w->palettes[frame].colours > 0) {
+        double keep = VIPS_MAX(PH_GIF_KEEP_ERROR, chain->result ? chain->fresh_error : w->first_error);
+        if (ph_gif_map_to_palette(&w->palettes[frame], rgba, count, keep, index, q->palette, &q->colours,
+                                  &q->transparent)) {
+            q->failed = 0;
+            return;
+        }
     }
     q->failed = 1;
     if (!chain->attr) {
@@ -245,7 +246,8 @@ static void quantize_pixels(gif_writer *w, palette_chain *chain, int frame, cons
             if (chain->result) liq_result_destroy(chain->result);
             chain->result = result;
             chain->fresh_error = error;
-            if (frame == 0) w->first_error = error;
+            // Only where frame 0 is a batch of its own (batch_size): no frame reads it meanwhile.
+            if (frame == 0 && w->palette_count > 0) w->first_error = error;
             chain->limit = error * REUSE_ERROR_RATIO;
             chain->sampled_limit = sampled_error(liq_get_palette(result), rgba, count) * REUSE_ERROR_RATIO;
             result = NULL;
