@@ -331,8 +331,9 @@ def write(results_path, benchmarks):
     started = results.get("startup", {})
     lines += ["", "Each tool runs as a process of its own, so pipelinehost's rows include its start-up "
                   f"({ms(started.get('pipelinehost'))} on a GIF of two 16 x 16 frames, against gifsicle's "
-                  f"{ms(started.get('gifsicle'))}: the dynamic loader's 140 libraries, the Swift runtime, the "
-                  "Lua profile and the plugins; libvips opens its modules only for the formats that need them), which "
+                  f"{ms(started.get('gifsicle'))}: the dynamic loader's 127 libraries, nearly all of them libvips' "
+                  "own dependencies, libvips' 300 operation types, the Swift runtime (linked in, scripts/build-release), "
+                  "the Lua profile and the plugins; libvips opens its modules only for the formats that need them), which "
                   "serve pays once. A frame whose changed pixels have at most 255 colours is written in exactly "
                   "those. A GIF of a GIF keeps each frame's source palette where the frame still fits it (40 dB, or "
                   "as close as libimagequant came on an earlier frame: ph_gif_remap.c), as gifsicle does; other "

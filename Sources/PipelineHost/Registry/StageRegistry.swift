@@ -52,7 +52,7 @@ public struct StageRegistry: Sendable {
     /// A plugin for another plugin API version is refused (`IncompatiblePlugin`).
     public init(plugins: [any PipelinePlugin.Type]) throws {
         for plugin in plugins {
-            let name = String(describing: plugin)
+            let name = _typeName(plugin, qualified: false)  // as String(describing:), without its conformance lookups
             guard PluginAPIVersion.current.runs(plugin.apiVersion) else {
                 throw IncompatiblePlugin(plugin: name, version: plugin.apiVersion, host: .current)
             }

@@ -30,7 +30,8 @@ struct CacheCommand: AsyncParsableCommand {
     }
 
     struct Stats: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show the directory, entry counts and bytes.")
+        static let configuration = CommandConfiguration(
+            commandName: "stats", abstract: "Show the directory, entry counts and bytes.")
         @OptionGroup var location: Location
 
         func run() async throws {
@@ -49,6 +50,7 @@ struct CacheCommand: AsyncParsableCommand {
 
     struct Verify: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "verify",
             abstract: "Check every entry's checksum; remove corrupt entries and abandoned temporary files.")
         @OptionGroup var location: Location
 
@@ -67,6 +69,7 @@ struct CacheCommand: AsyncParsableCommand {
 
     struct Prune: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "prune",
             abstract: "Remove least recently used entries until the cache fits --max-size.")
         @OptionGroup var location: Location
         @Option(
@@ -86,7 +89,7 @@ struct CacheCommand: AsyncParsableCommand {
     }
 
     struct Clear: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove every entry.")
+        static let configuration = CommandConfiguration(commandName: "clear", abstract: "Remove every entry.")
         @OptionGroup var location: Location
 
         func run() async throws {

@@ -7,6 +7,7 @@ extension CacheCommand {
     /// Redis drop their memory and disk copies.
     struct Purge: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "purge",
             abstract: "Drop every original and variant of sources from every cache, on every node.",
             discussion: """
                 Removes each source's entries, for every profile and option, from the disk cache \

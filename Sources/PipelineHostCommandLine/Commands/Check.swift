@@ -3,6 +3,7 @@ import PipelineHost
 
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "check",
         abstract: "Validate a profile file and print each profile's stages with resolved parameters.",
         discussion: "Exit code 0 when the file is valid, 2 with a file:line error when it is not.")
 

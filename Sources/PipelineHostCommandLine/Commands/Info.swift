@@ -9,6 +9,7 @@ import PipelineHost
 
 struct Info: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "info",
         abstract: "Describe sources as JSON: size, format, EXIF, dominant colour, BlurHash and ThumbHash.",
         discussion: """
             Prints one JSON object per source on its own line:

@@ -51,6 +51,8 @@ struct RootCommand: AsyncParsableCommand {
             2 usage or profile error.
             """,
         version: PipelineHostCommand.version,
+        // Every command names itself (commandName): otherwise ArgumentParser derives the name with
+        // String(describing:), a search of every conformance in the binary, at each start.
         subcommands: [Run.self, Info.self, Check.self, Stages.self, CacheCommand.self, Serve.self, Sign.self])
 
     /// Parses and runs; argument errors exit with 2, like profile errors, instead of

@@ -10,6 +10,7 @@ import PipelineHost
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "run",
         abstract: "Run sources through one or more profiles and write the results.",
         discussion: """
             Each SOURCE is an http(s) URL, a file:// URL or a local path; more can come from \

@@ -9,6 +9,7 @@ import PipelineHostServe
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "serve",
         abstract: "Serve the file's profiles over HTTP, with signed imgproxy-style URLs.",
         discussion: """
             Image URLs name a profile of the file and a source; nothing about processing comes \

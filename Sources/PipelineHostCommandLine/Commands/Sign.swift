@@ -4,6 +4,7 @@ import PipelineHostServe
 
 struct Sign: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "sign",
         abstract: "Print the signed serve path of a profile and a source.",
         usage: """
             pipelinehost sign <profile> <source> [--file <profile-file>] [<options>]

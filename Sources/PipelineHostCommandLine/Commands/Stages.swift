@@ -4,6 +4,7 @@ import PipelineHost
 
 struct Stages: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "stages",
         abstract: "List every registered stage with its parameters, types, defaults and docs.",
         discussion: "With --json, the same as one JSON document for tools: the plugin API version, and each stage's "
             + "name, plugin, version, summary, input and output, and each parameter's name, type (with its range or "
