@@ -3,9 +3,10 @@ import PipelineHost
 import TestSupport
 import Testing
 
-/// An animation is one tall image of stacked frames; a filter that reads neighbouring pixels
-/// (blur, sharpen) runs on each frame on its own, so no frame takes colour from the next.
-@Suite("blur and sharpen filter each frame of an animation on its own", .needs(.pixels))
+/// An animation is one tall image of stacked frames; a filter or a resize that reads
+/// neighbouring pixels (blur, sharpen, downsample) runs on each frame on its own, so no frame
+/// takes colour from the next.
+@Suite("blur, sharpen and downsample treat each frame of an animation on its own", .needs(.pixels))
 struct FrameFilterTests {
     static let frames = 6, side = 32
 
@@ -37,6 +38,62 @@ struct FrameFilterTests {
             worst.difference <= 2,
             "\(stage) changed (\(worst.x), \(worst.y)), row \(worst.y % Self.side) of frame \(worst.y / Self.side), by \(worst.difference)"
         )
+    }
+
+    /// The worst distance of a red channel from its frame's, in a red, blue, red... animation
+    /// made `format` and resized by `stage`, with where it is.
+    private func worstBleed(_ format: String, _ stage: String) async throws -> String? {
+        let directory = try TemporaryDirectory()
+        let red: (Int, Int, Int) -> [UInt8] = { frame, _, _ in frame % 2 == 0 ? [255, 0, 0] : [0, 0, 255] }
+        let bytes =
+            format == "gif"
+            ? Fixtures.animatedGIF(frames: Self.frames, width: Self.side, height: Self.side, red)
+            : Fixtures.animatedWebP(frames: Self.frames, width: Self.side, height: Self.side, red)
+        let path = try directory.write("anim.\(format)", bytes)
+        let resized = try await stacked(path, stage)
+        let height = resized.height / Self.frames
+        try #require(height > 0 && resized.height == height * Self.frames, "\(format) \(stage)")
+        var worst = (difference: 0, x: 0, y: 0)
+        for y in 0..<resized.height {
+            let expected = (y / height) % 2 == 0 ? 255 : 0
+            for x in 0..<resized.width {
+                let difference = abs(Int(resized[x, y][0]) - expected)
+                if difference > worst.difference { worst = (difference, x, y) }
+            }
+        }
+        // A lossy WebP source holds its reds within a few levels; a frame that takes its
+        // neighbour's rows into its edge is 16 to 20 levels off.
+        guard worst.difference > 6 else { return nil }
+        return "row \(worst.y % height) of frame \(worst.y / height) off by \(worst.difference)"
+    }
+
+    @Test(
+        "downsample keeps frames apart where each frame is resized on its own: a red frame between blue ones stays red",
+        arguments: [
+            // WebP shrinks each frame on load, to the box; the crop cuts away the rows that mix.
+            ("webp", "downsample { size = 13 },"), ("webp", #"downsample { width = 20, height = 9, fit = "cover" },"#),
+            ("gif", #"downsample { width = 20, height = 9, fit = "cover" },"#),
+        ])
+    func resizeKeepsFramesApart(format: String, stage: String) async throws {
+        let bleed = try await worstBleed(format, stage)
+        #expect(bleed == nil, "\(format) \(stage): \(bleed ?? "")")
+    }
+
+    @Test(
+        "a GIF's frames are resized as one stacked image: a frame's edge rows take colour from its neighbours (not fixed yet)",
+        arguments: [
+            "downsample { size = 13 },", #"downsample { size = 13, fit = "cover" },"#,
+            #"downsample { size = 13, shrink_on_load = "quality" },"#,
+        ])
+    func resizeMixesGIFFrameEdges(stage: String) async throws {
+        // libvips' thumbnail resizes the stack as one image, so its kernel reads across a
+        // frame's edge. Resizing each frame on its own fixes it but, through ph_each_frame,
+        // made a 120-frame screen recording 2 to 3 times slower (libvips' bookkeeping for 120
+        // pipelines): docs/LIMITS.md. When it is fixed, this fails: move the cases up.
+        let bleed = try await worstBleed("gif", stage)
+        withKnownIssue("downsample mixes neighbouring GIF frames' edge rows") {
+            #expect(bleed == nil, "gif \(stage): \(bleed ?? "")")
+        }
     }
 
     @Test("a blurred animation stays an animation of the same frames")
