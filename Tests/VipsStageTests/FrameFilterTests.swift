@@ -4,9 +4,9 @@ import TestSupport
 import Testing
 
 /// An animation is one tall image of stacked frames; a filter or a resize that reads
-/// neighbouring pixels (blur, sharpen, downsample) runs on each frame on its own, so no frame
-/// takes colour from the next.
-@Suite("blur, sharpen and downsample treat each frame of an animation on its own", .needs(.pixels))
+/// neighbouring pixels (blur, sharpen, downsample) should run on each frame on its own, so no
+/// frame takes colour from the next. Downsample of a GIF does not yet: a known issue below.
+@Suite("blur, sharpen and downsample at the edges of an animation's frames", .needs(.pixels))
 struct FrameFilterTests {
     static let frames = 6, side = 32
 
