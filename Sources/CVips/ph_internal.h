@@ -35,6 +35,10 @@ typedef int (*ph_frame_filter)(VipsImage *in, VipsImage **out, const double *par
 /// is one tall image of stacked frames. A single frame is filtered as it is.
 int ph_each_frame(VipsImage *in, ph_frame_filter filter, const double *parameters, VipsImage **out);
 
+/// Resizes the frames of an animation, `page_in` rows each, down their columns to `page_out` rows
+/// each, every frame on its own (ph_reducev_frames.c). 8-bit or float bands only.
+int ph_reducev_frames(VipsImage *in, int page_in, int page_out, VipsImage **out);
+
 /// `in` as 8-bit sRGB of three bands or four (with alpha), for an encoder of our own; any other
 /// band count is an error naming `who`.
 int ph_to_srgb8(VipsImage *in, const char *who, VipsImage **out);

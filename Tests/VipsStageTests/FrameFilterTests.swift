@@ -68,32 +68,40 @@ struct FrameFilterTests {
     }
 
     @Test(
-        "downsample keeps frames apart where each frame is resized on its own: a red frame between blue ones stays red",
+        "downsample resizes each frame on its own: a red frame between blue ones stays red to its edges",
         arguments: [
-            // WebP shrinks each frame on load, to the box; the crop cuts away the rows that mix.
-            ("webp", "downsample { size = 13 },"), ("webp", #"downsample { width = 20, height = 9, fit = "cover" },"#),
+            ("gif", "downsample { size = 13 },"), ("gif", #"downsample { size = 13, fit = "cover" },"#),
             ("gif", #"downsample { width = 20, height = 9, fit = "cover" },"#),
+            ("gif", #"downsample { size = 13, shrink_on_load = "quality" },"#),
+            ("gif", "downsample { size = 48, enlarge = true },"),
+            // WebP frames are shrunk on load, each on its own, to the box.
+            ("webp", "downsample { size = 13 },"), ("webp", #"downsample { width = 20, height = 9, fit = "cover" },"#),
         ])
     func resizeKeepsFramesApart(format: String, stage: String) async throws {
         let bleed = try await worstBleed(format, stage)
         #expect(bleed == nil, "\(format) \(stage): \(bleed ?? "")")
     }
 
-    @Test(
-        "a GIF's frames are resized as one stacked image: a frame's edge rows take colour from its neighbours (not fixed yet)",
-        arguments: [
-            "downsample { size = 13 },", #"downsample { size = 13, fit = "cover" },"#,
-            #"downsample { size = 13, shrink_on_load = "quality" },"#,
-        ])
-    func resizeMixesGIFFrameEdges(stage: String) async throws {
-        // libvips' thumbnail resizes the stack as one image, so its kernel reads across a
-        // frame's edge. Resizing each frame on its own fixes it but, through ph_each_frame,
-        // made a 120-frame screen recording 2 to 3 times slower (libvips' bookkeeping for 120
-        // pipelines): docs/LIMITS.md. When it is fixed, this fails: move the cases up.
-        let bleed = try await worstBleed("gif", stage)
-        withKnownIssue("downsample mixes neighbouring GIF frames' edge rows") {
-            #expect(bleed == nil, "gif \(stage): \(bleed ?? "")")
+    @Test("a GIF with transparent pixels is resized frame by frame too, its alpha premultiplied")
+    func transparentFramesKeepApart() async throws {
+        let directory = try TemporaryDirectory()
+        // Red and blue frames, their left quarter transparent.
+        let bytes = Fixtures.animatedGIF(frames: Self.frames, width: Self.side, height: Self.side) { frame, x, _ in
+            x < Self.side / 4 ? [0, 0, 0, 0] : frame % 2 == 0 ? [255, 0, 0, 255] : [0, 0, 255, 255]
         }
+        let path = try directory.write("anim.gif", bytes)
+        let resized = try await stacked(path, "downsample { size = 13 },")
+        let height = resized.height / Self.frames
+        try #require(resized.bands == 4 && height > 0 && resized.height == height * Self.frames)
+        var worst = 0
+        for y in 0..<resized.height {
+            let red = (y / height) % 2 == 0 ? 255 : 0
+            // Opaque pixels away from the transparent edge keep their frame's colour exactly.
+            for x in resized.width / 2..<resized.width where resized[x, y][3] == 255 {
+                worst = max(worst, abs(Int(resized[x, y][0]) - red), abs(Int(resized[x, y][2]) - (255 - red)))
+            }
+        }
+        #expect(worst <= 2, "a frame took \(worst) levels of its neighbours' colour")
     }
 
     @Test("a blurred animation stays an animation of the same frames")

@@ -275,13 +275,15 @@ struct GIFSourceTests {
     ]
 
     @Test(
-        "an opaque GIF is resized without its alpha, to the pixels libvips' own resize gives",
+        "an opaque GIF is resized without its alpha, within a level or two of the pixels it gives with its alpha",
         arguments: opaqueFirstFrames.indices)
     func opaqueResize(first: Int) async throws {
         let directory = try TemporaryDirectory()
         let frame = Self.opaqueFirstFrames[first]
         let patch = HandGIF.Frame(left: 8, top: 8, width: 24, height: 16, transparent: 0) { x, _ in x % 3 == 0 ? 0 : 3 }
-        let bytes = HandGIF(width: 64, height: 48, palette: Self.greys, frames: [frame, patch, patch]).bytes
+        // Three different frames: libwebp writes a frame equal to the one before as a longer delay.
+        let other = HandGIF.Frame(left: 8, top: 8, width: 24, height: 16, transparent: 0) { x, _ in x % 3 == 1 ? 0 : 3 }
+        let bytes = HandGIF(width: 64, height: 48, palette: Self.greys, frames: [frame, patch, other]).bytes
         #expect(Self.opaque(bytes, frames: 3))
         let path = try directory.write("opaque.gif", bytes)
         func run(_ shrink: String, frames: Int, format: String) async throws -> Fixtures.Pixels {
@@ -305,11 +307,14 @@ struct GIFSourceTests {
         #expect(opaque)
         let stillError = try #require(still.meanSquaredError(to: stillLibvips))
         #expect(stillError < 4, "mean squared error \(stillError)")
+        // Frames are resized down their columns by ph_reducev_frames either way, in 8 bits or
+        // premultiplied floats.
         let (frames, framesLibvips) = (
             try await run("speed", frames: 3, format: "webp"), try await run("quality", frames: 3, format: "webp")
         )
         let framesError = try #require(frames.meanSquaredError(to: framesLibvips))
-        #expect(frames.height == 3 * 24 && framesError < 4, "mean squared error \(framesError)")
+        #expect(
+            frames.height == 3 * 24 && framesError < 4, "height \(frames.height), mean squared error \(framesError)")
     }
 
     // MARK: helpers
