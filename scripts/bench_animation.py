@@ -132,7 +132,10 @@ def references(source, fit):
 
 def psnr(output, reference):
     """The median over frames of each frame's PSNR against its source frame resized by Pillow's
-    Lanczos to the output's size, or None when the frame counts differ."""
+    Lanczos to the output's size, or None when the frame counts differ. The reference is resized
+    in floats, a channel at a time (mode F), and clipped once at the end: Pillow's 8-bit resize
+    rounds between its horizontal and vertical passes, which favours a tool that runs its passes
+    in the same order."""
     import numpy
     from PIL import Image
     got = frames_of(output)
@@ -140,7 +143,9 @@ def psnr(output, reference):
         return None
     scores = []
     for frame, source in zip(got, reference):
-        exact = numpy.asarray(source.resize((frame.shape[1], frame.shape[0]), Image.LANCZOS), dtype=numpy.float64)
+        size = (frame.shape[1], frame.shape[0])
+        channels = [numpy.asarray(c.convert("F").resize(size, Image.LANCZOS), dtype=numpy.float64) for c in source.split()]
+        exact = numpy.clip(numpy.stack(channels, axis=2), 0, 255)
         scores.append(10 * numpy.log10(255 ** 2 / max(1e-9, float(numpy.mean((frame - exact) ** 2)))))
     return statistics.median(scores)
 
