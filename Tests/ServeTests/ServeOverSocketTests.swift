@@ -52,7 +52,7 @@ import Testing
 
     func service(
         allowUnsigned: Bool = false, hosts: Set<String> = [], maxQueue: Int = 256,
-        requestTimeout: Duration = .seconds(30),
+        requestTimeout: Duration = .seconds(ServeTestTimeouts.requestSeconds),
         headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), maxConnections: Int = 4096
     ) throws -> ServeApplication {
         let settings = ServeSettings(

@@ -24,7 +24,7 @@ struct ServeRouterTests {
 
     func service(
         allowUnsigned: Bool = true, hosts: Set<String> = [], maxQueue: Int = 256,
-        requestTimeout: Duration = .seconds(30)
+        requestTimeout: Duration = .seconds(ServeTestTimeouts.requestSeconds)
     ) throws -> ServeApplication {
         let settings = ServeSettings(
             port: 0, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue, requestTimeout: requestTimeout,

@@ -11,17 +11,13 @@ public final class ServeProcess: Sendable {
 
     /// Starts serve on `profileFile` with `arguments` added (`--port 0` is added) and waits for
     /// its start-up line. With `namespace`, it runs in that network namespace (`ip netns exec`);
-    /// with `memoryGroup`, in that memory cgroup.
-    ///
-    /// Unless `arguments` set `--request-timeout`, it is `testRequestSeconds`: serve's default
-    /// of 30 s is a clock that a test holding a request at a gate can lose on a busy machine (a
-    /// twin request that took longer than that to join found its leader answered 504 and gone).
+    /// with `memoryGroup`, in that memory cgroup. Unless `arguments` set `--request-timeout`, it is `ServeTestTimeouts.requestSeconds`.
     public init(
         profileFile: String, _ arguments: [String] = [], environment: [String: String] = [:],
         namespace: String? = nil, memoryGroup: MemoryGroup? = nil
     ) async throws {
         let timeout =
-            arguments.contains("--request-timeout") ? [] : ["--request-timeout", "\(Self.testRequestSeconds)"]
+            arguments.contains("--request-timeout") ? [] : ["--request-timeout", "\(ServeTestTimeouts.requestSeconds)"]
         let serve = ["serve", profileFile, "--port", "0"] + timeout + arguments
         if let namespace {
             running = try CLIProcess.start(
@@ -45,10 +41,6 @@ public final class ServeProcess: Sendable {
         }
         (host, port) = found
     }
-
-    /// The request time limit of a test's serve: longer than any event a test waits for
-    /// (`eventually` gives up after 300 s).
-    public static let testRequestSeconds = 600
 
     /// A test that failed before `stop()` leaves no serve behind.
     deinit {
