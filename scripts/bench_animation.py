@@ -5,7 +5,9 @@ Animations are pans across real photos, made here with Pillow. Every tool resize
 from and written to local files; pipelinehost also runs BATCH copies in one process, as serve would. A run cut short (RESULTS.json holds its rows) is resumed. The commands alternate within each round; each figure is the
 median over the rounds, and the ratios are taken round by round. Quality: each output frame's
 PSNR (RGB, composited on black) against the source frame resized by Pillow's Lanczos from the
-decoded source, before any palette: the median over frames, then the worst over animations.
+decoded source, before any palette, in floats (a channel at a time, clipped once: Pillow's 8-bit
+resize rounds between its passes, which favours a tool whose passes run in its order): the
+median over frames, then the worst over animations.
 
   bench_animation.py ROUNDS BIN CORPUS RESULTS.json     (with Pillow and numpy: thumbor's venv)
   bench_animation.py --write RESULTS.json BENCHMARKS.md
@@ -292,7 +294,8 @@ def write(results_path, benchmarks):
              "quality 80), and `gif-screen`, screen recordings of text being typed in three terminal themes, the same "
              f"sizes, written by ffmpeg. Each is resized to {SIZE} px in a process of its own. Ratios are "
              "pipelinehost's time over the peer's, the median of the round-by-round ratios; PSNR is the median "
-             "frame's against the source frame resized by Pillow's Lanczos, in dB. Each row is the worst of three "
+             "frame's against the source frame resized by Pillow's Lanczos in floats (clipped once, not rounded "
+             "between its passes), in dB. Each row is the worst of three "
              "(photos, or themes). The pans are one family of pictures (plasma wallpapers, smooth gradients); "
              "GIFs from the wild (photos of people, dithered, transparent stickers) are not measured yet.", "",
              "| input | fit | pipelinehost wall | vs gifsicle wall | vs gifsicle CPU | "

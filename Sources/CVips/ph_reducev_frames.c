@@ -5,10 +5,11 @@
 // frame between blue ones came out with 16 levels of blue in its edge rows (FrameFilterTests).
 // Resizing each frame through a pipeline of its own fixes that, but libvips' bookkeeping for
 // one pipeline a frame made a 120-frame screen recording 2 to 3 times slower. So
-// ph_vips_thumbnail_image resizes an animation across its rows with libvips (vips_resize with a
-// vscale of 1 makes no vertical pass) and down its columns here: Lanczos 3 over the frame's own
+// ph_vips_thumbnail_image resizes an animation down its columns here, then across its rows with
+// libvips (vips_resize with a vscale of 1 makes no vertical pass): Lanczos 3 over the frame's own
 // rows, its edge row repeated past its edge (as libvips extends an image's edges), to the same
-// frame height libvips' thumbnail gives. 8-bit images sum in 12-bit fixed point, as libvips'
+// frame height libvips' thumbnail gives. Columns first because this pass reads whole rows, where
+// the horizontal one gathers: the larger pass is the cheaper one. 8-bit images sum in 12-bit fixed point, as libvips'
 // reducev does; float images (premultiplied alpha) in float.
 #include "ph_internal.h"
 

@@ -448,9 +448,9 @@ static int thumbnail_frame(VipsImage *in, VipsImage **out, const double *paramet
 }
 
 // An animation resized into the box as libvips' thumbnail resizes it (the same shrink and frame
-// size), but each frame on its own: across the rows with libvips' resize, whose vscale of 1 makes
-// no vertical pass, then down the columns frame by frame (ph_reducev_frames), so no frame's edge
-// rows take colour from its neighbours. Alpha is premultiplied for the resize, as thumbnail
+// size), but each frame on its own: down the columns frame by frame (ph_reducev_frames), so no
+// frame's edge rows take colour from its neighbours, then across the rows with libvips' resize,
+// whose vscale of 1 makes no vertical pass. Alpha is premultiplied for the resize, as thumbnail
 // does. An enlargement goes through a thumbnail of each frame (libvips' resize upsizes with an
 // affine that shifts the rows too), which costs libvips' bookkeeping for a pipeline a frame.
 // 1 (nothing made, no error) for what thumbnail itself must do: a colour profile to import, or
