@@ -68,9 +68,12 @@ import Testing
         #expect(health.status == 200)
         // What grows is the pieces on their way to the kernel's send buffers, which took about
         // 2.8 MB of each answer: bounded by those buffers, not by the answers. A copy of each
-        // answer per connection, as before, was 8 × 3.6 MB on top of that.
+        // answer per connection, as before, was 8 × 3.6 MB on top of that. The largest resident
+        // set counts the decodes' passing memory too: 14 to 16 MB of growth in all on an idle
+        // machine, 34 MB once with a dozen suites running beside it, where a copy per connection
+        // adds 8 answers (33 MB) to whichever: the bound is ten answers, between the two.
         #expect(
-            held - before < readers.count * answerBytes,
+            held - before < (readers.count + 2) * answerBytes,
             "RSS grew \(held - before) bytes with 8 unread \(answerBytes)-byte answers")
         readers.removeAll()  // their sockets close with unread data: a reset, so serve can stop
         _ = try await service.stop()
