@@ -9,8 +9,8 @@
 // libvips (vips_resize with a vscale of 1 makes no vertical pass): Lanczos 3 over the frame's own
 // rows, its edge row repeated past its edge (as libvips extends an image's edges), to the same
 // frame height libvips' thumbnail gives. Columns first because this pass reads whole rows, where
-// the horizontal one gathers: the larger pass is the cheaper one. 8-bit images sum in 12-bit fixed point, as libvips'
-// reducev does; float images (premultiplied alpha) in float.
+// the horizontal one gathers: the larger pass is the cheaper one. 8-bit images sum in 12-bit
+// fixed point, as libvips' reducev does; float images (premultiplied alpha) in float.
 #include "ph_internal.h"
 
 #include <math.h>

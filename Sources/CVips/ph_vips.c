@@ -453,8 +453,8 @@ static int thumbnail_frame(VipsImage *in, VipsImage **out, const double *paramet
 // whose vscale of 1 makes no vertical pass. Alpha is premultiplied for the resize, as thumbnail
 // does. An enlargement goes through a thumbnail of each frame (libvips' resize upsizes with an
 // affine that shifts the rows too), which costs libvips' bookkeeping for a pipeline a frame.
-// 1 (nothing made, no error) for what thumbnail itself must do: a colour profile to import, or
-// bands of other than 8 bits.
+// 1 (nothing made, no error) for what thumbnail itself must do: a colour profile to import,
+// bands of other than 8 bits, or a shrink past ph_reducev_frames' most taps (80).
 static int thumbnail_frames(VipsImage *in, int box_width, int box_height, VipsSize size, VipsImage **out) {
     if (in->BandFmt != VIPS_FORMAT_UCHAR || in->Coding != VIPS_CODING_NONE || vips_image_get_typeof(in, VIPS_META_ICC_NAME))
         return 1;
