@@ -130,3 +130,29 @@ int ph_gif_read_palettes(const void *buffer, size_t length, ph_gif_palette *out,
     if (opaque) *opaque = frames > 0 && read != 2 ? solid : 0;
     return frames;
 }
+
+int ph_gif_read_changes(const void *buffer, size_t length, VipsRect *out, int max_frames) {
+    gif_walk w;
+    gif_frame f;
+    int frames = 0, read = 0, before_disposal = 0;
+    VipsRect before = {0, 0, 0, 0};
+    if (start(&w, buffer, length) || w.screen_width == 0 || w.screen_height == 0) return 0;
+    VipsRect screen = {0, 0, (int)w.screen_width, (int)w.screen_height};
+    while (frames < max_frames && (read = next_frame(&w, &f)) == 1) {
+        // A frame drawn past the screen may grow the loader's canvas: what changed is not known.
+        if (f.left + f.width > w.screen_width || f.top + f.height > w.screen_height) return 0;
+        VipsRect drawn = {(int)f.left, (int)f.top, (int)f.width, (int)f.height};
+        // Cleared or restored (disposal 2, 3, or a value past those), the frame before changes
+        // its own box back.
+        if (frames == 0)
+            out[0] = screen;
+        else if (before_disposal > 1)
+            vips_rect_unionrect(&drawn, &before, &out[frames]);
+        else
+            out[frames] = drawn;
+        before = drawn;
+        before_disposal = f.disposal;
+        frames++;
+    }
+    return read == 2 ? 0 : frames;
+}

@@ -39,6 +39,25 @@ int ph_each_frame(VipsImage *in, ph_frame_filter filter, const double *parameter
 /// each, every frame on its own (ph_reducev_frames.c). 8-bit or float bands only.
 int ph_reducev_frames(VipsImage *in, int page_in, int page_out, VipsImage **out);
 
+/// How an animation's frames were resized and cut: output pixel (x, y) of a frame is computed
+/// from the source frame's pixels around ((x + left + 0.5) * across - 0.5, (y + top + 0.5) *
+/// down - 0.5), the centre convention of libvips' resize, within its kernel's reach.
+typedef struct {
+    double across, down;
+    int left, top;
+} ph_frame_geometry;
+
+/// Computes `in`, an animation made from frames by `geometry`, into memory a frame at a time,
+/// each from the one before and the pixels that read `changed[k]`, the box of source frame k
+/// that differs from frame k - 1 (ph_gif_read_changes); `count` is how many boxes there are.
+/// ph_frame_changes.c. 0 with `*out` made, -1 on an error, 1 (nothing made) where that would
+/// not be quicker than computing every frame whole.
+int ph_copy_changed_frames(VipsImage *in, const ph_frame_geometry *geometry, const VipsRect *changed, int count,
+                           VipsImage **out);
+
+/// Whether the kill flag of the work the calling thread runs (ph_vips_kill_attach) is set.
+int ph_attached_kill_is_set(void);
+
 /// `in` as 8-bit sRGB of three bands or four (with alpha), for an encoder of our own; any other
 /// band count is an error naming `who`.
 int ph_to_srgb8(VipsImage *in, const char *who, VipsImage **out);

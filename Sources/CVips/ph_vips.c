@@ -116,7 +116,8 @@ static int start(const char *program) {
     if (check_switch("PIPELINEHOST_VIPS_VECTOR") || check_switch("PIPELINEHOST_JPEG_HUGE_PAGES") ||
         check_switch("PIPELINEHOST_JPEG_EARLY_STOP") ||
         check_switch("PIPELINEHOST_COLOUR_TRANSFORM_CACHE") || check_switch("PIPELINEHOST_AVIF_LIBAVIF") ||
-        check_switch("PIPELINEHOST_GIF_THREADS") || check_switch("PIPELINEHOST_REDUCEH"))
+        check_switch("PIPELINEHOST_GIF_THREADS") || check_switch("PIPELINEHOST_REDUCEH") ||
+        check_switch("PIPELINEHOST_FRAME_CHANGES"))
         return -1;
     g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO, keep_log,
                       g_getenv("PIPELINEHOST_VIPS_WARNINGS") ? (gpointer)1 : NULL);
@@ -323,7 +324,8 @@ static int stack_frames(VipsImage **frames, int count, int result, VipsImage **o
 // #2668), so every frame is resized to cover the box uncropped, and one box is cut from each:
 // placed at the crop's point, or where attention or entropy puts it on the first frame, so the
 // picture does not jump from frame to frame.
-static int crop_frames(VipsImage *scaled, int width, int height, ph_crop crop, VipsImage **out) {
+static int crop_frames(VipsImage *scaled, int width, int height, ph_crop crop, ph_frame_geometry *geometry,
+                       VipsImage **out) {
     int page = vips_image_get_page_height(scaled), count = scaled->Ysize / page;
     int w = scaled->Xsize, cw = MIN(width, w), ch = MIN(height, page), left, top;
     if (crop.mode == PH_CROP_ATTENTION || crop.mode == PH_CROP_ENTROPY) {
@@ -343,6 +345,8 @@ static int crop_frames(VipsImage *scaled, int width, int height, ph_crop crop, V
     }
     left = MAX(0, MIN(left, w - cw));
     top = MAX(0, MIN(top, page - ch));
+    geometry->left = left;
+    geometry->top = top;
     // A box the frames' full height (a landscape animation in a square, say) is one cut down the
     // whole strip; one cut per frame, joined, costs libvips bookkeeping for every frame.
     if (ch == page) return vips_extract_area(scaled, out, left, 0, cw, scaled->Ysize, NULL);
@@ -372,7 +376,7 @@ static int thumbnail_buffer(const void *buffer, size_t length, int width, int he
         VipsImage *opened = vips_image_new_from_buffer((void *)buffer, length, options, "access",
                                                        VIPS_ACCESS_SEQUENTIAL, NULL);
         if (!opened) return -1;
-        int result = ph_vips_thumbnail_image(opened, width, height, crop, enlarge, out);
+        int result = ph_vips_thumbnail_gif_frames(opened, buffer, length, width, height, crop, enlarge, out);
         g_object_unref(opened);
         return result;
     }
@@ -393,7 +397,8 @@ static int thumbnail_buffer(const void *buffer, size_t length, int width, int he
                               "option_string", options, NULL))
         return -1;
     if (!animated) return crop_at(scaled, width, height, crop.x, crop.y, out);
-    int result = crop_frames(scaled, width, height, crop, out);
+    ph_frame_geometry geometry;
+    int result = crop_frames(scaled, width, height, crop, &geometry, out);
     g_object_unref(scaled);
     return result;
 }
@@ -455,7 +460,10 @@ static int thumbnail_frame(VipsImage *in, VipsImage **out, const double *paramet
 // affine that shifts the rows too), which costs libvips' bookkeeping for a pipeline a frame.
 // 1 (nothing made, no error) for what thumbnail itself must do: a colour profile to import,
 // bands of other than 8 bits, or a shrink past ph_reducev_frames' most taps (80).
-static int thumbnail_frames(VipsImage *in, int box_width, int box_height, VipsSize size, VipsImage **out) {
+// `geometry` says how the frames were resized, where ph_reducev_frames did it (across 0 where not).
+static int thumbnail_frames(VipsImage *in, int box_width, int box_height, VipsSize size, ph_frame_geometry *geometry,
+                            VipsImage **out) {
+    *geometry = (ph_frame_geometry){0, 0, 0, 0};
     if (in->BandFmt != VIPS_FORMAT_UCHAR || in->Coding != VIPS_CODING_NONE || vips_image_get_typeof(in, VIPS_META_ICC_NAME))
         return 1;
     int page = vips_image_get_page_height(in), count = in->Ysize / page;
@@ -490,19 +498,41 @@ static int thumbnail_frames(VipsImage *in, int box_width, int box_height, VipsSi
     if (!result) {
         *out = alpha ? t[4] : t[2];
         g_object_ref(*out);
+        *geometry = (ph_frame_geometry){hshrink, (double)page / page_out, 0, 0};
     }
     for (int i = 0; i < 5; i++)
         if (t[i]) g_object_unref(t[i]);
     return result ? -1 : 0;
 }
 
-int ph_vips_thumbnail_image(VipsImage *in, int width, int height, ph_crop crop, int enlarge,
-                            VipsImage **out) {
+// The animation `scaled` (in memory where `changed` says what changed from frame to frame of `in`'s
+// source, and computing a changed box at a time is quicker), or -1. Takes `scaled`.
+static int frames_computed(VipsImage *scaled, const ph_frame_geometry *geometry, const VipsRect *changed, int count,
+                           VipsImage **out) {
+    if (!changed || geometry->across == 0) {
+        *out = scaled;
+        return 0;
+    }
+    int made = ph_copy_changed_frames(scaled, geometry, changed, count, out);
+    if (made == 1) {
+        *out = scaled;
+        return 0;
+    }
+    g_object_unref(scaled);
+    return made;
+}
+
+// ph_vips_thumbnail_image, with what changed from frame to frame (ph_gif_read_changes) where
+// known: `count` boxes at `changed`, or NULL.
+static int thumbnail_image(VipsImage *in, int width, int height, ph_crop crop, int enlarge, const VipsRect *changed,
+                           int count, VipsImage **out) {
     VipsSize size = enlarge ? VIPS_SIZE_BOTH : VIPS_SIZE_DOWN;
     int page = vips_image_get_page_height(in), animated = page != in->Ysize && crop.mode != PH_CROP_NONE;
+    ph_frame_geometry geometry;
     if (page != in->Ysize && crop.mode == PH_CROP_NONE) {
-        int made = thumbnail_frames(in, width, height, size, out);
-        if (made <= 0) return made;
+        VipsImage *scaled;
+        int made = thumbnail_frames(in, width, height, size, &geometry, &scaled);
+        if (made <= 0) return made < 0 ? -1 : frames_computed(scaled, &geometry, changed, count, out);
     }
     if (crop.mode != PH_CROP_AT && !animated)
         return vips_thumbnail_image(in, out, width, "height", height, "crop", interesting_for(crop), "size", size, NULL);
@@ -514,13 +544,30 @@ int ph_vips_thumbnail_image(VipsImage *in, int width, int height, ph_crop crop, 
     }
     int box_width = width, box_height = height;
     cover_box(source_width, source_height, &box_width, &box_height);
-    VipsImage *scaled;
-    int made = animated ? thumbnail_frames(in, box_width, box_height, size, &scaled) : 1;
+    VipsImage *scaled, *cut;
+    int made = animated ? thumbnail_frames(in, box_width, box_height, size, &geometry, &scaled) : 1;
     if (made < 0) return -1;
     if (made > 0 && vips_thumbnail_image(in, &scaled, box_width, "height", box_height, "size", size, NULL)) return -1;
     if (!animated) return crop_at(scaled, width, height, crop.x, crop.y, out);
-    int result = crop_frames(scaled, width, height, crop, out);
+    int result = crop_frames(scaled, width, height, crop, &geometry, &cut);
     g_object_unref(scaled);
+    if (result) return -1;
+    return frames_computed(cut, &geometry, changed, count, out);
+}
+
+int ph_vips_thumbnail_image(VipsImage *in, int width, int height, ph_crop crop, int enlarge, VipsImage **out) {
+    return thumbnail_image(in, width, height, crop, enlarge, NULL, 0, out);
+}
+
+int ph_vips_thumbnail_gif_frames(VipsImage *in, const void *gif, size_t length, int width, int height, ph_crop crop,
+                                 int enlarge, VipsImage **out) {
+    int page = vips_image_get_page_height(in), frames = in->Ysize / page;
+    VipsRect *changed = frames > 1 ? g_new(VipsRect, frames) : NULL;
+    int count = changed ? ph_gif_read_changes(gif, length, changed, frames) : 0;
+    // The boxes are in the screen's pixels: only for frames that are the screen's size.
+    int known = count == frames && in->Xsize == changed[0].width && page == changed[0].height;
+    int result = thumbnail_image(in, width, height, crop, enlarge, known ? changed : NULL, count, out);
+    g_free(changed);
     return result;
 }
 
@@ -537,6 +584,7 @@ void ph_vips_kill_free(ph_vips_kill *kill) { free(kill); }
 // worker threads through the pass-through image below.
 static __thread ph_vips_kill *attached_kill = NULL;
 void ph_vips_kill_attach(ph_vips_kill *kill) { attached_kill = kill; }
+int ph_attached_kill_is_set(void) { return ph_vips_kill_is_set(attached_kill); }
 
 // The pass-through between an image and what computes it (a saver, a memory copy): each region
 // asked for is the input's region itself (no copy). A failure to produce it is noted in
@@ -583,7 +631,9 @@ static VipsImage *watched(VipsImage *source, VipsDemandStyle style, watch_state 
 }
 
 int ph_vips_copy_memory(VipsImage *in, VipsImage **out) {
-    if (!attached_kill) {
+    // Already computed into memory (an animation resized a changed box at a time): nothing to
+    // compute, so nothing to stop.
+    if (!attached_kill || in->dtype == VIPS_IMAGE_SETBUF) {
         *out = vips_image_copy_memory(in);
         return *out ? 0 : -1;
     }

@@ -105,6 +105,14 @@ int ph_vips_thumbnail_buffer_draft(const void *buffer, size_t length, int width,
 /// The same for an image already in memory (no shrink-on-load possible).
 int ph_vips_thumbnail_image(VipsImage *in, int width, int height, ph_crop crop, int enlarge,
                             VipsImage **out);
+/// The same for the frames of the GIF `gif`, whose blocks say which box of each frame changed
+/// (ph_gif_read_changes): where few pixels change (a screen recording), each frame is computed
+/// into memory as the frame before with only the pixels that read a changed box made afresh,
+/// the same pixels as computing every frame whole, in a fraction of the time.
+int ph_vips_thumbnail_gif_frames(VipsImage *in, const void *gif, size_t length, int width, int height, ph_crop crop,
+                                 int enlarge, VipsImage **out);
+/// How many animations this process resized a changed box at a time (ph_frame_changes.c).
+long ph_frame_change_resizes(void);
 
 /// Applies and removes the EXIF orientation.
 int ph_vips_autorotate(VipsImage *in, VipsImage **out);
@@ -205,6 +213,13 @@ int ph_vips_first_frame(VipsImage *in, VipsImage **out);
 /// screen; PH_GIF_OPAQUE_IF_FIRST_IS where all that holds but the first frame has a transparent
 /// index, so its pixels decide (ph_gif_composes_opaque); 0 otherwise, and for a damaged file.
 int ph_gif_read_palettes(const void *buffer, size_t length, ph_gif_palette *out, int max_frames, int *opaque);
+
+/// What changes from frame to frame of a GIF, from its blocks, decoding no pixel: `out[k]` is
+/// the box of the screen (the first frame's size) outside which frame k, composed, shows what
+/// frame k - 1 showed (frame k's own box, and the box before where that frame is cleared or
+/// restored); `out[0]` is the whole screen. Returns how many frames it read, up to `max_frames`,
+/// or 0 where it cannot tell: anything but a GIF, a damaged file, a frame drawn past the screen.
+int ph_gif_read_changes(const void *buffer, size_t length, VipsRect *out, int max_frames);
 
 /// Whether every frame of a GIF composes opaque, given ph_gif_read_palettes' `opaque` answer:
 /// where the blocks leave it to the first frame's pixels, that frame alone is decoded to tell.

@@ -145,11 +145,11 @@ struct DownsampleStage: Stage {
         )
         return try await context.runVips { () throws(PipelineError) -> StageValue in
             var resized: VipsImageHandle
-            if draft, image.undecodedBytes != nil, image.gif?.opaque == true {
+            if draft, let bytes = image.undecodedBytes, image.gif?.opaque == true {
                 // GIF has no shrink on load: its frames are opened without their alpha, and
                 // resized in 8 bits rather than premultiplied floats.
                 resized = try image.prepared().derive("downsample") {
-                    ph_vips_thumbnail_image($0, width, height, crop, enlarge, &$1)
+                    ph_vips_thumbnail_gif_frames($0, bytes.baseAddress, bytes.count, width, height, crop, enlarge, &$1)
                 }
             } else if let bytes = image.undecodedBytes {
                 var out: UnsafeMutablePointer<VipsImage>?

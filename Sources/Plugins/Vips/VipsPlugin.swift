@@ -25,6 +25,12 @@ public enum VipsPlugin: PipelinePlugin {
                 "avif_decodes_libavif",
                 help: "AVIF files read through libavif (dav1d, libyuv) instead of libheif (PIPELINEHOST_AVIF_LIBAVIF)"
             ) { Int(ph_avif_libavif_decodes()) })
+        ProcessCounters.register(
+            .init(
+                "gif_resizes_by_changed_boxes",
+                help:
+                    "GIF animations resized a changed box at a time, each frame from the one before (PIPELINEHOST_FRAME_CHANGES)"
+            ) { Int(ph_frame_change_resizes()) })
     }
 
     /// Sets how many threads libvips uses inside one operation. The pipeline already runs
