@@ -38,6 +38,7 @@ typedef struct {
     int colours;
     int transparent; // the palette entry that is transparent
     int failed;
+    VipsRect changed; // the box outside which the frame is the frame before's (changed_box)
 } quantized;
 
 // A chain of frames (every CHAINS-th) with its libimagequant settings and last palette. Its
@@ -63,6 +64,7 @@ typedef struct {
 typedef struct {
     int width, frame_height, frames, batch;
     int speed;
+    int opaque;        // the image had no alpha: every pixel arrives opaque
     VipsPel *rgba;     // `batch` frames of RGBA, as they arrive
     VipsPel *index;    // `batch` frames of palette indices
     quantized *answer; // `batch` answers
@@ -266,7 +268,7 @@ static void quantize_slot(gif_writer *w, palette_chain *chain, int slot) {
     VipsPel *rgba = w->rgba + (size_t)slot * n * 4, *index = w->index + (size_t)slot * n;
     quantized *q = &w->answer[slot];
     int frame = w->written + slot;
-    VipsRect box = changed_box(w, slot);
+    VipsRect box = q->changed = changed_box(w, slot);
     if (vips_rect_isempty(&box)) {
         // Nothing changed: every pixel is the transparent entry of a table of two.
         memset(q->palette, 0, 6);
@@ -311,15 +313,10 @@ static int distance(const VipsPel *a, const VipsPel *b) {
     return (a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]);
 }
 
-// Marks pixels equal to the last written frame's as transparent (cgifsave's set_transparent at
-// its default maxerror of 0), and also pixels whose colour on screen from the frames before is
-// at least as close to theirs as the colour this frame's palette gives them (gifsicle's
-// resize does the same): the union of the frames' palettes draws the picture, not one table.
-// Keeps `previous` and `shown` up to date.
-static void mark_unchanged(gif_writer *w, const VipsPel *now, VipsPel *index, const VipsPel *palette, int trans) {
-    VipsPel *old = w->previous, *shown = w->shown;
-    size_t n = frame_pixels(w);
-    for (size_t i = 0; i < n; i++, old += 4, now += 4, shown += 4) {
+// mark_unchanged for `count` pixels of a row.
+static void mark_row(VipsPel *old, const VipsPel *now, VipsPel *shown, VipsPel *index, int count, const VipsPel *palette,
+                     int trans) {
+    for (int i = 0; i < count; i++, old += 4, now += 4, shown += 4) {
         if (unchanged(old, now)) {
             index[i] = (VipsPel)trans;
             continue;
@@ -332,6 +329,27 @@ static void mark_unchanged(gif_writer *w, const VipsPel *now, VipsPel *index, co
         }
         memcpy(shown, given, 3);
         shown[3] = now[3];
+    }
+}
+
+// Marks pixels equal to the last written frame's as transparent (cgifsave's set_transparent at
+// its default maxerror of 0), and also pixels whose colour on screen from the frames before is
+// at least as close to theirs as the colour this frame's palette gives them (gifsicle's
+// resize does the same): the union of the frames' palettes draws the picture, not one table.
+// Keeps `previous` and `shown` up to date. Outside `changed` every pixel is the frame before's.
+static void mark_unchanged(gif_writer *w, const VipsPel *now, VipsPel *index, const VipsPel *palette, int trans,
+                           const VipsRect *changed) {
+    for (int y = 0; y < w->frame_height; y++) {
+        VipsPel *row = index + (size_t)y * w->width;
+        if (y < changed->top || y >= VIPS_RECT_BOTTOM(changed)) {
+            memset(row, trans, (size_t)w->width);
+            continue;
+        }
+        memset(row, trans, (size_t)changed->left);
+        memset(row + VIPS_RECT_RIGHT(changed), trans, (size_t)(w->width - VIPS_RECT_RIGHT(changed)));
+        size_t start = (size_t)y * w->width + changed->left;
+        mark_row(w->previous + start * 4, now + start * 4, w->shown + start * 4, index + start, changed->width,
+                 palette, trans);
     }
 }
 
@@ -372,12 +390,13 @@ static int write_slot(gif_writer *w, int slot) {
     frame.transIndex = (uint8_t)q->transparent;
     // A pixel that turns transparent here over an opaque one before cannot use the
     // transparency index for "unchanged" as well.
+    // changed_box made the box the whole frame where one does.
     int alpha_constraint = 0;
-    if (w->written > 0)
+    if (w->written > 0 && q->changed.width == w->width && q->changed.height == w->frame_height)
         for (size_t i = 0; i < n && !alpha_constraint; i++)
             alpha_constraint = !rgba[i * 4 + 3] && w->previous[i * 4 + 3];
     if (w->written > 0 && !alpha_constraint) {
-        mark_unchanged(w, rgba, index, q->palette, q->transparent);
+        mark_unchanged(w, rgba, index, q->palette, q->transparent, &q->changed);
         frame.attrFlags &= ~CGIF_FRAME_ATTR_HAS_ALPHA;
         frame.attrFlags |= CGIF_FRAME_ATTR_HAS_SET_TRANS;
     } else if (w->previous) {
@@ -440,7 +459,7 @@ static int take_frame_rows(gif_writer *w, VipsRegion *region, VipsRect *area) {
         memcpy(p, VIPS_REGION_ADDR(region, 0, area->top + y), line);
         // Alpha cut at 128, as cgifsave does; a transparent pixel all zeros, which helps the
         // quantizer make a better palette and makes transparent pixels compare equal.
-        for (int x = 0; x < w->width; x++, p += 4) {
+        for (int x = 0; x < w->width && !w->opaque; x++, p += 4) {
             if (p[3] >= 128)
                 p[3] = 255;
             else
@@ -461,10 +480,11 @@ static int take_rows(VipsRegion *region, VipsRect *area, void *a) {
     return result;
 }
 
-// 8-bit sRGB with alpha, as cgifsave's "ready" image.
-static int to_rgba(VipsImage *in, VipsImage **out) {
+// 8-bit sRGB with alpha, as cgifsave's "ready" image; `*opaque` where the alpha is added here.
+static int to_rgba(VipsImage *in, VipsImage **out, int *opaque) {
     VipsImage *srgb;
     if (ph_to_srgb8(in, "ph_gif_save", &srgb)) return -1;
+    *opaque = srgb->Bands != 4;
     if (srgb->Bands == 4) {
         *out = srgb;
         return 0;
@@ -487,8 +507,10 @@ int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, const 
         return -1;
     }
     VipsImage *ready;
-    if (to_rgba(in, &ready)) return -1;
+    int opaque;
+    if (to_rgba(in, &ready, &opaque)) return -1;
     gif_writer w = {0};
+    w.opaque = opaque;
     w.width = ready->Xsize;
     w.frame_height = frame_height;
     w.frames = ready->Ysize / frame_height;

@@ -127,16 +127,12 @@ static int reducev_generate(VipsRegion *out, void *sequence, void *a, void *b, g
     if (vips_region_prepare(ir, &need)) return -1;
     const int elements = r->width * out->im->Bands;
     const int is_float = out->im->BandFmt == VIPS_FORMAT_FLOAT;
-    void *sums = g_try_malloc((size_t)elements * (is_float ? sizeof(float) : sizeof(int32_t)));
-    if (!sums) {
-        vips_error("ph_reducev_frames", "out of memory for a row of %d", elements);
-        return -1;
-    }
     for (int y = r->top; y <= bottom; y++) {
         int local = y % plan->page_out;
         VipsPel *q = VIPS_REGION_ADDR(out, r->left, y);
         if (is_float) {
-            float *sum = sums;
+            // Summed in the output row itself.
+            float *sum = (float *)q;
             const float *w = plan->weights + (size_t)local * plan->taps;
             memset(sum, 0, (size_t)elements * sizeof(float));
             for (int t = 0; t < plan->taps; t++) {
@@ -144,7 +140,6 @@ static int reducev_generate(VipsRegion *out, void *sequence, void *a, void *b, g
                 const float *p = (const float *)VIPS_REGION_ADDR(ir, r->left, tap_row(plan, y, t));
                 for (int x = 0; x < elements; x++) sum[x] += w[t] * p[x];
             }
-            memcpy(q, sum, (size_t)elements * sizeof(float));
         } else {
             const int *w = plan->fixed + (size_t)local * plan->taps;
             const VipsPel *rows[MAX_TAPS + 1];
@@ -152,7 +147,6 @@ static int reducev_generate(VipsRegion *out, void *sequence, void *a, void *b, g
             reduce_row_u8(rows, w, plan->taps, elements, q);
         }
     }
-    g_free(sums);
     return 0;
 }
 
