@@ -389,8 +389,8 @@ static int write_slot(gif_writer *w, int slot) {
     frame.attrFlags |= CGIF_FRAME_ATTR_HAS_ALPHA;
     frame.transIndex = (uint8_t)q->transparent;
     // A pixel that turns transparent here over an opaque one before cannot use the
-    // transparency index for "unchanged" as well.
-    // changed_box made the box the whole frame where one does.
+    // transparency index for "unchanged" as well. changed_box makes the box the whole frame
+    // where there is one, so a smaller box has none.
     int alpha_constraint = 0;
     if (w->written > 0 && q->changed.width == w->width && q->changed.height == w->frame_height)
         for (size_t i = 0; i < n && !alpha_constraint; i++)
@@ -459,7 +459,7 @@ static int take_frame_rows(gif_writer *w, VipsRegion *region, VipsRect *area) {
         memcpy(p, VIPS_REGION_ADDR(region, 0, area->top + y), line);
         // Alpha cut at 128, as cgifsave does; a transparent pixel all zeros, which helps the
         // quantizer make a better palette and makes transparent pixels compare equal.
-        for (int x = 0; x < w->width && !w->opaque; x++, p += 4) {
+        for (int x = 0; x < (w->opaque ? 0 : w->width); x++, p += 4) {
             if (p[3] >= 128)
                 p[3] = 255;
             else
