@@ -7,7 +7,7 @@ import Testing
 
 @testable import PipelineHostServe
 
-/// The service in this process, over a real socket (Hummingbird's live test client), in front of
+/// The service in this process, over a real socket (LiveServe: Hummingbird's test client), in front of
 /// the loopback origin: routing, signing, the status table, 304, HEAD and Vary.
 @Suite(.needs(.pixels, .network), .loopbackOrigin) struct ServeOverSocketTests {
     static let profiles = """
@@ -68,7 +68,7 @@ import Testing
     }
 
     @Test func aSignedPathAnswersTheImageWithItsHeaders() async throws {
-        try await service().application().test(.live) { client in
+        try await LiveServe.run(service()) { client in
             let response = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get)
             #expect(response.status == .ok)
             #expect(response.headers[.contentType] == "image/jpeg")
@@ -93,7 +93,7 @@ import Testing
     }
 
     @Test func headAnswersTheHeadersWithoutTheBody() async throws {
-        try await service().application().test(.live) { client in
+        try await LiveServe.run(service()) { client in
             let get = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get)
             let head = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .head)
             #expect(head.status == .ok)
@@ -104,7 +104,7 @@ import Testing
     }
 
     @Test func autoFormatFollowsAcceptAndVaries() async throws {
-        try await service().application().test(.live) { client in
+        try await LiveServe.run(service()) { client in
             let webp = try await client.execute(
                 uri: signed("auto", "/cover.jpg"), method: .get,
                 headers: [.accept: "image/webp,*/*;q=0.8"])
@@ -120,7 +120,7 @@ import Testing
     }
 
     @Test func autoFormatKeepsAnimationsAnimated() async throws {
-        try await service().application().test(.live) { client in
+        try await LiveServe.run(service()) { client in
             let webp = try await client.execute(
                 uri: signed("auto", "/pan.gif"), method: .get, headers: [.accept: "image/avif,image/webp,*/*"])
             #expect(webp.headers[.contentType] == "image/webp" && webp.headers[.vary] == "Accept")
@@ -137,7 +137,7 @@ import Testing
         ("/slow.jpg", 504, "timeout"),
     ])
     func failuresAnswerTheirStatusAndARedactedJSONBody(path: String, status: Int, kind: String) async throws {
-        try await service().application().test(.live) { client in
+        try await LiveServe.run(service()) { client in
             let source = origin.url(path) + "?u=ann&p=secret"
             let uri = try #require(try ServePath.signed(profile: "thumb", source: source, signer: signer))
             let response = try await client.execute(uri: uri, method: .get)
@@ -151,7 +151,7 @@ import Testing
     }
 
     @Test func hostileSourcesAreBlockedBeforeAnyTransfer() async throws {
-        try await service().application().test(.live) { client in
+        try await LiveServe.run(service()) { client in
             let sources = [
                 "file:///etc/passwd", "/etc/passwd", "FILE:///etc/passwd", "gopher://127.0.0.1/x",
                 "http://169.254.169.254/latest/meta-data/", "http://10.1.2.3/a.jpg", "http://[::1]:1/a.jpg",
@@ -174,7 +174,7 @@ import Testing
     @Test func ambiguousSourcesAreRefusedBeforeAnyTransfer() async throws {
         let attacker = try LoopbackServer()
         attacker.route("/x://127.0.0.1:\(origin.port)/cover.jpg", .ok(Fixtures.quadrants(width: 32, height: 32)))
-        try await service().application().test(.live) { client in
+        try await LiveServe.run(service()) { client in
             for source in [
                 "http:/127.0.0.1:\(attacker.port)/x://127.0.0.1:\(origin.port)/cover.jpg",
                 "http:///127.0.0.1:\(attacker.port)/cover.jpg",
@@ -195,7 +195,7 @@ import Testing
 
     @Test func allowedSourceHostsHoldRedirectsToo() async throws {
         origin.route("/elsewhere.jpg", .redirect(to: origin.url("/cover.jpg")))  // localhost to 127.0.0.1
-        try await service(hosts: ["localhost"]).application().test(.live) { client in
+        try await LiveServe.run(service(hosts: ["localhost"])) { client in
             let source = "http://localhost:\(origin.port)/elsewhere.jpg"
             let uri = try #require(try ServePath.signed(profile: "thumb", source: source, signer: signer))
             let response = try await client.execute(uri: uri, method: .get)
@@ -212,7 +212,7 @@ import Testing
         // limit, 10 minutes): only the request's time budget can stop it.
         origin.route("/dripping.jpg", .stalled(Fixtures.sample, gate: "never"))
         let service = try service(requestTimeout: .milliseconds(500))
-        try await service.application().test(.live) { client in
+        try await LiveServe.run(service) { client in
             let response = try await client.execute(uri: signed("untimed", "/dripping.jpg"), method: .get)
             #expect(response.status == .gatewayTimeout, "\(String(buffer: response.body))")
             #expect(String(buffer: response.body).contains(#""kind":"timeout""#))
@@ -232,7 +232,7 @@ import Testing
     /// A connection that sends nothing, or trickles its head, is closed at --head-timeout (the
     /// trickle's bytes do not reset it); an idle keep-alive connection at --idle-timeout.
     @Test func connectionsThatNeverFinishARequestAreClosed() async throws {
-        try await service(headTimeout: .milliseconds(300)).application().test(.live) { client in
+        try await LiveServe.run(service(headTimeout: .milliseconds(300))) { client in
             let port = try #require(client.port)
             let silent = try RawConnection(port: port)
             #expect(try await silent.receive(within: 60) == "", "closed without a request")
@@ -247,7 +247,7 @@ import Testing
             #expect(try await trickle.receive(within: 60) == "", "a head that never ends is cut")
             dripping.cancel()
         }
-        try await service(idleTimeout: .milliseconds(300)).application().test(.live) { client in
+        try await LiveServe.run(service(idleTimeout: .milliseconds(300))) { client in
             let keptAlive = try RawConnection(port: try #require(client.port))
             keptAlive.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(try await keptAlive.receive(within: 60)?.hasPrefix("HTTP/1.1 200") == true)
