@@ -43,7 +43,8 @@ public enum CLIProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(isolatedCache(environment)) { $1 }
+        let (childEnvironment, scratchCache) = isolatedCache(environment)
+        process.environment = ProcessInfo.processInfo.environment.merging(childEnvironment) { $1 }
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let out = Pipe(), err = Pipe(), stdin = Pipe()
         process.standardOutput = out
@@ -54,18 +55,20 @@ public enum CLIProcess {
         try stdin.fileHandleForWriting.close()
         // Read both pipes while the process runs, so a full pipe never blocks it.
         return Running(
-            process: process, arguments: arguments,
+            process: process, arguments: arguments, scratchCache: scratchCache,
             stdout: Collector(out.fileHandleForReading), stderr: Collector(err.fileHandleForReading))
     }
 
     /// Every run gets an empty default cache directory of its own, so one test's (or one
     /// developer's) cache never changes what another counts. Tests that share a cache between
-    /// runs pass --cache-dir or XDG_CACHE_HOME.
-    private static func isolatedCache(_ environment: [String: String]) -> [String: String] {
-        guard environment["XDG_CACHE_HOME"] == nil else { return environment }
+    /// runs pass --cache-dir or XDG_CACHE_HOME. The directory made here is returned, so that it
+    /// goes away with the run.
+    private static func isolatedCache(_ environment: [String: String]) -> ([String: String], String?) {
+        guard environment["XDG_CACHE_HOME"] == nil else { return (environment, nil) }
         var environment = environment
-        environment["XDG_CACHE_HOME"] = NSTemporaryDirectory() + "pipelinehost-cli-cache-" + UUID().uuidString
-        return environment
+        let directory = NSTemporaryDirectory() + "pipelinehost-cli-cache-" + UUID().uuidString
+        environment["XDG_CACHE_HOME"] = directory
+        return (environment, directory)
     }
 
     /// A pipelinehost process that is running.
@@ -74,12 +77,24 @@ public enum CLIProcess {
         private let arguments: [String]
         private let stdout: Collector
         private let stderr: Collector
+        private let scratchCache: String?
 
-        init(process: Process, arguments: [String], stdout: Collector, stderr: Collector) {
+        init(process: Process, arguments: [String], scratchCache: String?, stdout: Collector, stderr: Collector) {
             self.process = process
             self.arguments = arguments
+            self.scratchCache = scratchCache
             self.stdout = stdout
             self.stderr = stderr
+        }
+
+        /// The run's own cache directory goes with it: a process still running is killed first,
+        /// so that it cannot write the directory back.
+        deinit {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+            if let scratchCache { try? FileManager.default.removeItem(atPath: scratchCache) }
         }
 
         /// What it has written to standard output and error so far.
