@@ -6,6 +6,8 @@
   bench.py --write RESULTS BENCHMARKS.md  write the report
 """
 import hashlib, http.server, json, os, platform, random, shutil, statistics, subprocess, sys, tempfile, threading, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_scratch import scratch  # noqa: E402
 
 IMAGEMAGICK = next(p for p in ["/usr/bin/convert-im6.q16", "/usr/bin/magick", "/usr/bin/convert"] if os.path.exists(p))
 
@@ -107,7 +109,7 @@ def measure(rounds, binary, corpus, results_path):
     # The sets scripts/make-corpus makes (scripts/bench-serve adds sets of its own beside them).
     # Dot files are markers (`.complete`), not images.
     files = sorted(f"{d}/{f}" for d in CORPUS_SETS for f in os.listdir(f"{corpus}/{d}") if not f.startswith("."))
-    work = tempfile.mkdtemp()
+    work = scratch()
     out = lambda name: (shutil.rmtree(f"{work}/{name}", ignore_errors=True), os.makedirs(f"{work}/{name}"), f"{work}/{name}")[2]
     urls = lambda salt: "\n".join(f"{base}/{f}?u=me&s={salt}{i}&t=tok{salt}{i}" for i, f in enumerate(files))
     ph = lambda profile, extra=(): [binary, "run", f"examples/{profile}.lua", "--input-list", "-", "--no-progress", "--stats"] + list(extra)

@@ -17,6 +17,7 @@ import json, os, statistics, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_serve import replace_section  # noqa: E402
 from bench_unseen import timed  # noqa: E402
+from bench_scratch import scratch  # noqa: E402
 
 MARK_START, MARK_END = "<!-- animation: written by scripts/bench-animation -->", "<!-- /animation -->"
 SHAPES = [(24, 480, 270), (120, 480, 270), (250, 640, 360)]
@@ -198,7 +199,7 @@ def output_of(command):
 def measure(rounds, binary, corpus, results_path):
     photos = sorted(os.path.join(corpus, f) for f in os.listdir(corpus) if f.endswith(".jpg"))
     chosen = [photos[0], photos[len(photos) // 2], photos[-1]]
-    work = tempfile.mkdtemp(prefix="bench-animation-")
+    work = scratch(prefix="bench-animation-")
     profiles = {}
     for kind in ("gif", "webp"):
         for fit in ("fit", "cover"):

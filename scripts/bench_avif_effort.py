@@ -3,13 +3,15 @@
 Each photo is shrunk to 512 px and made sRGB once (the reference); each quality and effort
 encodes it with `vips heifsave` (the best CPU of two runs, less libvips' start-up) and decodes it
 back for PSNR over R, G and B against the reference."""
-import math, os, statistics, subprocess, sys, tempfile
+import math, os, statistics, subprocess, sys
 
 import numpy
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_scratch import scratch  # noqa: E402
 
 qualities, efforts = sys.argv[1].split(","), sys.argv[2].split(",")
 corpora = [argument.split("=", 1) for argument in sys.argv[3:]]
-work = tempfile.mkdtemp()
+work = scratch()
 
 
 def cpu(args):

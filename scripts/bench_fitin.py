@@ -10,10 +10,11 @@ pipelinehost with its profile's defaults against thumbor in its production setti
 Besides req/s, CPU per request and peak RSS, it reports each server's median PSNR against an
 exact reference (scripts/image_quality.py), the decoder's floor (libjpeg-turbo's djpeg at the
 DCT scale pipelinehost decodes each photo at) and pipelinehost's time per stage (/metrics)."""
-import json, os, platform, re, resource, subprocess, sys, tempfile, threading, time, urllib.request
+import json, os, platform, re, resource, subprocess, sys, threading, time, urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_serve import THUMBOR_POOL_CONF, free_port, origin, replace_section, wait_up, wrk  # noqa: E402
+from bench_scratch import scratch  # noqa: E402
 
 MARK_START, MARK_END = "<!-- fit-in: written by scripts/bench-serve -->", "<!-- /fit-in -->"
 BOX = 512
@@ -139,7 +140,7 @@ def shrink_modes(binary, photos, work, rounds=3):
 
 def measure(seconds, binary, thumbor, photos, results_path):
     base, names, _ = origin(photos)
-    work = tempfile.mkdtemp(prefix="bench-fitin-")
+    work = scratch(prefix="bench-fitin-")
     profile = os.path.join(work, "fit.lua")
     open(profile, "w").write(PROFILE)
     conf = os.path.join(work, "thumbor.conf")
@@ -269,7 +270,7 @@ if __name__ == "__main__":
         write(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "--shrink":
         results = json.load(open(sys.argv[4]))
-        results["shrink modes"] = shrink_modes(sys.argv[2], sys.argv[3], tempfile.mkdtemp(prefix="bench-shrink-"))
+        results["shrink modes"] = shrink_modes(sys.argv[2], sys.argv[3], scratch(prefix="bench-shrink-"))
         json.dump(results, open(sys.argv[4], "w"), indent=1)
     else:
         measure(int(sys.argv[1]), *sys.argv[2:6])

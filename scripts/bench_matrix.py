@@ -12,10 +12,11 @@ makes them). Per corpus, format and server it reports req/s and the server's CPU
 (wrk, every source new), and over one answer per photo the median bytes and median PSNR against
 an exact reference (scripts/image_quality.py). AVIF runs twice: each server at its default
 speed, then both at their fastest (pipelinehost effort 0, thumbor AVIF_SPEED 10)."""
-import json, os, platform, statistics, subprocess, sys, tempfile, time, urllib.request
+import json, os, platform, statistics, subprocess, sys, time, urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_serve import THUMBOR_POOL_CONF, free_port, origin, replace_section, wait_up, wrk  # noqa: E402
+from bench_scratch import scratch  # noqa: E402
 
 MARK_START, MARK_END = "<!-- matrix: written by scripts/bench-matrix -->", "<!-- /matrix -->"
 BOX = 512
@@ -139,8 +140,8 @@ def measure(seconds, binary, thumbor, results_path, corpora):
                "thumbor": subprocess.run([thumbor, "--version"], capture_output=True, text=True).stdout.strip(),
                "pipelinehost": subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip(),
                "corpora": {}}
-    work = tempfile.mkdtemp(prefix="bench-matrix-")
-    print(f"bench-matrix: answers kept in {work}", file=sys.stderr)
+    # The answers are in work until the run ends (BENCH_KEEP=1 keeps them after).
+    work = scratch(prefix="bench-matrix-")
     for name, corpus in corpora:
         results["corpora"][name] = {"about": describe(corpus), "rows": measure_corpus(seconds, binary, thumbor, corpus, work)}
         json.dump(results, open(results_path, "w"), indent=1)

@@ -9,6 +9,8 @@
 """
 import concurrent.futures, http.server, json, os, platform, random, re, socket, subprocess, sys, tempfile, threading, time
 import urllib.error, urllib.request
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_scratch import scratch  # noqa: E402
 
 MARK_START, MARK_END = "<!-- serve: written by scripts/bench-serve -->", "<!-- /serve -->"
 
@@ -158,7 +160,7 @@ THUMBOR_POOL_CONF = THUMBOR_CONF + f"ENGINE_THREADPOOL_SIZE = {os.cpu_count()}\n
 
 def measure(seconds, binary, thumbor, photos, results_path):
     base, names, counts = origin(photos)
-    work = tempfile.mkdtemp(prefix="bench-serve-")
+    work = scratch(prefix="bench-serve-")
     profile = os.path.join(work, "serve.lua")
     open(profile, "w").write("""profile "thumb" {
   fetch      { block_private = false },  -- the origin is on loopback
@@ -252,7 +254,7 @@ def cluster(binary, photos, results_path):
     """1,000 requests over 100 distinct sources (Zipf-skewed, seeded), spread round-robin over
     3 cold nodes, 32 at a time: origin transfers with the shared tier on Redis and without."""
     base, names, counts = origin(photos)
-    work = tempfile.mkdtemp(prefix="bench-cluster-")
+    work = scratch(prefix="bench-cluster-")
     profile = os.path.join(work, "serve.lua")
     open(profile, "w").write(NODE_PROFILE)
     rng = random.Random(1)
@@ -397,7 +399,7 @@ def tiers(seconds, binary, photos, results_path):
     for one by one on node B, which finds them in Redis (shared hits), and on node A after a
     restart, which finds them on its disk (disk hits)."""
     base, names, counts = origin(photos)
-    work = tempfile.mkdtemp(prefix="bench-tiers-")
+    work = scratch(prefix="bench-tiers-")
     profile = os.path.join(work, "serve.lua")
     open(profile, "w").write(NODE_PROFILE)
     path = lambda source: "/unsafe/thumb/plain/" + source

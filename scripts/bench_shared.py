@@ -8,12 +8,12 @@ import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import concurrent.futures
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
+from bench_scratch import scratch  # noqa: E402
 from bench_serve import (NODE_PROFILE, free_port, origin, replace_section, start_node, start_redis, stop,  # noqa: E402
                          timed_gets, wait_up)
 
@@ -34,7 +34,7 @@ def start_single():
 def start_cluster(work):
     """3 masters and 3 replicas, as scripts/cluster --redis-cluster runs them, with node files
     of their own (a port used again must not find an old cluster's)."""
-    work = tempfile.mkdtemp(dir=work)
+    work = scratch(dir=work)
     # Twelve distinct ports (each node's and its cluster bus'), all held until all are chosen.
     held = [socket.socket() for _ in range(12)]
     for each in held:
@@ -96,7 +96,7 @@ def one_round(binary, profile, base, names, setup, work):
 
 def main(rounds, binary, photos, report):
     base, names, _ = origin(photos)
-    work = tempfile.mkdtemp(prefix="bench-shared-")
+    work = scratch(prefix="bench-shared-")
     profile = os.path.join(work, "serve.lua")
     open(profile, "w").write(NODE_PROFILE)
     results = {"single": [], "cluster": []}

@@ -12,10 +12,11 @@ variant) and uncached requests (8 clients, every request a new source) run in ro
 alternate the configurations, so a noisy neighbour hits them all alike; the median round counts.
 CPU is the server's user + system time (its exporter included) per request.
 """
-import json, os, statistics, subprocess, sys, tempfile, time
+import json, os, statistics, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_serve import free_port, origin, replace_section, wait_up, wrk  # noqa: E402
+from bench_scratch import scratch  # noqa: E402
 
 MARK_START, MARK_END = "<!-- tracing: written by scripts/bench-tracing -->", "<!-- /tracing -->"
 PROFILE = """profile "thumb" {
@@ -37,7 +38,7 @@ def receiver(python):
 
 def measure(seconds, binary, photos, results_path, baseline=None):
     base, names, _ = origin(photos)
-    work = tempfile.mkdtemp(prefix="bench-tracing-")
+    work = scratch(prefix="bench-tracing-")
     profile = os.path.join(work, "serve.lua")
     open(profile, "w").write(PROFILE)
     collector, endpoint = receiver(".build/reference-venv/bin/python")

@@ -8,10 +8,11 @@ command's whole-process wall time and CPU (user + system), with the ratio taken 
   bench_unseen.py ROUNDS BIN CORPUS RESULTS.json
   bench_unseen.py --write RESULTS.json BENCHMARKS.md
 """
-import json, os, resource, statistics, subprocess, sys, tempfile, time
+import json, os, resource, statistics, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_serve import replace_section  # noqa: E402
+from bench_scratch import scratch  # noqa: E402
 
 MARK_START, MARK_END = "<!-- unseen: written by scripts/bench-unseen -->", "<!-- /unseen -->"
 GOALS = {"crop": 0.6, "blur": 1.15}
@@ -29,7 +30,7 @@ def timed(command):
 
 def measure(rounds, binary, corpus, results_path):
     photos = sorted(os.path.join(corpus, f) for f in os.listdir(corpus) if f.endswith(".jpg"))
-    work = tempfile.mkdtemp(prefix="bench-unseen-")
+    work = scratch(prefix="bench-unseen-")
     quality = os.path.join(work, "thumbnail-quality.lua")
     text = open("examples/thumbnail.lua").read()
     marker = 'downsample { size = 300, fit = "cover" }'
