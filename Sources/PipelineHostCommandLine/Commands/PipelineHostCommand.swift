@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Glibc
 import PipelineHost
 
@@ -58,8 +59,11 @@ struct RootCommand: AsyncParsableCommand {
     /// Parses and runs; argument errors exit with 2, like profile errors, instead of
     /// ArgumentParser's 64.
     static func runMappingUsageErrors() async {
+        var environmentOptions = EnvironmentOptions(arguments: [], variables: [:])
         do {
-            var command = try parseAsRoot()
+            environmentOptions = try EnvironmentOptions.apply(
+                to: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+            var command = try parseAsRoot(environmentOptions.arguments)
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -67,7 +71,7 @@ struct RootCommand: AsyncParsableCommand {
             }
         } catch {
             if exitCode(for: error) == .validationFailure {
-                printError(fullMessage(for: error))
+                printError(environmentOptions.hinted(fullMessage(for: error)))
                 Glibc.exit(ExitCode.usage.rawValue)
             }
             exit(withError: error)

@@ -46,6 +46,12 @@ struct Serve: AsyncParsableCommand {
             profiles); SIGTERM or SIGINT stops accepting, finishes requests for up to \
             --drain-timeout, writes the disk cache and exits 0.
 
+            Every option can also come from the environment, as containers are configured: \
+            PIPELINEHOST_ and the option's name in capitals, dashes as underscores \
+            (PIPELINEHOST_CACHE_DIR=/var/cache/pipelinehost, PIPELINEHOST_ALLOW_UNSIGNED=true, \
+            a repeated option as a comma-separated list; --shared-cache's is \
+            PIPELINEHOST_REDIS). A flag on the command line wins over its variable.
+
             Fetch stages refuse private addresses (block_private) and non-http(s) sources \
             unless the profile sets block_private or schemes itself.
 
