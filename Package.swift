@@ -263,6 +263,7 @@ let package = Package(
             ]),
         // OpenTelemetry traces of serve and run, exported by the release binary to a real receiver.
         .testTarget(name: "TracingTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "ContainerTests", dependencies: ["TestSupport"]),
         // new-plugin: test targets
     ]
 )
