@@ -45,6 +45,38 @@ public enum ContainerImage {
         return try await task.value
     }
 
+    private static let redisBuild = Locked<Task<String, any Error>?>(nil)
+
+    /// A Redis image made from the same base, for the Compose test: no registry is reachable here,
+    /// so `docker.io/library/redis` cannot be pulled. The Compose file runs it as it would run that.
+    public static func redis() async throws -> String {
+        _ = try await built()  // the base exists
+        let task = redisBuild.withLock { task in
+            if let task { return task }
+            let made = Task {
+                let context = try TemporaryDirectory()
+                try context.write(
+                    "Containerfile",
+                    Array(
+                        """
+                        FROM localhost/pipelinehost-base:bookworm
+                        RUN apt-get update \\
+                         && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server \\
+                         && apt-get clean && rm -rf /var/lib/apt/lists/*
+                        USER redis
+                        """.utf8))
+                let name = "localhost/pipelinehost-test-redis:latest"
+                let outcome = try await podman(
+                    ["build", "--quiet", "--network", "host", "-t", name, context.path], timeout: 600)
+                guard outcome.status == 0 else { throw ServerError("building \(name) failed: \(outcome.output)") }
+                return name
+            }
+            task = made
+            return made
+        }
+        return try await task.value
+    }
+
     /// Runs `podman` with `arguments` and returns what it printed (through SpawnedProcess: `run
     /// -d` leaves conmon running).
     @discardableResult

@@ -14,7 +14,8 @@ public enum SpawnedProcess {
         try await onOwnThread { try runBlocking(executable, arguments, environment: environment, timeout: timeout) }
     }
 
-    static func runBlocking(
+    /// `run`, blocking the calling thread: for a deinit or a `defer`, which cannot await.
+    public static func runBlocking(
         _ executable: String, _ arguments: [String], environment: [String: String], timeout: Double
     ) throws -> CLIProcess.Outcome {
         let directory = try TemporaryDirectory()
