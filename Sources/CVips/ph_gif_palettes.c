@@ -98,6 +98,11 @@ static int next_frame(gif_walk *w, gif_frame *f) {
     return 2;
 }
 
+// A frame drawn past the screen, where a loader may grow the canvas.
+static int past_screen(const gif_walk *w, const gif_frame *f) {
+    return f->left + f->width > w->screen_width || f->top + f->height > w->screen_height;
+}
+
 // The first frame covers the screen without a hole, and no frame is cleared to the background,
 // restored or drawn past the screen (where a loader may grow the canvas): every later hole
 // shows an opaque frame before. 1 if so, 0 if not, and PH_GIF_OPAQUE_IF_FIRST_IS where the first
@@ -105,7 +110,7 @@ static int next_frame(gif_walk *w, gif_frame *f) {
 // one, the first included, though the first has no hole).
 static int keeps_opaque(const gif_walk *w, const gif_frame *f, int first) {
     if (first && (f->left || f->top || f->width != w->screen_width || f->height != w->screen_height)) return 0;
-    if (f->disposal > 1 || f->left + f->width > w->screen_width || f->top + f->height > w->screen_height) return 0;
+    if (f->disposal > 1 || past_screen(w, f)) return 0;
     return first && f->transparent >= 0 ? PH_GIF_OPAQUE_IF_FIRST_IS : 1;
 }
 
@@ -140,7 +145,7 @@ int ph_gif_read_changes(const void *buffer, size_t length, VipsRect *out, int ma
     VipsRect screen = {0, 0, (int)w.screen_width, (int)w.screen_height};
     while (frames < max_frames && (read = next_frame(&w, &f)) == 1) {
         // A frame drawn past the screen may grow the loader's canvas: what changed is not known.
-        if (f.left + f.width > w.screen_width || f.top + f.height > w.screen_height) return 0;
+        if (past_screen(&w, &f)) return 0;
         VipsRect drawn = {(int)f.left, (int)f.top, (int)f.width, (int)f.height};
         // Cleared or restored (disposal 2, 3, or a value past those), the frame before changes
         // its own box back.
