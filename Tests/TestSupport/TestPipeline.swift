@@ -76,14 +76,25 @@ public enum TestPipeline {
         let directory = try TemporaryDirectory()
         let path = try directory.write(
             "animation.gif", Fixtures.animatedGIF(frames: frames, width: width, height: height))
-        let head = #"profile "p" { fetch {}, decode { frames = \#(frames) }, \#(stages) "#
-        let animated = try await run(head + #"encode { format = "webp" } }"#, source: path)
-        let stacked = try await run(head + #"encode { format = "webp", lossless = true } }"#, source: path)
-        guard let info = Fixtures.info(animated.bytes.array), let pixels = Fixtures.decodedFrames(stacked.bytes.array)
-        else {
-            throw ServerError("the answers do not decode")
+        let animated = try await run(
+            #"profile "p" { fetch {}, decode { frames = \#(frames) }, \#(stages) encode { format = "webp" } }"#,
+            source: path)
+        guard let info = Fixtures.info(animated.bytes.array) else { throw ServerError("the answer does not decode") }
+        return (info, try await stackedFrames(of: path, frames: frames, through: stages))
+    }
+
+    /// The first `frames` frames of the animation at `path` after `stages` (each ending in a
+    /// comma, or none), stacked in one image, as a lossless WebP keeps every pixel of them.
+    public static func stackedFrames(of path: String, frames: Int, through stages: String) async throws
+        -> Fixtures.Pixels
+    {
+        let result = try await run(
+            #"profile "p" { fetch {}, decode { frames = \#(frames) }, \#(stages) encode { format = "webp", lossless = true } }"#,
+            source: path)
+        guard let pixels = Fixtures.decodedFrames(result.bytes.array) else {
+            throw ServerError("the lossless WebP does not decode")
         }
-        return (info, pixels)
+        return pixels
     }
 
     /// The pixels of `input` (written into `directory`) after fetch, decode, `stages` and a PNG

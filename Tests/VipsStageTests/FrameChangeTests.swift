@@ -84,10 +84,7 @@ struct FrameChangeTests {
         -> Fixtures.Pixels
     {
         let path = try directory.write("\(UUID().uuidString).gif", gif.bytes)
-        let result = try await TestPipeline.run(
-            #"profile "p" { fetch {}, decode { frames = \#(Self.frames) }, \#(stage) encode { format = "webp", lossless = true } }"#,
-            source: path)
-        return try #require(Fixtures.decodedFrames(result.bytes.array))
+        return try await TestPipeline.stackedFrames(of: path, frames: Self.frames, through: stage)
     }
 
     @Test(

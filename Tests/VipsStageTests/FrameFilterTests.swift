@@ -12,10 +12,7 @@ struct FrameFilterTests {
 
     /// The frames stacked in one image (a lossless WebP keeps every pixel), through `stages` (or none).
     private func stacked(_ path: String, _ stages: String) async throws -> Fixtures.Pixels {
-        let result = try await TestPipeline.run(
-            #"profile "p" { fetch {}, decode { frames = \#(Self.frames) }, \#(stages) encode { format = "webp", lossless = true } }"#,
-            source: path)
-        return try #require(Fixtures.decodedFrames(result.bytes.array))
+        try await TestPipeline.stackedFrames(of: path, frames: Self.frames, through: stages)
     }
 
     @Test(
