@@ -88,11 +88,17 @@ public enum CLIProcess {
         }
 
         /// The run's own cache directory goes with it: a process still running is killed first,
-        /// so that it cannot write the directory back.
+        /// so that it cannot write the directory back. The wait is bounded (10 s): Foundation counts
+        /// a process as running while a child it left holds its descriptor, and a test that failed
+        /// must not hang here.
         deinit {
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                var waits = 0
+                while process.isRunning && waits < 1000 {
+                    usleep(10_000)
+                    waits += 1
+                }
             }
             if let scratchCache { try? FileManager.default.removeItem(atPath: scratchCache) }
         }
