@@ -75,6 +75,15 @@ struct ContainerImageTests {
         try await container.remove()
     }
 
+    @Test("the memory budget is half the container's limit, read from its own cgroup")
+    func budgetFromLimit() async throws {
+        let container = try await start(port: try RedisServer.freePort(), ["--memory", "1g"])
+        #expect(try await listening(container))
+        let logs = try await container.logs()
+        #expect(logs.contains("memory budget 512.0 MB (half of cgroup v"), "\(logs)")
+        try await container.remove()
+    }
+
     @Test("podman stop drains and exits 0, before its grace period runs out")
     func stops() async throws {
         let container = try await start(port: try RedisServer.freePort(), ["-e", "PIPELINEHOST_DRAIN_TIMEOUT=5"])

@@ -109,7 +109,7 @@ struct MemoryLimitTests {
     @Test("cgroup v1: the memory controller's group limit")
     func version1() {
         let found = MemoryLimit.detect(
-            selfCgroup: "12:pids:/x\n9:memory:/pipelinehost-test\n1:name=systemd:/\n",
+            selfCgroup: "12:pids:/x\n9:memory:/pipelinehost-test\n1:name=systemd:/\n", mountInfo: nil,
             reader: { $0 == "/sys/fs/cgroup/memory/pipelinehost-test/memory.limit_in_bytes" ? "419430400\n" : nil },
             physical: Self.physical)
         #expect(found == .init(bytes: 400 << 20, origin: "cgroup v1 memory.limit_in_bytes"))
@@ -118,16 +118,59 @@ struct MemoryLimitTests {
     @Test("cgroup v2: memory.max; 'max' and v1's huge number are no limit")
     func version2() {
         let v2 = MemoryLimit.detect(
-            selfCgroup: "0::/system.slice/app.service\n",
+            selfCgroup: "0::/system.slice/app.service\n", mountInfo: nil,
             reader: { $0 == "/sys/fs/cgroup/system.slice/app.service/memory.max" ? "1073741824\n" : nil },
             physical: Self.physical)
         #expect(v2 == .init(bytes: 1 << 30, origin: "cgroup v2 memory.max"))
         let unlimited = MemoryLimit.detect(
-            selfCgroup: "0::/\n", reader: { _ in "max\n" }, physical: Self.physical)
+            selfCgroup: "0::/\n", mountInfo: nil, reader: { _ in "max\n" }, physical: Self.physical)
         #expect(unlimited == .init(bytes: Self.physical, origin: "physical memory"))
         let v1Unlimited = MemoryLimit.detect(
-            selfCgroup: "9:memory:/\n", reader: { _ in "9223372036854771712\n" }, physical: Self.physical)
+            selfCgroup: "9:memory:/\n", mountInfo: nil, reader: { _ in "9223372036854771712\n" },
+            physical: Self.physical)
         #expect(v1Unlimited.origin == "physical memory")
-        #expect(MemoryLimit.detect(selfCgroup: nil, reader: { _ in nil }, physical: 5).bytes == 5)
+        #expect(MemoryLimit.detect(selfCgroup: nil, mountInfo: nil, reader: { _ in nil }, physical: 5).bytes == 5)
+    }
+
+    /// `reader` for `files`, a path's text by its path.
+    static func files(_ files: [String: String]) -> (String) -> String? { { files[$0] } }
+
+    @Test("in a container on cgroup v1, the mount shows the container's own group: its limit is read there")
+    func containerVersion1() {
+        let found = MemoryLimit.detect(
+            selfCgroup: "4:memory:/libpod_parent/libpod-abc\n",
+            mountInfo:
+                "94 90 0:32 /libpod_parent/libpod-abc /sys/fs/cgroup/memory ro,nosuid - cgroup cgroup rw,memory\n",
+            reader: Self.files(["/sys/fs/cgroup/memory/memory.limit_in_bytes": "1073741824\n"]), physical: Self.physical
+        )
+        #expect(found == .init(bytes: 1 << 30, origin: "cgroup v1 memory.limit_in_bytes"))
+    }
+
+    @Test("cgroup v2 in a container, with and without a cgroup namespace")
+    func containerVersion2() {
+        let namespaced = MemoryLimit.detect(
+            selfCgroup: "0::/\n", mountInfo: "30 25 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw\n",
+            reader: Self.files(["/sys/fs/cgroup/memory.max": "536870912\n"]), physical: Self.physical)
+        #expect(namespaced == .init(bytes: 512 << 20, origin: "cgroup v2 memory.max"))
+        let hostNamespace = MemoryLimit.detect(
+            selfCgroup: "0::/system.slice/docker-abc.scope\n",
+            mountInfo: "30 25 0:26 /system.slice/docker-abc.scope /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+            reader: Self.files(["/sys/fs/cgroup/memory.max": "536870912\n"]), physical: Self.physical)
+        #expect(hostNamespace.bytes == 512 << 20)
+    }
+
+    @Test("a limit on a group above counts: the smallest on the way up (a Kubernetes pod's over its container's)")
+    func ancestors() {
+        let found = MemoryLimit.detect(
+            selfCgroup: "0::/kubepods/pod1/ctr\n", mountInfo: "30 25 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+            reader: Self.files([
+                "/sys/fs/cgroup/kubepods/pod1/ctr/memory.max": "2147483648\n",
+                "/sys/fs/cgroup/kubepods/pod1/memory.max": "1073741824\n",
+                "/sys/fs/cgroup/kubepods/memory.max": "max\n",
+            ]), physical: Self.physical)
+        #expect(found == .init(bytes: 1 << 30, origin: "cgroup v2 memory.max"))
+        #expect(
+            MemoryLimit.directories(of: "/a/b", in: .init(root: "/", point: "/sys/fs/cgroup"))
+                == ["/sys/fs/cgroup/a/b", "/sys/fs/cgroup/a", "/sys/fs/cgroup"])
     }
 }

@@ -21,34 +21,93 @@ public enum MemoryLimit {
 
     /// The limit this process runs under, read once.
     public static let detected: Detected = detect(
-        selfCgroup: read("/proc/self/cgroup"), reader: read, physical: physicalMemory())
+        selfCgroup: read("/proc/self/cgroup"), mountInfo: read("/proc/self/mountinfo"), reader: read,
+        physical: physicalMemory())
 
     /// The default memory budget: `defaultShare` of the detected limit.
     public static var defaultBudget: Int { Int(Double(detected.bytes) * defaultShare) }
 
-    /// The limit from `/proc/self/cgroup`'s text, the files `reader` reads, and `physical` bytes.
-    /// A limit above the physical memory (v1 writes 9223372036854771712 for none) is none.
-    static func detect(selfCgroup: String?, reader: (String) -> String?, physical: Int) -> Detected {
+    /// Where a cgroup hierarchy is mounted: the group its mount shows (`root`, "/" on a host; the
+    /// container's own group inside a container on cgroup v1, or v2 without a cgroup namespace)
+    /// at `point`.
+    struct Mount: Equatable {
+        var root: String
+        var point: String
+    }
+
+    /// The cgroup v2 mount and the cgroup v1 memory controller's, from `/proc/self/mountinfo`.
+    static func mounts(_ mountInfo: String?) -> (v2: Mount?, v1Memory: Mount?) {
+        var found: (v2: Mount?, v1Memory: Mount?) = (nil, nil)
+        for line in (mountInfo ?? "").split(separator: "\n") {
+            // "id parent major:minor root point options [optional...] - type source superoptions"
+            let halves = line.split(separator: " - ", maxSplits: 1)
+            guard halves.count == 2 else { continue }
+            let mount = halves[0].split(separator: " "), filesystem = halves[1].split(separator: " ")
+            guard mount.count >= 5, let type = filesystem.first else { continue }
+            let here = Mount(root: String(mount[3]), point: String(mount[4]))
+            if type == "cgroup2" && found.v2 == nil {
+                found.v2 = here
+            } else if type == "cgroup", filesystem.count >= 3, filesystem[2].split(separator: ",").contains("memory") {
+                found.v1Memory = found.v1Memory ?? here
+            }
+        }
+        return found
+    }
+
+    /// The limit from `/proc/self/cgroup`'s text, `/proc/self/mountinfo`'s, the files `reader`
+    /// reads, and `physical` bytes. The group's directory is found through its mount, so a
+    /// container that sees its own group as the mount's root reads that group's limit. The
+    /// smallest limit of the group and the groups above it counts, as the kernel enforces it. A
+    /// limit above the physical memory (v1 writes 9223372036854771712 for none) is none.
+    static func detect(selfCgroup: String?, mountInfo: String?, reader: (String) -> String?, physical: Int) -> Detected
+    {
+        let mounted = mounts(mountInfo)
         for line in (selfCgroup ?? "").split(separator: "\n") {
             let fields = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
             guard fields.count == 3 else { continue }
-            let path = fields[2] == "/" ? "" : String(fields[2])
-            let candidates: [(file: String, origin: String)]
+            let mount: Mount, file: String, origin: String
             if fields[0] == "0" && fields[1].isEmpty {
-                candidates = [("/sys/fs/cgroup\(path)/memory.max", "cgroup v2 memory.max")]
+                (mount, file, origin) = (
+                    mounted.v2 ?? Mount(root: "/", point: "/sys/fs/cgroup"), "memory.max", "cgroup v2 memory.max"
+                )
             } else if fields[1].split(separator: ",").contains("memory") {
-                candidates = [("/sys/fs/cgroup/memory\(path)/memory.limit_in_bytes", "cgroup v1 memory.limit_in_bytes")]
+                (mount, file, origin) = (
+                    mounted.v1Memory ?? Mount(root: "/", point: "/sys/fs/cgroup/memory"), "memory.limit_in_bytes",
+                    "cgroup v1 memory.limit_in_bytes"
+                )
             } else {
                 continue
             }
-            for candidate in candidates {
-                guard let text = reader(candidate.file)?.split(separator: "\n").first,
+            let limits = directories(of: String(fields[2]), in: mount).compactMap { directory -> Int? in
+                guard let text = reader(directory + "/" + file)?.split(separator: "\n").first,
                     let bytes = Int(text), bytes > 0, bytes < physical
-                else { continue }
-                return Detected(bytes: bytes, origin: candidate.origin)
+                else { return nil }
+                return bytes
             }
+            if let smallest = limits.min() { return Detected(bytes: smallest, origin: origin) }
         }
         return Detected(bytes: physical, origin: "physical memory")
+    }
+
+    /// The directories of the group at `path` and of each group above it, up to the mount's
+    /// own, as they appear under the mount. A group outside the mount's root (a process moved
+    /// out of it) is read at the mount point.
+    static func directories(of path: String, in mount: Mount) -> [String] {
+        let relative: Substring
+        if mount.root == "/" {
+            relative = path == "/" ? "" : path[...]
+        } else if path == mount.root || path.hasPrefix(mount.root + "/") {
+            relative = path.dropFirst(mount.root.count)
+        } else {
+            relative = ""
+        }
+        var parts = relative.split(separator: "/")
+        var found: [String] = []
+        while true {
+            found.append(([mount.point] + parts.map(String.init)).joined(separator: "/"))
+            if parts.isEmpty { return found }
+            parts.removeLast()
+        }
     }
 
     private static func physicalMemory() -> Int {

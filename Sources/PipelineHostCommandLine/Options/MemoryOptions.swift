@@ -9,7 +9,8 @@ struct MemoryOptions: ParsableArguments {
             "Most memory transfers' bodies and decodes may hold at once, such as 300M or 4G; work past it waits, "
                 + "highest priority first, and an image that could never fit is refused (0: no budget).",
             discussion:
-                "Default: half of the memory cgroup's limit (cgroup v2 memory.max, v1 memory.limit_in_bytes), or of "
+                "Default: half of the memory cgroup's limit (cgroup v2 memory.max, v1 memory.limit_in_bytes; the "
+                + "smallest of its group and the groups above it, a container's own inside one), or of "
                 + "physical memory outside one. A decode draws its peak predicted from the header (a progressive "
                 + "JPEG's coefficient buffer, an interlaced PNG whole) before a pixel is made.",
             valueName: "size"))
