@@ -75,12 +75,13 @@ struct ContainerImageTests {
         try await container.remove()
     }
 
-    @Test("the memory budget is half the container's limit, read from its own cgroup")
-    func budgetFromLimit() async throws {
-        let container = try await start(port: try RedisServer.freePort(), ["--memory", "1g"])
+    @Test("the memory budget is half the container's limit and the cores its CPU quota, from its own cgroup")
+    func sizedByLimits() async throws {
+        let container = try await start(port: try RedisServer.freePort(), ["--memory", "1g", "--cpus", "1"])
         #expect(try await listening(container))
         let logs = try await container.logs()
         #expect(logs.contains("memory budget 512.0 MB (half of cgroup v"), "\(logs)")
+        #expect(logs.contains("; 1 core (cgroup v"), "\(logs)")
         try await container.remove()
     }
 

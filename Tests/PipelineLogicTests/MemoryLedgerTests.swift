@@ -170,7 +170,52 @@ struct MemoryLimitTests {
             ]), physical: Self.physical)
         #expect(found == .init(bytes: 1 << 30, origin: "cgroup v2 memory.max"))
         #expect(
-            MemoryLimit.directories(of: "/a/b", in: .init(root: "/", point: "/sys/fs/cgroup"))
+            Cgroup.directories(of: "/a/b", in: .init(root: "/", point: "/sys/fs/cgroup"))
                 == ["/sys/fs/cgroup/a/b", "/sys/fs/cgroup/a", "/sys/fs/cgroup"])
+    }
+}
+
+@Suite("CPULimit: the cores a process may keep busy")
+struct CPULimitTests {
+    /// A v1 container's CPU group with `quota` microseconds per 100 ms.
+    static func version1(quota: String, affinity: Int?) -> CPULimit.Detected {
+        CPULimit.detect(
+            selfCgroup: "5:cpu,cpuacct:/libpod_parent/libpod-abc\n",
+            mountInfo:
+                "40 30 0:35 /libpod_parent/libpod-abc /sys/fs/cgroup/cpu,cpuacct ro - cgroup cgroup rw,cpu,cpuacct\n",
+            reader: MemoryLimitTests.files([
+                "/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us": quota + "\n",
+                "/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us": "100000\n",
+            ]), online: 16, affinity: affinity)
+    }
+
+    @Test("a v1 quota of 150 ms per 100 ms is two cores; -1 is none")
+    func version1() {
+        #expect(Self.version1(quota: "150000", affinity: 16) == .init(cores: 2, origin: "cgroup v1 cpu.cfs_quota_us"))
+        #expect(Self.version1(quota: "-1", affinity: nil) == .init(cores: 16, origin: "online cores"))
+    }
+
+    @Test("v2 cpu.max: a pod's quota above the container's counts; 'max' is none; a smaller cpuset wins")
+    func version2() {
+        let mount = "30 25 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"
+        let pod = CPULimit.detect(
+            selfCgroup: "0::/kubepods/pod1/ctr\n", mountInfo: mount,
+            reader: MemoryLimitTests.files([
+                "/sys/fs/cgroup/kubepods/pod1/ctr/cpu.max": "max 100000\n",
+                "/sys/fs/cgroup/kubepods/pod1/cpu.max": "50000 100000\n",
+            ]), online: 8, affinity: 8)
+        #expect(pod == .init(cores: 1, origin: "cgroup v2 cpu.max"))
+        let pinned = CPULimit.detect(
+            selfCgroup: "0::/\n", mountInfo: mount,
+            reader: MemoryLimitTests.files(["/sys/fs/cgroup/cpu.max": "max 100000\n"]),
+            online: 8, affinity: 3)
+        #expect(pinned == .init(cores: 3, origin: "CPU affinity"))
+    }
+
+    @Test("Cpus_allowed_list counts ranges and single CPUs")
+    func affinity() {
+        #expect(CPULimit.affinityCores(status: "Name:\tx\nCpus_allowed_list:\t0-3,8,10-11\n") == 7)
+        #expect(CPULimit.affinityCores(status: "Name:\tx\n") == nil)
+        #expect(CPULimit.affinityCores(status: "Cpus_allowed_list:\tjunk\n") == nil)
     }
 }

@@ -49,6 +49,6 @@ public struct PipelineConfiguration: Sendable {
     /// Transfers at once to one host when nothing says otherwise (`run --per-host`).
     public static let defaultTransfersPerHost = 4
 
-    /// The cores this process may use.
-    public static var cores: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+    /// The cores this process may use: its CPU quota and cpuset, else the cores online (`CPULimit`).
+    public static var cores: Int { CPULimit.detected.cores }
 }

@@ -238,9 +238,12 @@ struct Serve: AsyncParsableCommand {
         let host = host
         let traces = telemetry.summary.map { "; " + $0 } ?? ""
         let memorySummary = memory.summary
+        let detectedCores = CPULimit.detected
+        let coresSummary =
+            "\(detectedCores.cores) \(detectedCores.cores == 1 ? "core" : "cores") (\(detectedCores.origin))"
         try await service.run(alongside: telemetry.service.map { [$0] } ?? []) { port in
             printError(
-                "pipelinehost serve: listening on http://\(host):\(port) (\(file); \(memorySummary); Ctrl-C or SIGTERM drains and stops\(traces))"
+                "pipelinehost serve: listening on http://\(host):\(port) (\(file); \(memorySummary); \(coresSummary); Ctrl-C or SIGTERM drains and stops\(traces))"
             )
         }
         printError("pipelinehost serve: stopped")
