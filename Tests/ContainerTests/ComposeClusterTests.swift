@@ -72,5 +72,8 @@ struct ComposeClusterTests {
         #expect(second.headers["x-cache"] == "shared", "node b found node a's variant in Redis")
         #expect(second.body == first.body)
         #expect(origin.requestCount("/a.jpg") == 1, "one transfer for both nodes")
+        // mem_limit: 1g, seen from inside the node (podman-compose names it PROJECT_node-a_1).
+        let logs = try await ContainerImage.podman(["logs", project + "_node-a_1"]).output
+        #expect(logs.contains("memory budget 512.0 MB (half of cgroup v"), "\(logs)")
     }
 }
