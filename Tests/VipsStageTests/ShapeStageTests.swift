@@ -61,6 +61,15 @@ struct ShapeStageTests {
             "\(pixels[5, 5]) \(pixels[width - 5, 5]) \(pixels[5, height - 5])")
     }
 
+    @Test(
+        "a quarter turn and a vertical flip right after decode read a large JPEG, which loads top to bottom once",
+        arguments: [("rotate { angle = 90 }", 1600, 2400), ("rotate { angle = 270 }", 1600, 2400),
+            (##"flip { direction = "vertical" }"##, 2400, 1600)])
+    func outOfOrder(_ stages: String, width: Int, height: Int) async throws {
+        let pixels = try await run(stages, input: Fixtures.sample)
+        #expect((pixels.width, pixels.height) == (width, height))
+    }
+
     @Test("pad places the image on an exact canvas of the background colour")
     func pad() async throws {
         let small = Fixtures.quadrants(width: 100, height: 50, format: .png)

@@ -26,7 +26,7 @@ struct RotateStage: Stage {
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         let angle = angle
-        return try await input.applyingVips("rotate", in: context) { image, output in
+        return try await input.applyingVips("rotate", in: context, outOfOrder: true) { image, output in
             ph_vips_rotate(image, angle, &output)
         }
     }
@@ -58,9 +58,9 @@ struct FlipStage: Stage {
     let horizontal: Bool
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
-        let horizontal: Int32 = horizontal ? 1 : 0
-        return try await input.applyingVips("flip", in: context) { image, output in
-            ph_vips_flip(image, horizontal, &output)
+        let (flag, vertical): (Int32, Bool) = (horizontal ? 1 : 0, !horizontal)
+        return try await input.applyingVips("flip", in: context, outOfOrder: vertical) { image, output in
+            ph_vips_flip(image, flag, &output)
         }
     }
 }

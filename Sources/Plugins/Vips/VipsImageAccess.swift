@@ -15,13 +15,27 @@ extension StageValue {
     /// The image arrives upright and in sRGB. The operation runs off Swift's thread pool, its
     /// result is computed into memory (the pipeline may hand it to several stages at once), and
     /// libvips' error text becomes a `PipelineError` naming `stage`.
-    public func applyingVips(_ stage: String, in context: StageContext, _ operation: @escaping VipsOperation)
-        async throws -> StageValue
-    {
+    ///
+    /// `outOfOrder` is for an operation that reads its input in another order than top to
+    /// bottom (a quarter turn, a vertical flip): an image decode has only opened is then decoded
+    /// into memory first, since its loader reads the file once, top to bottom, and would fail.
+    public func applyingVips(
+        _ stage: String, in context: StageContext, outOfOrder: Bool = false, _ operation: @escaping VipsOperation
+    ) async throws -> StageValue {
+        try await applying(stage, in: context, outOfOrder: outOfOrder, operation)
+    }
+
+    private func applying(
+        _ stage: String, in context: StageContext, outOfOrder: Bool, _ operation: @escaping VipsOperation
+    ) async throws -> StageValue {
         let image = try vipsImage(for: stage)
         return try await context.runVips { () throws(PipelineError) -> StageValue in
-            let result = try image.prepared().derive(stage, as: .stageFailed, operation)
-            return .image(image.derived(try image.materialized(stage, result)))
+            var input = try image.prepared()
+            if outOfOrder, image.undecodedBytes != nil {
+                input = try image.materialized(stage, input)
+            }
+            let result = try image.materialized(stage, try input.derive(stage, as: .stageFailed, operation))
+            return .image(image.derived(result))
         }
     }
 }
