@@ -33,6 +33,9 @@ let package = Package(
     // OTEL_* endpoint gets a warning that says how to build it.
     traits: [
         .trait(name: "OTLPExporter", description: "Export traces over OTLP/HTTP with swift-otel."),
+        // The face detector (FacesPlugin) links OpenCV: 14 more libraries that every process
+        // would load at start-up. scripts/test's release build enables it; FACES=1 scripts/run does.
+        .trait(name: "Faces", description: "The faces and blur_faces stages, with OpenCV's cascades."),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -129,6 +132,19 @@ let package = Package(
         .target(
             name: "CirclePlugin", dependencies: ["PipelineHost", "CCircle", "VipsPlugin"],
             path: "Sources/Plugins/Circle"),
+        // Faces, behind the trait Faces: OpenCV (C++) in a target of its own that exposes C
+        // functions, so no Swift target needs C++ interop. Debian: libopencv-objdetect-dev and
+        // opencv-data (scripts/setup faces); it has no pkg-config file, so the headers' folder
+        // is named here.
+        .target(
+            name: "CFaces", dependencies: ["CVips"], path: "Sources/Plugins/CFaces",
+            cxxSettings: [.unsafeFlags(["-I/usr/include/opencv4"])],
+            linkerSettings: [
+                .linkedLibrary("opencv_objdetect"), .linkedLibrary("opencv_imgproc"), .linkedLibrary("opencv_core"),
+            ]),
+        .target(
+            name: "FacesPlugin", dependencies: ["PipelineHost", "CFaces", "VipsPlugin"],
+            path: "Sources/Plugins/Faces"),
         // new-plugin: targets (scripts/new-plugin adds plugin targets above this line)
 
         // The stock plugin list, `.builtin`: the command line itself names no plugin.
@@ -205,6 +221,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "OTel", package: "swift-otel", condition: .when(traits: ["OTLPExporter"])),
+                .target(name: "FacesPlugin", condition: .when(traits: ["Faces"])),
                 // new-plugin: executable dependencies
             ]),
 
@@ -264,6 +281,7 @@ let package = Package(
         // OpenTelemetry traces of serve and run, exported by the release binary to a real receiver.
         .testTarget(name: "TracingTests", dependencies: ["TestSupport"]),
         .testTarget(name: "ContainerTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "FacesPluginTests", dependencies: ["TestSupport", "FacesPlugin"]),
         // new-plugin: test targets
     ]
 )

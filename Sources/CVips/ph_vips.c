@@ -423,27 +423,38 @@ int ph_vips_thumbnail_buffer_draft(const void *buffer, size_t length, int width,
         g_object_unref(loaded);
         return result;
     }
-    if (pages > 1 || !loader || strcmp(loader, "VipsForeignLoadJpegBuffer") != 0)
-        return thumbnail_buffer(buffer, length, width, height, crop, enlarge, pages, out);
+    if (pages > 1) return thumbnail_buffer(buffer, length, width, height, crop, enlarge, pages, out);
+    int shrink = ph_vips_jpeg_draft_shrink(buffer, length, width, height, crop.mode != PH_CROP_NONE);
+    if (shrink <= 1) return shrink < 0 ? -1 : thumbnail_buffer(buffer, length, width, height, crop, enlarge, pages, out);
+    if (ph_vips_jpeg_draft(buffer, length, shrink, &loaded)) return -1;
+    int result = ph_vips_thumbnail_image(loaded, width, height, crop, enlarge, out);
+    g_object_unref(loaded);
+    return result;
+}
+
+int ph_vips_jpeg_draft_shrink(const void *buffer, size_t length, int width, int height, int fill) {
+    if (ph_avif_is_sequence(buffer, length)) return 1;
+    const char *loader = vips_foreign_find_load_buffer(buffer, length);
+    if (!loader || strcmp(loader, "VipsForeignLoadJpegBuffer") != 0) return 1;
     VipsImage *header = vips_image_new_from_buffer((void *)buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
     if (!header) return -1;
     double source_width, source_height;
     oriented_size(header, &source_width, &source_height);
     g_object_unref(header);
     double across = source_width / width, down = source_height / height;
-    double factor = crop.mode != PH_CROP_NONE ? (across < down ? across : down) : (across > down ? across : down);
+    double factor = fill ? (across < down ? across : down) : (across > down ? across : down);
     int shrink = factor >= 8 ? 8 : factor >= 4 ? 4 : factor >= 2 ? 2 : 1;
     // libvips 8.14's jpegload aborts (a failed assertion, "bad dimensions") when a side is
     // shorter than the shrink: a 4x2568 JPEG fit into 48 px would take 1/8. No shrink leaves a
     // side under one pixel; libvips' thumbnail then makes that side 1 px, as for any format.
     while (shrink > 1 && (source_width < shrink || source_height < shrink)) shrink /= 2;
-    if (shrink == 1)
-        return thumbnail_buffer(buffer, length, width, height, crop, enlarge, pages, out);
-    if (!ph_jpeg_load_needed_scans(buffer, length, shrink, &loaded) && ph_jpeg_load_whole(buffer, length, shrink, &loaded))
+    return shrink;
+}
+
+int ph_vips_jpeg_draft(const void *buffer, size_t length, int shrink, VipsImage **out) {
+    if (!ph_jpeg_load_needed_scans(buffer, length, shrink, out) && ph_jpeg_load_whole(buffer, length, shrink, out))
         return -1;
-    int result = ph_vips_thumbnail_image(loaded, width, height, crop, enlarge, out);
-    g_object_unref(loaded);
-    return result;
+    return 0;
 }
 
 // Parameters: the box's width and height, and the VipsSize.

@@ -2,6 +2,10 @@ import BuiltinPlugins
 import PipelineHost
 import PipelineHostCommandLine
 
+#if Faces
+    import FacesPlugin
+#endif
+
 // new-plugin: imports
 
 /// The stock `pipelinehost`: the command line with the built-in plugins. A third party's
@@ -15,9 +19,19 @@ enum Entry {
     /// The plugins this executable registers: the built-in ones, and any `scripts/new-plugin`
     /// adds to this repository.
     static var plugins: [any PipelinePlugin.Type] {
-        .builtin + [
+        .builtin + faces + [
             // new-plugin: list
         ]
+    }
+
+    /// The face detector with the trait Faces; without it, a profile that asks for faces is told
+    /// how to build it.
+    static var faces: [any PipelinePlugin.Type] {
+        #if Faces
+            [FacesPlugin.self]
+        #else
+            [FacesMissing.self]
+        #endif
     }
 
     /// swift-otel's OTLP/HTTP exporter when built with the OTLPExporter trait (scripts/run and

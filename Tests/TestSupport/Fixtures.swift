@@ -74,6 +74,43 @@ public enum Fixtures {
         ) { _ in }
     }
 
+    /// `pixels` (RGB) encoded as `format`, with the EXIF orientation tag `orientation` if given.
+    public static func encoded(_ pixels: Pixels, format: Format = .jpeg, orientation: Int? = nil) -> [UInt8] {
+        start()
+        precondition(pixels.bands == 3)
+        return encode(
+            rgb: pixels.samples, width: pixels.width, height: pixels.height,
+            as: format == .png ? PH_FORMAT_PNG : PH_FORMAT_JPEG, progressive: format == .progressiveJPEG
+        ) {
+            if let orientation { vips_image_set_int($0, "orientation", Int32(orientation)) }
+        }
+    }
+
+    /// Encoded `bytes` resized by libvips to fill `width` x `height` (cropped at the centre,
+    /// enlarged if need be), as RGB pixels.
+    public static func resized(_ bytes: [UInt8], width: Int, height: Int) -> Pixels? {
+        start()
+        var out: UnsafeMutablePointer<VipsImage>?
+        let centre = ph_crop(mode: PH_CROP_CENTRE, x: 0.5, y: 0.5)
+        guard
+            bytes.withUnsafeBytes({
+                ph_vips_thumbnail_buffer($0.baseAddress, $0.count, Int32(width), Int32(height), centre, 1, 1, &out)
+            }) == 0, let out
+        else { return nil }
+        defer { ph_vips_unref(out) }
+        var buffer: UnsafeMutableRawPointer?
+        var length = 0
+        guard ph_vips_rgba8(out, &buffer, &length) == 0, let buffer else { return nil }
+        defer { ph_vips_free(buffer) }
+        let rgba = UnsafeRawBufferPointer(start: buffer, count: length)
+        let (w, h) = (Int(ph_vips_width(out)), Int(ph_vips_height(out)))
+        var rgb = [UInt8](repeating: 0, count: w * h * 3)
+        for pixel in 0..<w * h {
+            for band in 0..<3 { rgb[pixel * 3 + band] = rgba[pixel * 4 + band] }
+        }
+        return Pixels(width: w, height: h, bands: 3, samples: rgb)
+    }
+
     /// An image's decoded pixels: size, bands and 8-bit samples, row by row.
     public struct Pixels: Sendable {
         public let width: Int

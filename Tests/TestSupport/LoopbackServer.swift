@@ -330,5 +330,5 @@ public final class LoopbackServer: Sendable {
 
 public struct ServerError: Error, CustomStringConvertible {
     public let description: String
-    init(_ description: String) { self.description = description }
+    public init(_ description: String) { self.description = description }
 }

@@ -63,8 +63,10 @@ struct ShapeStageTests {
 
     @Test(
         "a quarter turn and a vertical flip right after decode read a large JPEG, which loads top to bottom once",
-        arguments: [("rotate { angle = 90 }", 1600, 2400), ("rotate { angle = 270 }", 1600, 2400),
-            (##"flip { direction = "vertical" }"##, 2400, 1600)])
+        arguments: [
+            ("rotate { angle = 90 }", 1600, 2400), ("rotate { angle = 270 }", 1600, 2400),
+            (##"flip { direction = "vertical" }"##, 2400, 1600),
+        ])
     func outOfOrder(_ stages: String, width: Int, height: Int) async throws {
         let pixels = try await run(stages, input: Fixtures.sample)
         #expect((pixels.width, pixels.height) == (width, height))

@@ -102,6 +102,12 @@ int ph_vips_thumbnail_buffer(const void *buffer, size_t length, int width, int h
 /// formats, and JPEGs too small to scale, go to ph_vips_thumbnail_buffer.
 int ph_vips_thumbnail_buffer_draft(const void *buffer, size_t length, int width, int height, ph_crop crop,
                                    int enlarge, int pages, VipsImage **out);
+/// The DCT scale (1, 2, 4 or 8) ph_vips_thumbnail_buffer_draft loads a JPEG at for the box
+/// (`fill`: a crop's, both sides covered; else one side); 1 for other formats, -1 on an error.
+int ph_vips_jpeg_draft_shrink(const void *buffer, size_t length, int width, int height, int fill);
+/// The JPEG loaded at that scale, as ph_vips_thumbnail_buffer_draft loads it before resizing:
+/// what a stage that looks at a small copy (faces) keeps for downsample to resize from.
+int ph_vips_jpeg_draft(const void *buffer, size_t length, int shrink, VipsImage **out);
 /// The same for an image already in memory (no shrink-on-load possible).
 int ph_vips_thumbnail_image(VipsImage *in, int width, int height, ph_crop crop, int enlarge,
                             VipsImage **out);

@@ -14,7 +14,12 @@ package struct ChainChecker {
         }
         var kind = ValueKind.source
         var previous: String?
+        var found: Set<String> = []
         for stage in stages {
+            if let needed = stage.definition.capabilities.needsFound?(stage.parameters), !found.contains(needed) {
+                return (stage.line, "\(stage.name) needs \(needed) found before it: \(finder(of: needed))")
+            }
+            if let finds = stage.definition.capabilities.finds { found.insert(finds) }
             if stage.definition.role == .cache, previous == stage.name {
                 return (stage.line, "\(stage.name) directly after \(stage.name); merge their parameters into one")
             }
@@ -37,6 +42,14 @@ package struct ChainChecker {
             return (stages.last!.line, "profile \"\(profile)\" ends with \(kind), not encoded bytes\(fix)")
         }
         return nil
+    }
+
+    /// The advice for a chain that needs `finding`: the stage to add, or that this build has none.
+    private func finder(of finding: String) -> String {
+        let finders = registry.definitions.values.filter { $0.capabilities.finds == finding }.map(\.name).sorted()
+        if let name = finders.first { return "add \(name) {} before it" }
+        let planned = registry.planned[finding].map { " (\($0))" } ?? ""
+        return "this pipelinehost has no stage that finds \(finding)\(planned)"
     }
 
     /// The stage that turns `from` into `to`, preferring the built-in names.

@@ -3,15 +3,17 @@
 /// the stored original, decode) have the same keys as the profile's and are shared with it.
 enum DerivedChains {
     /// The profile's stages up to and including its decode (the first stage from encoded bytes
-    /// to an image), then its info stage, then a memory cache: nil without a decode or an info
-    /// stage.
+    /// to an image) and the stages right after it that find something in the image (faces),
+    /// then its info stage, then a memory cache: nil without a decode or an info stage.
     static func info(of profile: Profile) -> Profile? {
         guard let info = profile.info,
             let decode = profile.stages.firstIndex(where: {
                 $0.definition.input == .encoded && $0.definition.output == .image
             })
         else { return nil }
-        let stages = Array(profile.stages[...decode]) + [info] + kept(after: profile)
+        var end = decode
+        while end + 1 < profile.stages.count, profile.stages[end + 1].definition.capabilities.finds != nil { end += 1 }
+        let stages = Array(profile.stages[...end]) + [info] + kept(after: profile)
         return Profile(name: ProfileSet.infoName(profile.name), file: profile.file, line: info.line, stages: stages)
     }
 

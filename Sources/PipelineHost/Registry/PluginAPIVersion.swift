@@ -26,8 +26,10 @@ public struct PluginAPIVersion: Sendable, Hashable, Comparable, CustomStringConv
     /// carry); 1.5 added `SourceRewriter.secretQueryNames` (with a default), which every sink
     /// redacts through `ProfileSet.redaction`; 1.6 added
     /// `PipelineImage.predictedPeakBytes` (with a default), which the memory budget draws; 1.7 added
-    /// `StageCapabilities.animation` (`AnimationRole`). A plugin written for an older 1.x still loads.
-    public static let current = PluginAPIVersion(major: 1, minor: 7)
+    /// `StageCapabilities.animation` (`AnimationRole`); 1.8 added `StageCapabilities.finds` and
+    /// `needsFound` (a stage that finds faces, and one that crops by them). A plugin written for
+    /// an older 1.x still loads.
+    public static let current = PluginAPIVersion(major: 1, minor: 8)
 
     /// "1.3".
     public var description: String { "\(major).\(minor)" }

@@ -15,13 +15,22 @@ public struct StageCapabilities: Sendable {
     public var profileSetting: ProfileSetting?
     /// How the stage takes part in keeping animations animated (plugin API 1.7).
     public var animation: AnimationRole?
+    /// What the stage finds in the image and passes along with it, unchanged otherwise ("faces"):
+    /// info runs it too, and a stage that `needsFound` it must come after it (plugin API 1.8).
+    public var finds: String?
+    /// What the stage, with these parameters, needs an earlier stage to have found (downsample's
+    /// `gravity = "faces"`): the profile loader refuses the chain without one (plugin API 1.8).
+    public var needsFound: (@Sendable (StageParameters) -> String?)?
 
     /// Capabilities; none by default.
     public init(
         formatParameter: String? = nil, publicServiceDefaults: [String: ParameterValue] = [:],
         allowedHostsParameter: String? = nil, profileSetting: ProfileSetting? = nil,
-        animation: AnimationRole? = nil
+        animation: AnimationRole? = nil, finds: String? = nil,
+        needsFound: (@Sendable (StageParameters) -> String?)? = nil
     ) {
+        self.finds = finds
+        self.needsFound = needsFound
         self.formatParameter = formatParameter
         self.publicServiceDefaults = publicServiceDefaults
         self.allowedHostsParameter = allowedHostsParameter

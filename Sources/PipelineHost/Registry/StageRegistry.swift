@@ -37,9 +37,8 @@ public struct StageRegistry: Sendable {
     /// The plugin whose `register` runs now.
     private var registering: String?
 
-    /// Announces a stage that is not built yet: a profile that uses it gets `reason`. No stage
-    /// uses it any more; it stays for plugins written against plugin API 1.x.
-    @available(*, deprecated, message: "no stage announces planned stages any more; plugin API 2.0 drops this")
+    /// Announces a stage this build leaves out (a build option's, like the stock executable's
+    /// `faces` without the trait Faces): a profile that uses it gets `reason`.
     public mutating func plan(_ name: String, reason: String) {
         if definitions[name] == nil { planned[name] = reason }
     }

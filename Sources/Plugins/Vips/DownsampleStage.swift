@@ -42,7 +42,7 @@ struct DownsampleStage: Stage {
         let gravity = OptionalParameter<CropGravity>(
             "gravity",
             doc:
-                "cover: the part to keep (centre when left out; attention and entropy are libvips' smartcrop); contain: where the image sits"
+                "cover: the part to keep (centre when left out; attention and entropy are libvips' smartcrop; faces keeps the faces a faces stage found, attention where it found none); contain: where the image sits"
         )
         let focus = OptionalParameter<[Double]>(
             "focus", .numberList(0...1, count: 2),
@@ -71,6 +71,7 @@ struct DownsampleStage: Stage {
             + "orientation and converting to sRGB. fit = \"cover\" crops to fill the box, at gravity or focus; "
             + "fit = \"contain\" pads it with background.",
         input: .image, output: .image, role: .decode,
+        capabilities: StageCapabilities(needsFound: { $0[\Keys.gravity] == .faces ? "faces" : nil }),
         parameters: Keys.specs,
         make: { try DownsampleStage($0) })
 
@@ -84,6 +85,8 @@ struct DownsampleStage: Stage {
     let padding: (rgba: [Double], x: Double, y: Double)?
     let enlarge: Bool
     let draft: Bool
+    /// gravity = "faces": the crop centres on the regions an earlier stage found.
+    let byRegions: Bool
 
     init(_ p: StageParameters) throws(ParameterError) {
         let size = p[\Keys.size], width = p[\Keys.width], height = p[\Keys.height]
@@ -103,7 +106,7 @@ struct DownsampleStage: Stage {
                 "\(gravity != nil ? "gravity" : "focus") needs fit = \"cover\" (or \"contain\" for gravity)")
         }
         if gravity != nil, focus != nil { throw ParameterError("give gravity or focus, not both") }
-        if fit == .contain, focus != nil || gravity == .attention || gravity == .entropy {
+        if fit == .contain, focus != nil || gravity?.isSmart == true {
             throw ParameterError(
                 "fit = \"contain\" keeps the whole image: it takes a compass gravity, not \(focus != nil ? "focus" : "gravity = \"\(gravity!.rawValue)\"")"
             )
@@ -115,8 +118,10 @@ struct DownsampleStage: Stage {
         }
         self.width = scaled(size ?? width)
         self.height = scaled(size ?? height)
+        byRegions = fit == .cover && gravity == .faces
         switch (fit, gravity, focus) {
-        case (.cover, .attention, _): crop = ph_crop(mode: PH_CROP_ATTENTION, x: 0.5, y: 0.5)
+        // Faces: attention until the run finds the regions (RegionFraming).
+        case (.cover, .attention, _), (.cover, .faces, _): crop = ph_crop(mode: PH_CROP_ATTENTION, x: 0.5, y: 0.5)
         case (.cover, .entropy, _): crop = ph_crop(mode: PH_CROP_ENTROPY, x: 0.5, y: 0.5)
         case (.cover, _, let focus?): crop = ph_crop(mode: PH_CROP_AT, x: focus[0], y: focus[1])
         case (.cover, .compass(let gravity)?, _) where gravity != .centre:
@@ -140,16 +145,32 @@ struct DownsampleStage: Stage {
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
         let image = try input.vipsImage(for: "downsample")
-        let (width, height, crop, padding, enlarge, draft) = (
-            width, height, crop, padding, enlarge ? Int32(1) : 0, draft
-        )
+        let (width, height, padding, enlarge, draft) = (width, height, padding, enlarge ? Int32(1) : 0, draft)
+        let (byRegions, wasCrop) = (byRegions, crop)
         return try await context.runVips { () throws(PipelineError) -> StageValue in
+            let geometry = image.regions.map { _ in ResizeGeometry(image, box: (width, height), enlarge: enlarge != 0) }
+            var crop = wasCrop
+            if byRegions, let geometry, let regions = image.regions,
+                let point = RegionFraming.focus(of: regions, window: geometry.coverWindow)
+            {
+                crop = ph_crop(mode: PH_CROP_AT, x: point.x, y: point.y)
+            }
             var resized: VipsImageHandle
             if draft, let bytes = image.undecodedBytes, image.gif?.opaque == true {
                 // GIF has no shrink on load: its frames are opened without their alpha, and
                 // resized in 8 bits rather than premultiplied floats.
                 resized = try image.prepared().derive("downsample") {
                     ph_vips_thumbnail_gif_frames($0, bytes.baseAddress, bytes.count, width, height, crop, enlarge, &$1)
+                }
+            } else if draft, let kept = image.draft, let bytes = image.undecodedBytes,
+                kept.shrink
+                    <= ph_vips_jpeg_draft_shrink(
+                        bytes.baseAddress, bytes.count, width, height, crop.mode == PH_CROP_NONE ? 0 : 1)
+            {
+                // A stage before (faces) decoded the JPEG at this scale or finer: resized from
+                // that, as the draft thumbnail would resize what it decodes.
+                resized = try kept.handle.derive("downsample") {
+                    ph_vips_thumbnail_image($0, width, height, crop, enlarge, &$1)
                 }
             } else if let bytes = image.undecodedBytes {
                 var out: UnsafeMutablePointer<VipsImage>?
@@ -175,7 +196,8 @@ struct DownsampleStage: Stage {
             // Decoded here, not lazily in encode: the result may be shared by several profiles,
             // and this stage's time is then the decode time.
             let decoded = try image.materialized("downsample", resized)
-            return .image(image.derived(decoded))
+            let regions = image.regions.flatMap { geometry?.mapping($0, crop: crop, padding: padding) }
+            return .image(image.derived(decoded, regions: regions))
         }
     }
 }

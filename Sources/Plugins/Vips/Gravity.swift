@@ -25,19 +25,25 @@ enum Gravity: String, ParameterChoice {
     }
 }
 
-/// Where `fit = "cover"` crops: a compass point, or libvips' smartcrop by what draws the eye
-/// (attention) or by the busiest part (entropy).
+/// Where `fit = "cover"` crops: a compass point, libvips' smartcrop by what draws the eye
+/// (attention) or by the busiest part (entropy), or around the faces a `faces` stage found
+/// (attention where it found none).
 enum CropGravity: ParameterChoice, Equatable {
     case compass(Gravity)
     case attention
     case entropy
+    case faces
 
-    static var allCases: [CropGravity] { Gravity.allCases.map(CropGravity.compass) + [.attention, .entropy] }
+    static var allCases: [CropGravity] { Gravity.allCases.map(CropGravity.compass) + [.attention, .entropy, .faces] }
+
+    /// Whether the crop is found in the picture rather than at a fixed point.
+    var isSmart: Bool { self == .attention || self == .entropy || self == .faces }
 
     init?(rawValue: String) {
         switch rawValue {
         case "attention": self = .attention
         case "entropy": self = .entropy
+        case "faces": self = .faces
         default:
             guard let point = Gravity(rawValue: rawValue) else { return nil }
             self = .compass(point)
@@ -49,6 +55,7 @@ enum CropGravity: ParameterChoice, Equatable {
         case .compass(let point): point.rawValue
         case .attention: "attention"
         case .entropy: "entropy"
+        case .faces: "faces"
         }
     }
 }

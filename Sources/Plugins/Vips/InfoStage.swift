@@ -31,7 +31,8 @@ struct InfoStage: Stage {
         summary:
             "A profile setting for `pipelinehost info` and serve's /info: width and height (upright), format, frames, "
             + "alpha, bytes, orientation, EXIF make, model and date taken (only with exif = true; GPS only with gps = true), the dominant colour, "
-            + "a BlurHash and a ThumbHash, as JSON. Read from the header and a copy shrunk on load to 100 px.",
+            + "a BlurHash and a ThumbHash, as JSON, and the faces when the profile has a faces stage after decode. "
+            + "Read from the header and a copy shrunk on load to 100 px.",
         input: .image, output: .encoded,
         capabilities: StageCapabilities(profileSetting: .info),
         parameters: Keys.specs,
@@ -61,6 +62,15 @@ struct InfoStage: Stage {
         var thumbhash: String
         var exif: [String: String]?
         var gps: [String: Double]?
+        /// The faces a faces stage found, in the upright image's pixels, largest first.
+        var faces: [Box]?
+    }
+
+    struct Box: Encodable {
+        var x: Int
+        var y: Int
+        var w: Int
+        var h: Int
     }
 
     func run(_ input: StageValue, in context: StageContext) async throws -> StageValue {
@@ -84,6 +94,10 @@ struct InfoStage: Stage {
             if let timing = facts.timing {
                 info.duration_ms = timing.durationMs
                 info.loop = timing.loop
+            }
+            info.faces = image.regions?.map {
+                let box = $0.pixels(of: size)
+                return Box(x: box.x, y: box.y, w: box.width, h: box.height)
             }
             if gps, let position = facts.gps {
                 info.gps = ["latitude": position.latitude, "longitude": position.longitude]

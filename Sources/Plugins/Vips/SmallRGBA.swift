@@ -8,7 +8,11 @@ extension VipsPipelineImage {
     /// load at the smallest DCT scale that covers the box, as downsample's speed path does (a
     /// progressive JPEG without the scans that scale never reads), so the full pixels are never made.
     func smallRGBA(fitting side: Int) throws(PipelineError) -> RGBAImage {
-        let small = try smallImage(fitting: side)
+        try rgba(of: try smallImage(fitting: side))
+    }
+
+    /// A small image's pixels as 8-bit RGBA.
+    func rgba(of small: VipsImageHandle) throws(PipelineError) -> RGBAImage {
         var buffer: UnsafeMutableRawPointer?
         var length = 0
         let errors = VipsErrorMark()
@@ -43,5 +47,21 @@ extension VipsPipelineImage {
             small = try handle.derive("shrink") { ph_vips_thumbnail_image($0, box, box, none, 0, &$1) }
         }
         return try small.derive("sRGB conversion") { ph_vips_to_srgb($0, &$1) }
+    }
+
+    /// A single-frame JPEG decoded, in memory, at the DCT scale that covers `side` x `side`
+    /// (as the draft thumbnail loads it), still in the file's orientation; nil for other images,
+    /// and for JPEGs too small to scale.
+    func jpegDraft(fitting side: Int) throws(PipelineError) -> (handle: VipsImageHandle, shrink: Int32)? {
+        guard let bytes = undecodedBytes, frames == 1 else { return nil }
+        let shrink = ph_vips_jpeg_draft_shrink(bytes.baseAddress, bytes.count, Int32(side), Int32(side), 0)
+        guard shrink > 1 else { return nil }
+        var loaded: UnsafeMutablePointer<VipsImage>?
+        let errors = VipsErrorMark()
+        guard ph_vips_jpeg_draft(bytes.baseAddress, bytes.count, shrink, &loaded) == 0, let loaded else {
+            throw PipelineError(.decodeFailed, "decode failed: \(errors.messages)")
+        }
+        let draft = try VipsImageHandle(loaded, keeping: bytes).derive("decode") { ph_vips_copy_memory($0, &$1) }
+        return (draft, shrink)
     }
 }

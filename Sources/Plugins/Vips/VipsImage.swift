@@ -54,6 +54,12 @@ struct VipsPipelineImage: PipelineImage {
     var sourceFormat = "unknown"
     /// A GIF source's palettes and opacity, from its blocks.
     var gif: GIFFacts?
+    /// The parts a plugin's stage found (faces), in fractions of this image; nil when none
+    /// looked. A stage that moves pixels drops them unless it maps them (downsample does).
+    var regions: [ImageRegion]?
+    /// A JPEG decoded at a DCT scale by a stage that looked at a small copy (faces), kept so
+    /// downsample resizes from it rather than decode the file again: `shrink` is its scale.
+    var draft: (handle: VipsImageHandle, shrink: Int32)?
 
     /// 50 megapixels: a 64 x 40 input padded to 16384 x 16384 would otherwise be 268.
     static let defaultPixelLimit = 50e6
@@ -65,10 +71,10 @@ struct VipsPipelineImage: PipelineImage {
 
     /// A later stage's result, decoded into `handle`, with what this image carries along (its
     /// source's size, format and GIF facts, and the pixel limit).
-    func derived(_ handle: VipsImageHandle) -> VipsPipelineImage {
+    func derived(_ handle: VipsImageHandle, regions: [ImageRegion]? = nil) -> VipsPipelineImage {
         VipsPipelineImage(
             handle: handle, undecodedBytes: nil, sourceSize: sourceSize, pixelLimit: pixelLimit,
-            sourceFormat: sourceFormat, gif: gif)
+            sourceFormat: sourceFormat, gif: gif, regions: regions)
     }
 
     /// The image upright and in sRGB, ready for pixel work or encoding. A no-op for images that

@@ -22,11 +22,20 @@ extension StageValue {
     public func applyingVips(
         _ stage: String, in context: StageContext, outOfOrder: Bool = false, _ operation: @escaping VipsOperation
     ) async throws -> StageValue {
-        try await applying(stage, in: context, outOfOrder: outOfOrder, operation)
+        try await applying(stage, in: context, outOfOrder: outOfOrder, keepingRegions: false, operation)
+    }
+
+    /// As `applyingVips(_:in:outOfOrder:_:)`, for an operation that leaves every pixel where it
+    /// was (a blur of some parts): the result keeps the regions found before it (`regions(for:)`).
+    public func applyingVipsInPlace(_ stage: String, in context: StageContext, _ operation: @escaping VipsOperation)
+        async throws -> StageValue
+    {
+        try await applying(stage, in: context, outOfOrder: false, keepingRegions: true, operation)
     }
 
     private func applying(
-        _ stage: String, in context: StageContext, outOfOrder: Bool, _ operation: @escaping VipsOperation
+        _ stage: String, in context: StageContext, outOfOrder: Bool, keepingRegions: Bool,
+        _ operation: @escaping VipsOperation
     ) async throws -> StageValue {
         let image = try vipsImage(for: stage)
         return try await context.runVips { () throws(PipelineError) -> StageValue in
@@ -35,7 +44,7 @@ extension StageValue {
                 input = try image.materialized(stage, input)
             }
             let result = try image.materialized(stage, try input.derive(stage, as: .stageFailed, operation))
-            return .image(image.derived(result))
+            return .image(image.derived(result, regions: keepingRegions ? image.regions : nil))
         }
     }
 }

@@ -1,0 +1,71 @@
+import CVips
+import PipelineHost
+import PlaceholderHashes
+
+/// The small copy a finder looks at: upright, sRGB, 8-bit RGBA, rows of `width * 4` bytes.
+public struct FinderPixels: Sendable {
+    /// Pixels across.
+    public let width: Int
+    /// Pixels down.
+    public let height: Int
+    /// `width * height * 4` bytes: R, G, B, A per pixel.
+    public let rgba: [UInt8]
+
+    /// The size of the copy, to turn the finder's pixel boxes into regions.
+    public var size: PixelSize { PixelSize(width: width, height: height) }
+}
+
+extension StageValue {
+    /// For plugins that find parts of an image (the faces plugin): hands `find` a copy of about
+    /// `area` pixels, shrunk on load, and gives the same image, still undecoded, carrying what
+    /// it found. downsample's `gravity = "faces"` crops by the regions, info reports them, and
+    /// the pipeline shares and keeps this step's result as it does every step's.
+    ///
+    /// The copy is as many pixels whatever the shape, so a face in a panorama is as many
+    /// pixels as in a square photo.
+    ///
+    /// `finder` names the finder and its settings ("faces detail=400"): what it found in a
+    /// source's bytes is kept under it, so a later request for the same bytes does not look again.
+    /// `find` gives nil when it could not look (its library failed): the image then goes on
+    /// with no region, and nothing is kept, so the next request looks again.
+    public func findingRegions(
+        _ stage: String, finder: String, area: Int, in context: StageContext,
+        _ find: @escaping @Sendable (FinderPixels) throws(PipelineError) -> [ImageRegion]?
+    ) async throws -> StageValue {
+        let image = try vipsImage(for: stage)
+        let memo = image.undecodedBytes.map { RegionMemo.key(finder: finder, bytes: $0) }
+        if let memo, let regions = RegionMemo[memo] {
+            var found = image
+            found.regions = regions
+            return .image(found)
+        }
+        let stored = image.size
+        let aspect = Double(max(stored.width, stored.height)) / Double(max(1, min(stored.width, stored.height)))
+        let side = Int((Double(area).squareRoot() * min(4, aspect.squareRoot())).rounded())
+        return try await context.runVips { () throws(PipelineError) -> StageValue in
+            var found = image
+            let small: RGBAImage
+            if let draft = try image.jpegDraft(fitting: side) {
+                // Kept for downsample, which would decode the file at this scale again.
+                found.draft = draft
+                small = try image.rgba(
+                    of: draft.handle.derive("shrink") {
+                        ph_vips_thumbnail_image(
+                            $0, Int32(side), Int32(side), ph_crop(mode: PH_CROP_NONE, x: 0.5, y: 0.5), 0, &$1)
+                    }.derive("sRGB conversion") { ph_vips_to_srgb($0, &$1) })
+            } else {
+                small = try image.smallRGBA(fitting: side)
+            }
+            let regions = try find(FinderPixels(width: small.width, height: small.height, rgba: small.pixels))
+            if let memo, let regions { RegionMemo.remember(regions, for: memo) }
+            found.regions = regions ?? []
+            return .image(found)
+        }
+    }
+
+    /// The regions an earlier stage found, in fractions of this image: nil when no stage
+    /// looked, or a stage since then moved the pixels without taking them along.
+    public func regions(for stage: String) throws(PipelineError) -> [ImageRegion]? {
+        try vipsImage(for: stage).regions
+    }
+}
