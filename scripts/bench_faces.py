@@ -23,10 +23,16 @@ PORTRAIT = (96, 0, 260, 300)   # head and shoulders in astronaut.png
 FACE = (176, 64, 99, 99)       # the face there, as OpenCV's Haar cascade finds it at full size
 
 PROFILES = """
-profile "faces" { fetch {}, decode {}, faces {}, downsample { size = SIZE, fit = "cover", gravity = "faces" }, encode { format = "jpeg" }, info {} }
+profile "faces" { fetch {}, decode {}, faces { DETAIL }, downsample { size = SIZE, fit = "cover", gravity = "faces" }, encode { format = "jpeg" }, info {} }
 profile "attention" { fetch {}, decode {}, downsample { size = SIZE, fit = "cover", gravity = "attention" }, encode { format = "jpeg" } }
 profile "centre" { fetch {}, decode {}, downsample { size = SIZE, fit = "cover" }, encode { format = "jpeg" } }
 """
+
+
+def profiles_for(size):
+    """The three profiles at `size`; BENCH_FACES_DETAIL sets faces' detail (its default: 512)."""
+    detail = os.environ.get("BENCH_FACES_DETAIL")
+    return PROFILES.replace("SIZE", str(size)).replace("DETAIL", f"detail = {int(detail)}" if detail else "")
 
 
 def vips(*args):
@@ -77,7 +83,7 @@ def faces_in(binary, profiles, path):
 
 def framing(binary, work, made):
     profiles = os.path.join(work, "framing.lua")
-    open(profiles, "w").write(PROFILES.replace("SIZE", "800"))
+    open(profiles, "w").write(profiles_for(800))
     kept = {"faces": 0, "attention": 0, "centre": 0}
     for scene in made:
         expected = scene["face"][2] * 800 / min(scene["width"], scene["height"])
@@ -105,7 +111,7 @@ def cpu_of(command):
 
 def cost(binary, work, sets, rounds):
     profiles = os.path.join(work, "cost.lua")
-    open(profiles, "w").write(PROFILES.replace("SIZE", "400"))
+    open(profiles, "w").write(profiles_for(400))
     figures = {}
     for name, paths in sets.items():
         runs = {"faces": [], "attention": [], "start": []}

@@ -12,7 +12,8 @@ struct FacesCommandLineTests {
         let stages = try await CLIProcess.run(["stages"])
         try #require(
             stages.stdout.contains("faces"),
-            "\(CLIProcess.executable) is built without the trait Faces; scripts/test sets PIPELINEHOST_BIN to a build with it")
+            "\(CLIProcess.executable) is built without the trait Faces; scripts/test sets PIPELINEHOST_BIN to a build with it"
+        )
         let directory = try TemporaryDirectory()
         let scene = FaceScenes.all[8]  // stored turned: EXIF orientation 6
         let path = try directory.write("portrait.jpg", scene.bytes)
