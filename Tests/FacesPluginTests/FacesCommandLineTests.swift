@@ -36,4 +36,37 @@ struct FacesCommandLineTests {
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("300x300"), "\(run.output)")
     }
+
+    @Test("serve's /info lists the faces, and the image crops around them", .needs(.network))
+    func serveInfo() async throws {
+        let scene = FaceScenes.all[1]
+        let origin = try LoopbackServer()
+        origin.route("/portrait.jpg", .ok(scene.bytes))
+        let directory = try TemporaryDirectory()
+        let profile = try directory.write(
+            "faces.lua",
+            Array(
+                """
+                profile "avatar" {
+                  fetch { allow_loopback = true }, decode {}, faces {},
+                  downsample { size = 200, fit = "cover", gravity = "faces" }, encode { format = "png" },
+                  info {},
+                }
+                """.utf8))
+        let service = try await ServeProcess(
+            profileFile: profile, ["--allow-unsigned", "--cache-dir", directory.file("cache")])
+        let source = base64url(origin.url("/portrait.jpg"))
+        let info = try await Curl.get(service.baseURL + "/info/unsafe/avatar/" + source)
+        let image = try await Curl.get(service.baseURL + "/unsafe/avatar/" + source)
+        _ = try await service.stop()
+        #expect(info.status == 200, "\(info.text)")
+        struct Described: Decodable {
+            struct Face: Decodable { let x: Int, y: Int, w: Int, h: Int }
+            let faces: [Face]
+        }
+        let face = try #require(try JSONDecoder().decode(Described.self, from: Data(info.body)).faces.first)
+        let found = FacePhotos.Box(x: face.x, y: face.y, width: face.w, height: face.h)
+        #expect(found.overlap(scene.face) > 0.4, "found \(found), pasted at \(scene.face)")
+        #expect(image.status == 200 && Fixtures.info(image.body)?.width == 200)
+    }
 }
