@@ -582,7 +582,18 @@ int ph_vips_thumbnail_gif_frames(VipsImage *in, const void *gif, size_t length, 
     return result;
 }
 
-int ph_vips_autorotate(VipsImage *in, VipsImage **out) { return vips_autorot(in, out, NULL); }
+// Orientations 3 to 8 (a half or quarter turn, a vertical flip) read the image out of order, and
+// an image decode opened reads its file once, top to bottom: a JPEG of more than a few hundred
+// rows would fail ("out of order read"). It is decoded into memory first; 1 and 2 read in order.
+int ph_vips_autorotate(VipsImage *in, VipsImage **out) {
+    int orientation = vips_image_get_orientation(in);
+    if (orientation < 3 || orientation > 8) return vips_autorot(in, out, NULL);
+    VipsImage *whole = vips_image_copy_memory(in);
+    if (!whole) return -1;
+    int result = vips_autorot(whole, out, NULL);
+    g_object_unref(whole);
+    return result;
+}
 
 struct ph_vips_kill { atomic_int set; };
 

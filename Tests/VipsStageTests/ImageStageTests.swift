@@ -57,6 +57,18 @@ struct ImageStageTests {
     }
 
     @Test(
+        "a large JPEG stored turned is turned upright without downsample too (its loader reads top to bottom once)",
+        arguments: [(3, 0.9, 0.9), (6, 0.9, 0.1), (8, 0.1, 0.9)])
+    func largeTurned(orientation: Int, redX: Double, redY: Double) async throws {
+        let stored = Fixtures.quadrants(width: 2400, height: 1200, orientation: orientation)
+        let result = try await run("blur { sigma = 1 }, encode { format = \"png\" }", input: stored)
+        let info = try #require(Fixtures.info(result.bytes.array))
+        #expect(orientation == 3 ? info.width == 2400 : info.height == 2400)
+        let red = try #require(Fixtures.stats(result.bytes.array)).colourAt(redX, redY)
+        #expect(red[0] > 200 && red[1] < 60 && red[2] < 60, "the red quadrant, at (\(redX), \(redY)), is \(red)")
+    }
+
+    @Test(
         "shrink_on_load = \"speed\" (the default) gives the same picture as libvips' choice (\"quality\"), orientation included",
         arguments: [("cover", 1), ("inside", 1), ("cover", 6)])
     func draftShrink(fit: String, orientation: Int) async throws {
