@@ -33,26 +33,22 @@ extension StageValue {
         _ find: @escaping @Sendable (FinderPixels) throws(PipelineError) -> [ImageRegion]?
     ) async throws -> StageValue {
         let image = try vipsImage(for: stage)
-        let memo = image.undecodedBytes.map { RegionMemo.key(finder: finder, bytes: $0) }
-        if let memo, let regions = RegionMemo[memo] {
-            var found = image
-            found.regions = regions
-            return .image(found)
-        }
         let stored = image.size
         let aspect = Double(max(stored.width, stored.height)) / Double(max(1, min(stored.width, stored.height)))
         let side = Int((Double(area).squareRoot() * min(4, aspect.squareRoot())).rounded())
         return try await context.runVips { () throws(PipelineError) -> StageValue in
             var found = image
+            // Hashing a 5 MB file takes milliseconds: off the cooperative pool, as decoding is.
+            let memo = image.undecodedBytes.map { RegionMemo.key(finder: finder, bytes: $0) }
+            if let memo, let regions = RegionMemo[memo] {
+                found.regions = regions
+                return .image(found)
+            }
             let small: RGBAImage
             if let draft = try image.jpegDraft(fitting: side) {
                 // Kept for downsample, which would decode the file at this scale again.
                 found.draft = draft
-                small = try image.rgba(
-                    of: draft.handle.derive("shrink") {
-                        ph_vips_thumbnail_image(
-                            $0, Int32(side), Int32(side), ph_crop(mode: PH_CROP_NONE, x: 0.5, y: 0.5), 0, &$1)
-                    }.derive("sRGB conversion") { ph_vips_to_srgb($0, &$1) })
+                small = try image.rgba(of: try image.shrunk(draft.handle, fitting: side))
             } else {
                 small = try image.smallRGBA(fitting: side)
             }

@@ -32,21 +32,22 @@ extension VipsPipelineImage {
 
     /// The image shrunk to fit `side` × `side`, upright and in sRGB, still lazy.
     func smallImage(fitting side: Int) throws(PipelineError) -> VipsImageHandle {
+        guard let bytes = undecodedBytes else { return try shrunk(handle, fitting: side) }
         let box = Int32(side), none = ph_crop(mode: PH_CROP_NONE, x: 0.5, y: 0.5)
-        var small: VipsImageHandle
-        if let bytes = undecodedBytes {
-            var out: UnsafeMutablePointer<VipsImage>?
-            let errors = VipsErrorMark()
-            guard ph_vips_thumbnail_buffer_draft(bytes.baseAddress, bytes.count, box, box, none, 0, 1, &out) == 0,
-                let out
-            else {
-                throw PipelineError(.decodeFailed, "decode failed: \(errors.messages)")
-            }
-            small = VipsImageHandle(out, keeping: bytes)
-        } else {
-            small = try handle.derive("shrink") { ph_vips_thumbnail_image($0, box, box, none, 0, &$1) }
+        var out: UnsafeMutablePointer<VipsImage>?
+        let errors = VipsErrorMark()
+        guard ph_vips_thumbnail_buffer_draft(bytes.baseAddress, bytes.count, box, box, none, 0, 1, &out) == 0, let out
+        else {
+            throw PipelineError(.decodeFailed, "decode failed: \(errors.messages)")
         }
-        return try small.derive("sRGB conversion") { ph_vips_to_srgb($0, &$1) }
+        return try VipsImageHandle(out, keeping: bytes).derive("sRGB conversion") { ph_vips_to_srgb($0, &$1) }
+    }
+
+    /// `decoded` shrunk to fit `side` × `side`, upright and in sRGB, still lazy.
+    func shrunk(_ decoded: VipsImageHandle, fitting side: Int) throws(PipelineError) -> VipsImageHandle {
+        let box = Int32(side), none = ph_crop(mode: PH_CROP_NONE, x: 0.5, y: 0.5)
+        return try decoded.derive("shrink") { ph_vips_thumbnail_image($0, box, box, none, 0, &$1) }
+            .derive("sRGB conversion") { ph_vips_to_srgb($0, &$1) }
     }
 
     /// A single-frame JPEG decoded, in memory, at the DCT scale that covers `side` x `side`
