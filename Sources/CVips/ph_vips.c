@@ -696,6 +696,12 @@ int ph_vips_to_srgb(VipsImage *in, VipsImage **out) {
     return ph_vips_to_srgb_values(in, out);
 }
 
+int ph_vips_device_colours(VipsImage *in, VipsImage **out) {
+    if (vips_copy(in, out, NULL)) return -1;
+    vips_image_remove(*out, VIPS_META_ICC_NAME);
+    return 0;
+}
+
 // The colourspace conversion alone, for pixels whose profile has been applied (or that have none).
 static int ph_vips_to_srgb_values(VipsImage *in, VipsImage **out) {
     if (vips_image_guess_interpretation(in) == VIPS_INTERPRETATION_sRGB &&

@@ -142,6 +142,9 @@ void ph_vips_set_concurrency(int threads);
 /// CMYK, Display-P3 or Adobe RGB image, say) is honoured: the pixels are transformed from it,
 /// and the sRGB profile is attached instead.
 int ph_vips_to_srgb(VipsImage *in, VipsImage **out);
+/// The image without its ICC profile: its pixels read as the device's own colours (no lcms
+/// transform), for a copy only a detector looks at, where a shade more or less changes nothing.
+int ph_vips_device_colours(VipsImage *in, VipsImage **out);
 /// ph_vips_to_srgb's common case (3-band 8-bit RGB with an RGB profile) through a transform kept
 /// per distinct profile: 0 with `out` set, 1 when the image is not such a case (or
 /// PIPELINEHOST_COLOUR_TRANSFORM_CACHE=0), -1 on failure.

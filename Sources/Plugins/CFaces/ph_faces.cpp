@@ -84,12 +84,15 @@ extern "C" int ph_faces_detect(const unsigned char *pixels, int width, int heigh
         else cv::cvtColor(source, grey, bands == 3 ? cv::COLOR_RGB2GRAY : cv::COLOR_RGBA2GRAY);
         cv::equalizeHist(grey, grey);
 
-        // Faces down to 1/16 of the shorter side (24 px in a 400 x 400 copy).
-        int smallest = std::max(24, std::min(width, height) / 16);
-        // Scales 15% apart: 1.1 finds no more faces in the tests' scenes and bench-faces', and
-        // costs a third more.
+        // The LBP cascade is the cheap half: it proposes, and alt2 below decides. So a proposal
+        // seen twice is kept (minNeighbors 1, not 3), its scales are 20% apart (not 15%), and its
+        // windows start at 30 px (or 1/16 of the shorter side), not 24: two thirds of the time.
+        // On astronauts of 26 to 70 px pasted into 13 photos it finds every face from 46 px
+        // (before: from 42), 10 of 13 at 38 (11), 7 of 13 at 34 (4), none under 30 (4 of 13 at
+        // 26), and no face in 52 photos without one, as before.
+        int smallest = std::max(30, std::min(width, height) / 16);
         std::vector<cv::Rect> candidates;
-        loaded.finder.detectMultiScale(grey, candidates, 1.15, 3, 0, cv::Size(smallest, smallest));
+        loaded.finder.detectMultiScale(grey, candidates, 1.2, 1, 0, cv::Size(smallest, smallest));
 
         std::vector<cv::Rect> faces;
         for (const cv::Rect &candidate : candidates) {

@@ -11,7 +11,7 @@ struct FacesStage: Stage {
         let detail = Parameter<Int>(
             "detail", .integer(200...1200), default: 512,
             doc:
-                "the copy searched holds about detail x detail pixels, whatever its shape; larger finds smaller faces (a face must be 24 px in it: 5% of the shorter side of a 3:2 photo at 512) and costs more"
+                "the copy searched holds about detail x detail pixels, whatever its shape; larger finds smaller faces (a face must be about 34 px in it: 8% of the shorter side of a 3:2 photo at 512) and costs more"
         )
         let limit = Parameter<Int>(
             "limit", .integer(1...100), default: 20,
