@@ -212,6 +212,21 @@ struct CPULimitTests {
         #expect(pinned == .init(cores: 3, origin: "CPU affinity"))
     }
 
+    @Test("a hybrid host: the v1 quota counts whichever line /proc/self/cgroup lists first")
+    func hybrid() {
+        let mounts =
+            "30 25 0:26 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
+            + "40 30 0:35 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+        let files = MemoryLimitTests.files([
+            "/sys/fs/cgroup/cpu,cpuacct/job/cpu.cfs_quota_us": "200000\n",
+            "/sys/fs/cgroup/cpu,cpuacct/job/cpu.cfs_period_us": "100000\n",
+        ])
+        for lines in ["0::/job\n5:cpu,cpuacct:/job\n", "5:cpu,cpuacct:/job\n0::/job\n"] {
+            let found = CPULimit.detect(selfCgroup: lines, mountInfo: mounts, reader: files, online: 8, affinity: nil)
+            #expect(found == .init(cores: 2, origin: "cgroup v1 cpu.cfs_quota_us"), "\(lines)")
+        }
+    }
+
     @Test("Cpus_allowed_list counts ranges and single CPUs")
     func affinity() {
         #expect(CPULimit.affinityCores(status: "Name:\tx\nCpus_allowed_list:\t0-3,8,10-11\n") == 7)

@@ -49,7 +49,6 @@ public enum CPULimit {
                 best = Detected(
                     cores: smallest, origin: group.version == 2 ? "cgroup v2 cpu.max" : "cgroup v1 cpu.cfs_quota_us")
             }
-            break
         }
         return best
     }
