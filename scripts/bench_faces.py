@@ -16,6 +16,7 @@ import sys
 import time
 
 from bench_scratch import scratch
+from bench_serve import replace_section
 
 MARK_START, MARK_END = "<!-- faces: written by scripts/bench-faces -->", "<!-- /faces -->"
 GOALS = {"framed": 0.9, "cpu": 1.5}
@@ -194,14 +195,7 @@ def write(results_path, benchmarks):
         "windows at scales 20% apart, with each candidate checked by its Haar cascade.",
         MARK_END,
     ]
-    text = open(benchmarks).read()
-    block = "\n".join(lines)
-    if MARK_START in text:
-        start, end = text.index(MARK_START), text.index(MARK_END) + len(MARK_END)
-        text = text[:start] + block + text[end:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    open(benchmarks, "w").write(text)
+    replace_section(benchmarks, MARK_START, MARK_END, "\n".join(lines))
 
 
 if __name__ == "__main__":
