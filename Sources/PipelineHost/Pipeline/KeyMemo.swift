@@ -3,8 +3,10 @@
 ///
 /// It keeps no secret: the source is kept without its signers (subsonic_auth's password stays
 /// with the stage, and signers run at fetch time) and without validators. Key stages are pure
-/// functions of the source, so an entry never goes stale; when the memo is full (by count, or
-/// by the bytes its requests and keys take: a URL may be 60 KB long) it starts over.
+/// functions of the source, so an entry goes stale only with its local file, whose version the
+/// key holds (`FileVersion`): such an entry is checked against the file at each lookup. When
+/// the memo is full (by count, or by the bytes its requests and keys take: a URL may be 60 KB
+/// long) it starts over.
 struct KeyMemo {
     struct Entry {
         /// The source as the key stages left it, minus signers.
@@ -27,15 +29,22 @@ struct KeyMemo {
 
     var count: Int { entries.count }
 
-    subscript(request: ImageRequest) -> Entry? { entries[request] }
+    /// What the key stages made of `request`; nil when they have not run for it, or when its
+    /// local file has changed since (a stat: a new version needs a new key).
+    subscript(request: ImageRequest) -> Entry? {
+        guard let entry = entries[request] else { return nil }
+        if let version = entry.key.sourceVersion, FileVersion.of(entry.origin.location) != version { return nil }
+        return entry
+    }
 
     /// Remembers the chain of `request` when its final step keeps results in memory.
     mutating func remember(_ request: ImageRequest, chain: Chain) {
-        guard let point = chain.caches.last ?? nil, point.memory, let key = chain.keys.last, entries[request] == nil
+        guard let point = chain.caches.last ?? nil, point.memory, let key = chain.keys.last,
+            entries[request]?.key != key
         else { return }
-        let size =
-            request.source.utf8.count + chain.source.location.utf8.count + chain.source.key.utf8.count + key.byteCount
+        let size = Self.size(request, chain.source, key)
         guard size <= byteLimit / 16 else { return }
+        if let old = entries.removeValue(forKey: request) { bytes -= Self.size(request, old.origin, old.key) }
         if entries.count >= limit || bytes + size > byteLimit {
             entries.removeAll(keepingCapacity: true)
             bytes = 0
@@ -45,5 +54,9 @@ struct KeyMemo {
         origin.signers = []
         origin.validators = nil
         entries[request] = Entry(origin: origin, key: key, point: point)
+    }
+
+    private static func size(_ request: ImageRequest, _ source: Source, _ key: StageKey) -> Int {
+        request.source.utf8.count + source.location.utf8.count + source.key.utf8.count + key.byteCount
     }
 }

@@ -113,7 +113,8 @@ struct Chain: Sendable {
         self.source = source
         self.steps = plan.steps
         caches = plan.cachePoints(settings: settings, profileFile: profileFile)
-        var key = StageKey(source: source.key)
+        // A local file's version (a stat) is in every key: the file at a path can change.
+        var key = StageKey(source: source.key, version: FileVersion.of(source.location))
         var keys: [StageKey] = []
         for step in steps {
             key.append(step.identity)
