@@ -65,7 +65,7 @@ struct LocalFileVersionTests {
     func fileURL() {
         #expect(FileVersion.of("/no/such/file.jpg") == nil)
         let path = files.file("a b.jpg")
-        FileManager.default.createFile(atPath: path, contents: Data([1, 2, 3]))
+        #expect(FileManager.default.createFile(atPath: path, contents: Data([1, 2, 3])))
         let version = FileVersion.of(path)
         #expect(version != nil)
         let escaped = "file://" + path.replacingOccurrences(of: " ", with: "%20")
