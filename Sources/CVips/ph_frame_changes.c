@@ -92,6 +92,13 @@ int ph_copy_changed_frames(VipsImage *in, const ph_frame_geometry *geometry, con
         if (!vips_rect_isempty(&boxes[k])) result = compute_box(region, memory, k, &boxes[k]);
     }
     if (region) g_object_unref(region);
+    if (!result) {
+        size_t size = sizeof(ph_frame_changes) + sizeof(VipsRect) * (size_t)frames;
+        ph_frame_changes *record = g_malloc(size);
+        *record = (ph_frame_changes){in->Xsize, page, frames};
+        memcpy(record->boxes, boxes, sizeof(VipsRect) * (size_t)frames);
+        vips_image_set_blob(memory, PH_FRAME_CHANGES_FIELD, (VipsCallbackFn)g_free, record, size);
+    }
     g_free(boxes);
     if (result) {
         g_object_unref(memory);

@@ -2,6 +2,7 @@
 // frames it resizes: the nearest colour, no dithering. ph_gif_save.c keeps the mapping only
 // where it is close, and quantizes the frame afresh otherwise. And a frame of few colours given
 // exactly those (ph_gif_exact_palette), which no mapping or quantization can better.
+#include "ph_internal.h"
 #include "ph_vips.h"
 
 #include <limits.h>
@@ -17,17 +18,17 @@
 #define FAR_SQUARED (48 * 48)
 #define FAR_PER_THOUSAND 1
 
-typedef struct {
-    int r, g, b, index;
-} entry;
+typedef ph_gif_entry entry;
 
-// Recent answers: a resized frame repeats most of its colours.
-#define CACHE_SIZE 4096
+// Recent answers: a resized frame repeats most of its colours. At most 4096 slots, and no more
+// than twice the pixels: a recording's changed box of a few hundred pixels is mapped a frame at
+// a time, and clearing 36 KB for each cost more than its search.
+#define CACHE_BITS 12
 typedef struct {
-    uint32_t key[CACHE_SIZE]; // rgb + 1; 0 is empty
-    int distance[CACHE_SIZE];
-    VipsPel answer[CACHE_SIZE];
-} answers;
+    uint32_t key;  // rgb + 1; 0 is empty
+    int distance;
+    VipsPel answer;
+} answer;
 
 static int squared(const VipsPel *p, const unsigned char *rgb) {
     return (p[0] - rgb[0]) * (p[0] - rgb[0]) + (p[1] - rgb[1]) * (p[1] - rgb[1]) + (p[2] - rgb[2]) * (p[2] - rgb[2]);
@@ -62,47 +63,66 @@ static VipsPel nearest(const entry *sorted, int count, const int *first, const V
     return (VipsPel)choice;
 }
 
-int ph_gif_map_to_palette(const ph_gif_palette *source, const unsigned char *rgba, size_t n, double limit,
-                          unsigned char *index, unsigned char *palette, int *colours, int *transparent) {
-    int count = VIPS_CLIP(0, source->colours, 256);
-    if (count == 0) return 0;
-    entry sorted[256];
-    for (int i = 0; i < count; i++)
-        sorted[i] = (entry){source->rgb[i * 3], source->rgb[i * 3 + 1], source->rgb[i * 3 + 2], i};
-    qsort(sorted, (size_t)count, sizeof(entry), by_green);
-    int first[256]; // the first sorted entry with a green at least g
+void ph_gif_nearest_prepare(ph_gif_nearest *nearest, const unsigned char *rgb, int colours, int skip) {
+    int kept = 0;
+    for (int i = 0; i < VIPS_CLIP(0, colours, 256); i++)
+        if (i != skip) nearest->sorted[kept++] = (entry){rgb[i * 3], rgb[i * 3 + 1], rgb[i * 3 + 2], i};
+    qsort(nearest->sorted, (size_t)kept, sizeof(entry), by_green);
     for (int g = 0, k = 0; g < 256; g++) {
-        while (k < count && sorted[k].g < g) k++;
-        first[g] = k;
+        while (k < kept && nearest->sorted[k].g < g) k++;
+        nearest->first[g] = k;
     }
+    nearest->count = kept;
+}
+
+// Maps the opaque ones of `n` RGBA pixels to their nearest entry of `table` into `index`,
+// counting in `used` the pixels each entry is given and in `error` and `far` their summed squared
+// error and far pixels. Returns 0, early, once the mapping is too far for `limit` (too_far).
+static int map_nearest(const ph_gif_nearest *table, const unsigned char *rgba, size_t n, double limit,
+                       unsigned char *index, size_t *used, double *error, size_t *far) {
+    if (table->count == 0) return 0;
     // The error and the far pixels only grow, so a frame is given up as soon as they pass what
     // its opaque pixels allow: a frame that does not fit (a photo pan's dithered palette, resized)
     // costs a fraction of the search.
     size_t opaque = 0;
     const VipsPel *p = rgba;
     for (size_t i = 0; i < n; i++, p += 4) opaque += p[3] != 0;
-    answers *cache = g_try_malloc0(sizeof(answers));
+    int bits = 8;
+    while (bits < CACHE_BITS && ((size_t)1 << bits) < 2 * n) bits++;
+    answer *cache = g_try_malloc0(sizeof(answer) << bits);
     if (!cache) return 0;
-    size_t used[256] = {0}; // pixels given each entry
-    double error = 0;
-    size_t far = 0;
+    *error = 0;
+    *far = 0;
     p = rgba;
     for (size_t i = 0; i < n; i++, p += 4) {
         if (!p[3]) continue;
         uint32_t key = ((uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2]) + 1;
-        uint32_t slot = (key * 2654435761u) >> 20;
-        if (cache->key[slot] != key) {
-            cache->key[slot] = key;
-            cache->answer[slot] = nearest(sorted, count, first, p, &cache->distance[slot]);
+        answer *a = &cache[(key * 2654435761u) >> (32 - bits)];
+        if (a->key != key) {
+            a->key = key;
+            a->answer = nearest(table->sorted, table->count, table->first, p, &a->distance);
         }
-        index[i] = cache->answer[slot];
+        index[i] = a->answer;
         used[index[i]]++;
-        error += cache->distance[slot];
-        far += cache->distance[slot] > FAR_SQUARED;
-        if (too_far(error, limit, far, opaque)) break;
+        *error += a->distance;
+        *far += a->distance > FAR_SQUARED;
+        if (too_far(*error, limit, *far, opaque)) break;
     }
     g_free(cache);
-    if (too_far(error, limit, far, opaque)) return 0;
+    return !too_far(*error, limit, *far, opaque);
+}
+
+int ph_gif_map_to_palette(const ph_gif_palette *source, const unsigned char *rgba, size_t n, double limit,
+                          unsigned char *index, unsigned char *palette, int *colours, int *transparent) {
+    int count = VIPS_CLIP(0, source->colours, 256);
+    size_t used[256] = {0}; // pixels given each entry
+    double error;
+    size_t far, opaque = 0;
+    ph_gif_nearest table;
+    ph_gif_nearest_prepare(&table, source->rgb, count, -1);
+    if (!map_nearest(&table, rgba, n, limit, index, used, &error, &far)) return 0;
+    const VipsPel *p = rgba;
+    for (size_t i = 0; i < n; i++, p += 4) opaque += p[3] != 0;
     // A transparent entry: past the source's colours, or one no pixel of this frame uses, or
     // else the least used, its pixels given their next nearest colour.
     int spare = count;
@@ -132,6 +152,18 @@ int ph_gif_map_to_palette(const ph_gif_palette *source, const unsigned char *rgb
     p = rgba;
     for (size_t i = 0; i < n; i++, p += 4)
         if (!p[3]) index[i] = (VipsPel)spare;
+    return 1;
+}
+
+int ph_gif_map_to_table(const ph_gif_nearest *table, int transparent, const unsigned char *rgba, size_t n,
+                        double limit, unsigned char *index) {
+    size_t used[256] = {0};
+    double error;
+    size_t far;
+    if (!map_nearest(table, rgba, n, limit, index, used, &error, &far)) return 0;
+    const VipsPel *p = rgba;
+    for (size_t i = 0; i < n; i++, p += 4)
+        if (!p[3]) index[i] = (VipsPel)transparent;
     return 1;
 }
 

@@ -11,7 +11,8 @@
 // at 1.0, the first frame's palette as the global table, a pixel equal to the previous frame's
 // written as transparent, the delays and the loop count from the metadata. The differences:
 // - each later frame has a local table, where libvips may reuse the global or the previous one
-//   (a few hundred bytes a frame);
+//   (a few hundred bytes a frame), but in a screen recording, whose frames share one table made
+//   from all of them where it draws them within 40 dB (plan_recording);
 // - a frame's palette is made from the pixels that changed from the frame before, where
 //   libvips quantizes the whole frame and then writes most of it as transparent;
 // - a frame of at most 255 colours keeps exactly those, and a GIF's frame its source's palette
@@ -38,6 +39,7 @@ typedef struct {
     int colours;
     int transparent; // the palette entry that is transparent
     int failed;
+    int global;       // drawn with the file's global table (palette above is a copy), no local one
     VipsRect changed; // the box outside which the frame is the frame before's (changed_box)
 } quantized;
 
@@ -76,6 +78,10 @@ typedef struct {
     const ph_gif_palette *palettes; // the source's, frame by frame
     int palette_count;
     double first_error; // frame 0's error where it was quantized afresh, else 0
+    quantized global;   // frame 0's table, the file's global one, once frame 0 is written
+    ph_gif_nearest global_nearest; // and made ready for lookups, in a recording
+    liq_attr *recording_attr; // a recording's table from all its frames (plan_recording), or NULL
+    liq_result *recording;
     CGIF *gif;
     GByteArray *out;
     palette_chain chains[CHAINS];
@@ -119,12 +125,8 @@ static VipsRect changed_box(const gif_writer *w, int slot) {
     return (VipsRect){left, top, right - left + 1, bottom - top + 1};
 }
 
-// Remaps `image` (the `count` RGBA pixels at `rgba`) to `result`'s palette into `index` and `q`,
-// and sets `*error` to the mean squared error per channel of its opaque pixels: 0 on failure.
-static int remap(liq_result *result, liq_image *image, const VipsPel *rgba, size_t count, VipsPel *index,
-                 quantized *q, double *error) {
-    if (liq_write_remapped_image(result, image, index, count) != LIQ_OK) return 0;
-    const liq_palette *palette = liq_get_palette(result);
+// Sets `q`'s table to libimagequant's `palette`, with a transparent entry.
+static void take_palette(const liq_palette *palette, quantized *q) {
     q->colours = (int)palette->count;
     for (unsigned i = 0; i < palette->count; i++) {
         q->palette[i * 3] = palette->entries[i].r;
@@ -140,6 +142,14 @@ static int remap(liq_result *result, liq_image *image, const VipsPel *rgba, size
         q->transparent = q->colours++;
         memset(q->palette + q->transparent * 3, 0, 3);
     }
+}
+
+// Remaps `image` (the `count` RGBA pixels at `rgba`) to `result`'s palette into `index` and `q`,
+// and sets `*error` to the mean squared error per channel of its opaque pixels: 0 on failure.
+static int remap(liq_result *result, liq_image *image, const VipsPel *rgba, size_t count, VipsPel *index,
+                 quantized *q, double *error) {
+    if (liq_write_remapped_image(result, image, index, count) != LIQ_OK) return 0;
+    take_palette(liq_get_palette(result), q);
     double sum = 0;
     size_t opaque = 0;
     for (size_t i = 0; i < count; i++, rgba += 4) {
@@ -190,11 +200,28 @@ static int chain_takes(const palette_chain *chain, const VipsPel *rgba, size_t c
     return sampled_error(palette, rgba, count) <= chain->sampled_limit;
 }
 
-// Gives the `width` x `height` RGBA pixels at `rgba` their own colours where they have at most
-// 255 (a dark or smooth frame resized, a recording's few changed characters), or maps them to
-// the source frame's palette where that is close enough, or to the chain's last palette where
-// that is, or quantizes and remaps them (libvips' cgifsave, write_frame's first half), making
-// that palette the chain's.
+// Frame 0 of a recording (plan_recording): given the recording's table, mapped to it undithered
+// where that is within 40 dB, as the later frames are, else dithered by libimagequant.
+static int recording_frame(gif_writer *w, const VipsPel *rgba, int width, int height, VipsPel *index, quantized *q) {
+    size_t count = (size_t)width * height;
+    take_palette(liq_get_palette(w->recording), q);
+    q->failed = 0;
+    ph_gif_nearest table;
+    ph_gif_nearest_prepare(&table, q->palette, q->colours, q->transparent);
+    if (ph_gif_map_to_table(&table, q->transparent, rgba, count, PH_GIF_KEEP_ERROR, index)) return 1;
+    double error;
+    liq_image *image = liq_image_create_rgba(w->recording_attr, rgba, width, height, 0);
+    int kept = image && remap(w->recording, image, rgba, count, index, q, &error);
+    if (image) liq_image_destroy(image);
+    return kept;
+}
+
+// In a recording (plan_recording), draws the `width` x `height` RGBA pixels at `rgba` with the
+// recording's table, the global one, where that is close enough. Otherwise gives them their own
+// colours where they have at most 255 (a dark or smooth frame resized, a few changed
+// characters), or maps them to the source frame's palette where that is close enough, or to the
+// chain's last palette where that is, or quantizes and remaps them (libvips' cgifsave,
+// write_frame's first half), making that palette the chain's.
 //
 // The source's palette is close enough at 40 dB, or at the error libimagequant's palette and
 // dithering had on the chain's last fresh frame (or, before the chain has one, on frame 0)
@@ -204,6 +231,17 @@ static int chain_takes(const palette_chain *chain, const VipsPel *rgba, size_t c
 static void quantize_pixels(gif_writer *w, palette_chain *chain, int frame, const VipsPel *rgba, int width,
                             int height, VipsPel *index, quantized *q) {
     size_t count = (size_t)width * height;
+    q->global = 0;
+    if (frame == 0 && w->recording && recording_frame(w, rgba, width, height, index, q)) return;
+    if (frame > 0 && w->recording && w->global.colours > 0 &&
+        ph_gif_map_to_table(&w->global_nearest, w->global.transparent, rgba, count, PH_GIF_KEEP_ERROR, index)) {
+        memcpy(q->palette, w->global.palette, sizeof(q->palette));
+        q->colours = w->global.colours;
+        q->transparent = w->global.transparent;
+        q->global = 1;
+        q->failed = 0;
+        return;
+    }
     if (ph_gif_exact_palette(rgba, count, index, q->palette, &q->colours, &q->transparent)) {
         q->failed = 0;
         return;
@@ -270,10 +308,18 @@ static void quantize_slot(gif_writer *w, palette_chain *chain, int slot) {
     int frame = w->written + slot;
     VipsRect box = q->changed = changed_box(w, slot);
     if (vips_rect_isempty(&box)) {
-        // Nothing changed: every pixel is the transparent entry of a table of two.
-        memset(q->palette, 0, 6);
-        q->colours = 2;
-        q->transparent = 0;
+        // Nothing changed: every pixel is the transparent entry, of the global table in a
+        // recording (whose frame 0 is written first, alone: batch_size), else of a table of two.
+        q->global = w->recording && w->global.colours > 0;
+        if (q->global) {
+            memcpy(q->palette, w->global.palette, sizeof(q->palette));
+            q->colours = w->global.colours;
+            q->transparent = w->global.transparent;
+        } else {
+            memset(q->palette, 0, 6);
+            q->colours = 2;
+            q->transparent = 0;
+        }
         q->failed = 0;
         return;
     }
@@ -379,6 +425,8 @@ static int write_slot(gif_writer *w, int slot) {
         config.pWriteFn = write_bytes;
         config.pContext = w->out;
         if (!(w->gif = cgif_newgif(&config))) return -1;
+        if (w->frames > 1) w->global = *q;
+        if (w->recording) ph_gif_nearest_prepare(&w->global_nearest, q->palette, q->colours, q->transparent);
     }
     CGIF_FrameConfig frame = {0};
     frame.genFlags = CGIF_FRAME_GEN_USE_TRANSPARENCY | CGIF_FRAME_GEN_USE_DIFF_WINDOW;
@@ -405,7 +453,7 @@ static int write_slot(gif_writer *w, int slot) {
     }
     if (w->delays && w->written < w->n_delays)
         frame.delay = (uint16_t)VIPS_CLIP(0, VIPS_RINT(w->delays[w->written] / 10.0), 65535);
-    if (w->written > 0) {
+    if (w->written > 0 && !q->global) {
         frame.attrFlags |= CGIF_FRAME_ATTR_USE_LOCAL_TABLE;
         frame.pLocalPalette = q->palette;
         frame.numLocalPaletteEntries = (uint16_t)q->colours;
@@ -446,8 +494,11 @@ static int flush_batch(gif_writer *w, int count) {
 
 // Frames in the batch being filled. Where the source's palettes may be kept, frame 0 is a
 // batch of its own, so that its error (first_error) is known to every chain's first frame:
-// without it, each of the CHAINS first frames would be quantized to learn it.
-static int batch_size(const gif_writer *w) { return w->written == 0 && w->palette_count > 0 ? 1 : w->batch; }
+// without it, each of the CHAINS first frames would be quantized to learn it. So it is in a
+// recording, whose later frames map to frame 0's table, the global one (plan_recording).
+static int batch_size(const gif_writer *w) {
+    return w->written == 0 && (w->palette_count > 0 || w->recording) ? 1 : w->batch;
+}
 
 static int take_frame_rows(gif_writer *w, VipsRegion *region, VipsRect *area) {
     size_t line = (size_t)w->width * 4;
@@ -494,6 +545,81 @@ static int to_rgba(VipsImage *in, VipsImage **out, int *opaque) {
     return result;
 }
 
+// A screen recording's frames change in few pixels (typed text, a cursor). Written with a table
+// a frame (up to 768 bytes each), the tables were three quarters of such a file, four to thirteen
+// times gifsicle's; and frame 0, whose table is the global one, holds few of the colours later
+// frames bring. So where the frames after the first change in at most a RECORDING_SHARE of their
+// pixels, one table is made from frame 0 and every changed box (libimagequant's histogram over
+// them). It is frame 0's table, so the global one, and frame 0 and each later frame are drawn
+// with it, undithered, where that is within 40 dB (recording_frame, quantize_pixels); frame 0 is
+// dithered with it otherwise, and a later frame takes a table of its own. Only frames that
+// ph_copy_changed_frames made, and that still have its size, are looked at, from the boxes it
+// recorded: a recording's frames are in memory, and those boxes are all the table needs to read.
+#define RECORDING_SHARE 4 // a quarter
+
+// Copies `count` RGBA pixels to `out`, alpha cut at 128 as take_frame_rows cuts it.
+static void copy_cut(const VipsPel *p, int count, VipsPel *out) {
+    for (int x = 0; x < count; x++, p += 4, out += 4) {
+        if (p[3] >= 128)
+            out[0] = p[0], out[1] = p[1], out[2] = p[2], out[3] = 255;
+        else
+            out[0] = out[1] = out[2] = out[3] = 0;
+    }
+}
+
+// The boxes of `in`'s frames that changed from the frame before, as ph_copy_changed_frames
+// recorded them, where they are `w`'s frames still; NULL otherwise.
+static const ph_frame_changes *recorded_changes(const gif_writer *w, VipsImage *in) {
+    const void *blob;
+    size_t size;
+    if (!vips_image_get_typeof(in, PH_FRAME_CHANGES_FIELD) ||
+        vips_image_get_blob(in, PH_FRAME_CHANGES_FIELD, &blob, &size))
+        return NULL;
+    const ph_frame_changes *changes = blob;
+    if (size < sizeof(*changes) || changes->width != w->width || changes->page_height != w->frame_height ||
+        changes->frames != w->frames || size != sizeof(*changes) + sizeof(VipsRect) * (size_t)w->frames)
+        return NULL;
+    return changes;
+}
+
+// Makes the recording's table (w->recording) from the boxes of `ready` that `changes` says
+// changed, where they are a recording's; leaves it NULL otherwise. A box that a later stage
+// changed further (a flip) only makes the table fit worse: each frame is still mapped to it only
+// where that is within 40 dB.
+static void plan_recording(gif_writer *w, VipsImage *ready, const ph_frame_changes *changes) {
+    size_t n = frame_pixels(w), changed = 0;
+    for (int k = 1; k < w->frames; k++) changed += (size_t)changes->boxes[k].width * changes->boxes[k].height;
+    if (changed * RECORDING_SHARE > n * (size_t)(w->frames - 1)) return;
+    VipsPel *cut = g_try_malloc(n * 4);
+    VipsRegion *region = vips_region_new(ready);
+    liq_histogram *histogram = NULL;
+    if (!cut) goto done;
+    if (!(w->recording_attr = liq_attr_create())) goto done;
+    liq_set_max_colors(w->recording_attr, 255);
+    liq_set_quality(w->recording_attr, 0, 100);
+    liq_set_speed(w->recording_attr, w->speed);
+    if (!(histogram = liq_histogram_create(w->recording_attr))) goto done;
+    for (int k = 0; k < w->frames; k++) {
+        VipsRect box = changes->boxes[k], whole = {0, 0, w->width, w->frame_height};
+        vips_rect_intersectrect(&box, &whole, &box);
+        if (vips_rect_isempty(&box)) continue;
+        VipsRect area = {box.left, k * w->frame_height + box.top, box.width, box.height};
+        if (vips_region_prepare(region, &area)) goto done;
+        for (int y = 0; y < box.height; y++)
+            copy_cut(VIPS_REGION_ADDR(region, box.left, area.top + y), box.width, cut + (size_t)y * box.width * 4);
+        liq_image *image = liq_image_create_rgba(w->recording_attr, cut, box.width, box.height, 0);
+        liq_error added = image ? liq_histogram_add_image(histogram, w->recording_attr, image) : LIQ_OUT_OF_MEMORY;
+        if (image) liq_image_destroy(image);
+        if (added != LIQ_OK) goto done;
+    }
+    if (liq_histogram_quantize(histogram, w->recording_attr, &w->recording) != LIQ_OK) w->recording = NULL;
+    else liq_set_dithering_level(w->recording, 1.0);
+done:
+    if (histogram) liq_histogram_destroy(histogram);
+    if (region) g_object_unref(region);
+    g_free(cut);
+}
+
 int ph_gif_threads(void) {
     return ph_switched_off("PIPELINEHOST_GIF_THREADS", &switch_cache) ? 0 : VIPS_CLIP(1, vips_concurrency_get(), 64);
 }
@@ -530,6 +656,8 @@ int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, const 
     w.previous = w.frames > 1 ? g_try_malloc0(n * 4) : NULL;
     w.shown = w.frames > 1 ? g_try_malloc0(n * 4) : NULL;
     w.out = g_byte_array_new();
+    const ph_frame_changes *changes = w.frames > 1 ? recorded_changes(&w, in) : NULL;
+    if (changes) plan_recording(&w, ready, changes);
     int result = -1;
     if (!w.rgba || !w.index || !w.answer || (w.frames > 1 && (!w.previous || !w.shown)))
         vips_error("ph_gif_save", "out of memory for %d frames of %dx%d", w.batch, w.width, w.frame_height);
@@ -547,6 +675,8 @@ int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, const 
     g_free(w.answer);
     g_free(w.previous);
     g_free(w.shown);
+    if (w.recording) liq_result_destroy(w.recording);
+    if (w.recording_attr) liq_attr_destroy(w.recording_attr);
     for (int t = 0; t < CHAINS; t++) {
         if (w.chains[t].result) liq_result_destroy(w.chains[t].result);
         if (w.chains[t].attr) liq_attr_destroy(w.chains[t].attr);

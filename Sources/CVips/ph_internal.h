@@ -10,6 +10,38 @@
 /// ph_vips_init has already refused any value but "0" and "1".
 int ph_switched_off(const char *name, atomic_int *cache);
 
+/// The field ph_copy_changed_frames sets on the frames it makes, which travels with them through
+/// later operations: a ph_frame_changes blob, where each frame changed from the one before
+/// (a screen recording's few pixels), so ph_gif_save.c can make one table for all the frames
+/// from the boxes alone (plan_recording).
+#define PH_FRAME_CHANGES_FIELD "pipelinehost-frame-changes"
+typedef struct {
+    int width, page_height, frames;
+    VipsRect boxes[]; // `frames` boxes; frame 0's is the whole frame
+} ph_frame_changes;
+
+/// A colour table made ready for nearest-colour lookups (ph_gif_remap.c): its entries, but for
+/// one left out, sorted by green.
+typedef struct {
+    int r, g, b, index;
+} ph_gif_entry;
+typedef struct {
+    ph_gif_entry sorted[256];
+    int count;
+    int first[256]; // the first sorted entry with a green at least g
+} ph_gif_nearest;
+
+/// Makes `nearest` ready for the `colours` entries of `rgb`, entry `skip` left out (-1 for none).
+void ph_gif_nearest_prepare(ph_gif_nearest *nearest, const unsigned char *rgb, int colours, int skip);
+
+/// Maps `n` RGBA pixels (alpha already 0 or 255) into `index` with a table as it stands: the
+/// opaque pixels to their nearest entry of `table`, the transparent ones to `transparent` (the
+/// entry `table` was prepared without). ph_gif_save.c writes a recording's later frames with the
+/// file's global table this way, without a table of their own. Returns 1 when the mapping is as
+/// close as ph_gif_map_to_palette requires for `limit`, else 0.
+int ph_gif_map_to_table(const ph_gif_nearest *table, int transparent, const unsigned char *rgba, size_t n,
+                        double limit, unsigned char *index);
+
 /// The next definition of `name` after the executable's own (the library's, for a function the
 /// executable defines in its place, as ph_orc_guard.c and ph_vips_errors.c do), looked up once
 /// into `*slot`. dlsym is thread safe; a race only looks it up twice.

@@ -77,3 +77,37 @@ public struct HandGIF: Sendable {
         } + [0]
     }
 }
+
+extension HandGIF {
+    /// For each frame of the GIF `bytes`, whether it has a colour table of its own (or draws
+    /// with the global one), read from its blocks; nil where they do not parse.
+    public static func ownTables(in bytes: [UInt8]) -> [Bool]? {
+        guard bytes.count > 13, bytes.starts(with: Array("GIF8".utf8)) else { return nil }
+        func tableSize(_ flags: UInt8) -> Int { flags & 0x80 == 0 ? 0 : 3 << (Int(flags & 7) + 1) }
+        /// The offset past the sub-blocks that start at `at`.
+        func pastSubBlocks(_ at: Int) -> Int? {
+            var at = at
+            while at < bytes.count, bytes[at] != 0 { at += Int(bytes[at]) + 1 }
+            return at < bytes.count ? at + 1 : nil
+        }
+        var at = 13 + tableSize(bytes[10])
+        var own: [Bool] = []
+        while at < bytes.count {
+            switch bytes[at] {
+            case 0x21:  // an extension: its label, then sub-blocks
+                guard let next = pastSubBlocks(at + 2) else { return nil }
+                at = next
+            case 0x2C:  // an image: its descriptor, its table if any, the LZW code size, sub-blocks
+                guard at + 10 < bytes.count else { return nil }
+                own.append(bytes[at + 9] & 0x80 != 0)
+                guard let next = pastSubBlocks(at + 10 + tableSize(bytes[at + 9]) + 1) else { return nil }
+                at = next
+            case 0x3B:
+                return own
+            default:
+                return nil
+            }
+        }
+        return nil
+    }
+}
