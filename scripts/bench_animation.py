@@ -246,7 +246,8 @@ def measure(rounds, binary, corpus, results_path):
                     for tool, runs in samples.items():
                         row["tools"][tool] = {"wall": statistics.median(r[0] for r in runs),
                                               "cpu": statistics.median(r[1] for r in runs),
-                                              "psnr": psnr(output_of(tools[tool]), reference)}
+                                              "psnr": psnr(output_of(tools[tool]), reference),
+                                              "bytes": os.path.getsize(output_of(tools[tool]))}
                     row["tools"]["pipelinehost-batch"] = {"wall": statistics.median(r[0] for r in batched),
                                                           "cpu": statistics.median(r[1] for r in batched)}
                     if "gifsicle" in samples:
@@ -254,6 +255,7 @@ def measure(rounds, binary, corpus, results_path):
                             a[0] / b[0] for a, b in zip(batched, samples["gifsicle"]))
                     for peer in ("gifsicle", "imagemagick"):
                         if peer in samples:
+                            row[f"bytes_vs_{peer}"] = row["tools"]["pipelinehost"]["bytes"] / row["tools"][peer]["bytes"]
                             row[f"wall_vs_{peer}"] = statistics.median(
                                 a[0] / b[0] for a, b in zip(samples["pipelinehost"], samples[peer]))
                             row[f"cpu_vs_{peer}"] = statistics.median(
@@ -296,13 +298,14 @@ def write(results_path, benchmarks):
              f"sizes, written by ffmpeg. Each is resized to {SIZE} px in a process of its own. Ratios are "
              "pipelinehost's time over the peer's, the median of the round-by-round ratios; PSNR is the median "
              "frame's against the source frame resized by Pillow's Lanczos in floats (clipped once, not rounded "
-             "between its passes), in dB. Each row is the worst of three "
+             "between its passes), in dB; bytes are the output file's size over the peer's. Each row is the worst of three "
              "(photos, or themes). The pans are one family of pictures (plasma wallpapers, smooth gradients); "
              "GIFs from the wild (photos of people, dithered, transparent stickers) are not measured yet.", "",
              "| input | fit | pipelinehost wall | vs gifsicle wall | vs gifsicle CPU | "
              f"vs gifsicle wall, {BATCH} in one process | vs ImageMagick wall | "
-             "vs ImageMagick CPU | PSNR pipelinehost | PSNR gifsicle | PSNR ImageMagick |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "vs ImageMagick CPU | PSNR pipelinehost | PSNR gifsicle | PSNR ImageMagick | bytes vs gifsicle | "
+             "bytes vs ImageMagick |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
     def worst(values, high=True):
         values = [v for v in values if v is not None]
@@ -328,7 +331,9 @@ def write(results_path, benchmarks):
             f"{show(worst([r.get('cpu_vs_imagemagick') for r in group]), '×')} | "
             f"{show(worst(tools('pipelinehost', 'psnr'), high=False))} | "
             f"{show(worst(tools('gifsicle', 'psnr'), high=False))} | "
-            f"{show(worst(tools('imagemagick', 'psnr'), high=False))} |")
+            f"{show(worst(tools('imagemagick', 'psnr'), high=False))} | "
+            f"{show(worst([r.get('bytes_vs_gifsicle') for r in group]), '×')} | "
+            f"{show(worst([r.get('bytes_vs_imagemagick') for r in group]), '×')} |")
     gif = [r for r in rows if "wall_vs_gifsicle" in r]
     met = all(r["wall_vs_gifsicle"] <= 1 for r in gif)
     batched = [r["batch_wall_vs_gifsicle"] for r in gif if "batch_wall_vs_gifsicle" in r]
@@ -343,7 +348,10 @@ def write(results_path, benchmarks):
                   f"{ms(started.get('gifsicle'))}: the dynamic loader's 127 libraries, nearly all of them libvips' "
                   "own dependencies, libvips' 300 operation types, the Swift runtime (linked in, scripts/build-release), "
                   "the Lua profile and the plugins; libvips opens its modules only for the formats that need them), which "
-                  "serve pays once. A frame whose changed pixels have at most 255 colours is written in exactly "
+                  "serve pays once. A screen recording's frames share one colour table, made by libimagequant from "
+                  "every frame's changed pixels, each frame drawn with it undithered where it comes within 40 dB "
+                  "(ph_gif_save.c, plan_recording): a table a frame was three quarters of such a file. Elsewhere a "
+                  "frame whose changed pixels have at most 255 colours is written in exactly "
                   "those. A GIF of a GIF keeps each frame's source palette where the frame still fits it (40 dB, or "
                   "as close as libimagequant came on an earlier frame: ph_gif_remap.c), as gifsicle does; other "
                   "frames are quantized by libimagequant at effort 1 (encode's default for gif), side by "
