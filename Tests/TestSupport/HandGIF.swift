@@ -55,19 +55,28 @@ public struct HandGIF: Sendable {
         var sinceClear = 2
         for y in 0..<frame.height {
             for x in 0..<frame.width {
-                if sinceClear == 2 { (codes, sinceClear) = (codes + [4], 0) }
+                if sinceClear == 2 {
+                    codes.append(4)
+                    sinceClear = 0
+                }
                 codes.append(Int(frame.index(x, y) & 3))
                 sinceClear += 1
             }
         }
         codes.append(5)
+        // Appended in place: a copy per code made this quadratic, seconds a frame in a debug build.
         var (bytes, bits, filled) = ([UInt8](), 0, 0)
+        bytes.reserveCapacity(codes.count * 3 / 8 + 1)
         for code in codes {
             bits |= code << filled
             filled += 3
-            while filled >= 8 { (bytes, bits, filled) = (bytes + [UInt8(bits & 0xFF)], bits >> 8, filled - 8) }
+            while filled >= 8 {
+                bytes.append(UInt8(bits & 0xFF))
+                (bits, filled) = (bits >> 8, filled - 8)
+            }
         }
-        return filled > 0 ? bytes + [UInt8(bits)] : bytes
+        if filled > 0 { bytes.append(UInt8(bits)) }
+        return bytes
     }
 
     private static func subBlocks(_ data: [UInt8]) -> [UInt8] {
