@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 @Suite(
-    "Metrics: --stats figures and swift-metrics agree on a known workload", .timeLimit(.minutes(5)),
+    "Metrics: --stats figures and swift-metrics agree on a known workload", .hangLimit,
     .needs(.pixels, .network), .loopbackOrigin)
 struct MetricsTests {
     let server = LoopbackServer.fixture

@@ -83,7 +83,7 @@ struct ObjectStoreTierTests {
         let redis = try await RedisServer()
         defer { redis.stopNow() }
         origin.route("/purged.jpg", .ok(Fixtures.quadrants(width: 320, height: 200)))
-        let shared = ["--shared-cache", redis.url, "--shared-timeout", "2000"]
+        let shared = ["--shared-cache", redis.url] + RedisServer.sharedTimeoutFlag
         let a = try await node("pa", shared)
         let b = try await node("pb", shared)
         #expect(try await Curl.get(a.baseURL + path("/purged.jpg")).headers["x-cache"] == "miss")

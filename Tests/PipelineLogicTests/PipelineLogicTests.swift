@@ -5,8 +5,10 @@ import PipelineTesting
 import Testing
 
 /// The pipeline's own rules (sharing, cancellation, priorities, cache order) with fake fetch,
-/// decode and encode stages: no libcurl, no libvips, no sockets. Each test takes milliseconds.
-@Suite("Pipeline logic with fake stages", .timeLimit(.minutes(2)))
+/// decode and encode stages: no libcurl, no libvips, no sockets. Each test takes milliseconds
+/// alone; its limit is TestSupport's `.hangLimit` (this target links no TestSupport), which says
+/// why it is minutes.
+@Suite("Pipeline logic with fake stages", .timeLimit(.minutes(15)))
 struct PipelineLogicTests {
     let origin = FakeOrigin()
 

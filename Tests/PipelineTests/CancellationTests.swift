@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 @Suite(
-    "Pipeline: cancellation is counted per waiter", .timeLimit(.minutes(5)), .needs(.pixels, .network),
+    "Pipeline: cancellation is counted per waiter", .hangLimit, .needs(.pixels, .network),
     .loopbackOrigin)
 struct CancellationTests {
     let server = LoopbackServer.fixture

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 @Suite(
-    "Pipeline: in-flight work is shared, counted at the server", .timeLimit(.minutes(5)), .needs(.pixels, .network),
+    "Pipeline: in-flight work is shared, counted at the server", .hangLimit, .needs(.pixels, .network),
     .loopbackOrigin)
 struct DeduplicationTests {
     let server = LoopbackServer.fixture

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 @Suite(
-    "Pipeline: queues serve higher priority first", .timeLimit(.minutes(5)), .needs(.pixels, .network),
+    "Pipeline: queues serve higher priority first", .hangLimit, .needs(.pixels, .network),
     .loopbackOrigin)
 struct PriorityTests {
     let server = LoopbackServer.fixture

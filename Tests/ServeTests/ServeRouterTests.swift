@@ -256,7 +256,7 @@ struct ServeRouterTests {
         }
     }
 
-    @Test("a prefetch's request is held to --request-timeout: its held transfer is cancelled", .timeLimit(.minutes(5)))
+    @Test("a prefetch's request is held to --request-timeout: its held transfer is cancelled", .hangLimit)
     func aPrefetchHasTheRequestDeadline() async throws {
         origin.serve("/stuck.jpg")
         origin.hold("/stuck.jpg")

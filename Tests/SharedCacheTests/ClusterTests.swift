@@ -6,7 +6,7 @@ import Testing
 @testable import PipelineHostRedis
 
 /// The shared tier on a Redis Cluster of 3 masters and 3 replicas, started for each test.
-@Suite(.serialized, .needs(.pixels, .network, .redis, .process), .loopbackOrigin, .timeLimit(.minutes(5)))
+@Suite(.serialized, .needs(.pixels, .network, .redis, .process), .loopbackOrigin, .hangLimit)
 struct ClusterTests {
     let origin = LoopbackServer.fixture
 
@@ -21,7 +21,8 @@ struct ClusterTests {
         // A generous timeout: the machine runs other tests at the same time, and a call that
         // timed out would (rightly) make a node compute alone.
         let tier = RedisTier(
-            client: RedisClient(address: try #require(RedisAddress(cluster.url)), timeout: .seconds(2)), leases: leases)
+            client: RedisClient(address: try #require(RedisAddress(cluster.url)), timeout: RedisServer.callTimeout),
+            leases: leases)
         let directory = try TemporaryDirectory()
         let pipeline = Pipeline(
             profiles: try TestPipeline.load(SharedTierTests.profile),
@@ -125,7 +126,7 @@ struct ClusterTests {
     @Test func aWaiterSubscribedToAnotherShardWakesByTheDoneChannel() async throws {
         let cluster = try await RedisCluster()
         defer { cluster.stopNow() }
-        let client = RedisClient(address: try #require(RedisAddress(cluster.url)), timeout: .seconds(2))
+        let client = RedisClient(address: try #require(RedisAddress(cluster.url)), timeout: RedisServer.callTimeout)
         _ = try await client.command("PING")
         let digest = RedisTier.names(StageKey(source: origin.url("/any.jpg"))).name
         let map = try #require(client.slotMap)
@@ -145,7 +146,7 @@ struct ClusterTests {
     @Test func aSlotBeingMigratedIsFollowedByAskAndThenByMoved() async throws {
         let cluster = try await RedisCluster()
         defer { cluster.stopNow() }
-        let client = RedisClient(address: try #require(RedisAddress(cluster.url)), timeout: .seconds(2))
+        let client = RedisClient(address: try #require(RedisAddress(cluster.url)), timeout: RedisServer.callTimeout)
         _ = try await client.command("PING")
         let key = "pipelinehost:v1:{migrating}", slot = KeySlot.of(key)
         let map = try #require(client.slotMap)
@@ -234,7 +235,7 @@ struct ClusterTests {
         let cluster = try await RedisCluster(masters: 3, replicas: 0)
         defer { cluster.stopNow() }
         let client = RedisClient(
-            address: try #require(RedisAddress(cluster.url)), timeout: .seconds(2),
+            address: try #require(RedisAddress(cluster.url)), timeout: RedisServer.callTimeout,
             breaker: CircuitBreaker(threshold: 2, cooldown: .seconds(600)))
         _ = try await client.command("PING")
         let map = try #require(client.slotMap)
@@ -268,8 +269,8 @@ struct ClusterTests {
                 [
                     "run", profile, "--output-dir", directory.file("out\(index)"), "--cache-dir",
                     directory.file("cache\(index)"),
-                    "--shared-cache", cluster.url, "--no-progress", "--shared-timeout", "2000",
-                ]
+                    "--shared-cache", cluster.url, "--no-progress",
+                ] + RedisServer.sharedTimeoutFlag
                     + (1...4).map { origin.url("/cluster-run-\($0).jpg") },
                 environment: ["PIPELINEHOST_REDIS_PASSWORD": "cluster-pw-7"])
             let outcome = try await run.finished()

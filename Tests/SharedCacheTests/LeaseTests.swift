@@ -60,10 +60,9 @@ import Testing
                 profileFile: profile,
                 [
                     "--allow-unsigned", "--shared-cache", redis.url, "--no-access-log",
-                    "--shared-lease", "60", "--shared-wait", "90", "--shared-timeout", "2000", "--request-timeout",
-                    "300",
+                    "--shared-lease", "60", "--shared-wait", "90", "--request-timeout", "300",
                     "--cache-dir", directory.file("node\(index)"),
-                ])
+                ] + RedisServer.sharedTimeoutFlag)
         }
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<60 {
@@ -251,12 +250,11 @@ import Testing
         let list = try directory.write(
             "urls.txt", Array((1...6).map { origin.url("/cover-\($0).jpg") }.joined(separator: "\n").utf8))
         let runs = try (1...2).map { index in
-            try CLIProcess.start([
-                "run", profile, "--input-list", list, "--output-dir", directory.file("out\(index)"),
-                "--cache-dir", directory.file("cache\(index)"), "--shared-cache", redis.url, "--no-progress",
-                // Generous: other tests load the machine; a timed-out call would make a run compute alone.
-                "--shared-timeout", "2000",
-            ])
+            try CLIProcess.start(
+                [
+                    "run", profile, "--input-list", list, "--output-dir", directory.file("out\(index)"),
+                    "--cache-dir", directory.file("cache\(index)"), "--shared-cache", redis.url, "--no-progress",
+                ] + RedisServer.sharedTimeoutFlag)
         }
         for run in runs {
             let outcome = try await run.finished()
@@ -270,10 +268,10 @@ import Testing
         origin.route("/stuck.jpg", .sequence([.held(gate: "never", .ok(Fixtures.sample)), .ok(Fixtures.sample)]))
         let directory = try TemporaryDirectory()
         let profile = try SharedTierTests.serveProfile(in: directory)
-        let arguments = [
-            "--allow-unsigned", "--shared-cache", redis.url, "--shared-lease", "1", "--no-access-log",
-            "--shared-timeout", "2000",
-        ]
+        let arguments =
+            [
+                "--allow-unsigned", "--shared-cache", redis.url, "--shared-lease", "1", "--no-access-log",
+            ] + RedisServer.sharedTimeoutFlag
         let leader = try await ServeProcess(profileFile: profile, arguments + ["--cache-dir", directory.file("a")])
         // The waiter would wait 600 s for a live leader: only the lapsed lease lets it answer
         // within its client's 300 s.

@@ -7,7 +7,7 @@ import Testing
 /// Each node has two links, one to the host (where the test's client and the origin are) and one
 /// to a switch that Redis is on, so a node can be cut off from Redis alone.
 @Suite(
-    .serialized, .needs(.pixels, .network, .redis, .process), .timeLimit(.minutes(5)),
+    .serialized, .needs(.pixels, .network, .redis, .process), .hangLimit,
     .enabled(if: NetworkLab.unavailable == nil, Comment(rawValue: NetworkLab.unavailable ?? "")))
 struct NamespaceTests {
     @Test func nodesOnTheirOwnHostsShareOneTransferAndANodeCutOffFromRedisKeepsAnswering() async throws {
@@ -62,10 +62,9 @@ struct NamespaceTests {
                     [
                         "--host", address, "--allow-unsigned", "--no-access-log", "--shared-cache",
                         "redis://\(redisAddress):6379",
-                        "--shared-lease", "60", "--shared-wait", "90", "--shared-timeout", "500", "--request-timeout",
-                        "300", "--cache-dir",
+                        "--shared-lease", "60", "--shared-wait", "90", "--request-timeout", "300", "--cache-dir",
                         directory.file("node\(index)"),
-                    ], namespace: host))
+                    ] + RedisServer.sharedTimeoutFlag, namespace: host))
         }
         func get(_ node: ServeProcess, _ path: String) async throws -> Int {
             try await Curl.get(node.baseURL + "/unsafe/thumb/" + base64url(origin.url(path))).status

@@ -6,7 +6,7 @@ import Testing
 @testable import PipelineHostRedis
 
 /// AUTH on every connection the tier opens, the done channel's subscriber included.
-@Suite(.serialized, .needs(.pixels, .network, .redis), .loopbackOrigin, .timeLimit(.minutes(5)))
+@Suite(.serialized, .needs(.pixels, .network, .redis), .loopbackOrigin, .hangLimit)
 struct RedisAuthTests {
     let origin = LoopbackServer.fixture
 
@@ -20,7 +20,7 @@ struct RedisAuthTests {
         // waiter within the suite's time limit.
         let nodes = try (0..<2).map { _ in
             let tier = RedisTier(
-                client: RedisClient(address: address, timeout: .seconds(2)),
+                client: RedisClient(address: address, timeout: RedisServer.callTimeout),
                 leases: LeaseSettings(wait: .seconds(3600), poll: .seconds(600)))
             let directory = try TemporaryDirectory()
             let pipeline = Pipeline(
@@ -39,17 +39,17 @@ struct RedisAuthTests {
         _ = try await (first, second)
         #expect(nodes[1].1.doneMessages >= 1)
         #expect(origin.requestCount("/auth-held.jpg") == 1)
-        #expect(await RedisClient(address: address, timeout: .seconds(2)).credentialProblem() == nil)
+        #expect(await RedisClient(address: address, timeout: RedisServer.callTimeout).credentialProblem() == nil)
         let wrong = try #require(RedisAddress("redis://node@127.0.0.1:\(redis.port)")).withPassword("nope")
         #expect(
-            await RedisClient(address: wrong, timeout: .seconds(2)).credentialProblem()?.contains(
+            await RedisClient(address: wrong, timeout: RedisServer.callTimeout).credentialProblem()?.contains(
                 "refused the credentials") == true)
     }
 
     /// A node of the fleet: sealed with `secret`, or not (a writer that does not know it).
     func node(_ redis: RedisServer, secret: String?) throws -> (Pipeline, TemporaryDirectory) {
         let tier = RedisTier(
-            client: RedisClient(address: try #require(RedisAddress(redis.url)), timeout: .seconds(2)),
+            client: RedisClient(address: try #require(RedisAddress(redis.url)), timeout: RedisServer.callTimeout),
             seal: secret.flatMap { EntrySeal(secret: Array($0.utf8)) })
         let directory = try TemporaryDirectory()
         let pipeline = Pipeline(

@@ -45,7 +45,8 @@ import Testing
         _ address: String, breaker: CircuitBreaker = CircuitBreaker(), leases: LeaseSettings = LeaseSettings(),
         seal: EntrySeal? = nil
     ) throws -> (pipeline: Pipeline, tier: RedisTier, directory: TemporaryDirectory) {
-        let client = RedisClient(address: try #require(RedisAddress(address)), timeout: .seconds(2), breaker: breaker)
+        let client = RedisClient(
+            address: try #require(RedisAddress(address)), timeout: RedisServer.callTimeout, breaker: breaker)
         let tier = RedisTier(client: client, leases: leases, seal: seal)
         let directory = try TemporaryDirectory()
         let settings = CacheSettings(directory: directory.path, additionalTiers: [tier])

@@ -15,11 +15,15 @@ public enum CLIProcess {
         ProcessInfo.processInfo.environment["PIPELINEHOST_BIN"] ?? Fixtures.path(".build/debug/pipelinehost")
     }
 
+    /// Runs the executable to its end, once one of `ProcessSlots.cli` is free; `timeout` counts
+    /// from its start.
     public static func run(
         _ arguments: [String], in directory: String? = nil, input: String? = nil,
         environment: [String: String] = [:], timeout: Double = 120
     ) async throws -> Outcome {
-        try await start(arguments, in: directory, input: input, environment: environment).finished(timeout: timeout)
+        try await ProcessSlots.cli.run {
+            try await start(arguments, in: directory, input: input, environment: environment).finished(timeout: timeout)
+        }
     }
 
     /// Runs the executable with a pseudo-terminal as its standard streams, through util-linux's
@@ -27,7 +31,9 @@ public enum CLIProcess {
     public static func runInTerminal(_ arguments: [String], timeout: Double = 120) async throws -> Outcome {
         let command = ([executable] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
             .joined(separator: " ")
-        return try await start(["-qec", command, "/dev/null"], executable: "/usr/bin/script").finished(timeout: timeout)
+        return try await ProcessSlots.cli.run {
+            try await start(["-qec", command, "/dev/null"], executable: "/usr/bin/script").finished(timeout: timeout)
+        }
     }
 
     /// Starts the executable and returns at once, for tests that signal it mid-run.

@@ -13,6 +13,15 @@ public final class RedisServer: Sendable {
     /// More of redis-server's options (a cluster node's).
     private let options: [String]
 
+    /// What a test's Redis client, or a node a test starts (`sharedTimeoutFlag`), gives each call:
+    /// 5 s, where a server's default is 50 ms. Every suite runs at once, and a call that timed out
+    /// makes a node (rightly) compute alone, which is not what these tests check: with 2 s, a busy
+    /// run's node fetched for itself instead of waiting (2026-11-30). It stays within what serve's
+    /// default --request-timeout (30 s) allows: two calls and --shared-wait's 15 s.
+    public static let callTimeout: Duration = .seconds(5)
+    /// `callTimeout` as the command line's flag.
+    public static let sharedTimeoutFlag = ["--shared-timeout", "\(callTimeout.components.seconds * 1000)"]
+
     /// Starts redis-server (Debian's package; scripts/setup test installs it) on `port`, or a free one.
     public init(port: Int? = nil, maxMemory: String = "64mb", password: String? = nil, options: [String] = [])
         async throws

@@ -98,7 +98,7 @@ extension OutputLimitTests {
     }
 }
 
-@Suite("cancelled pixel work gives its core back", .timeLimit(.minutes(5)), .needs(.pixels))
+@Suite("cancelled pixel work gives its core back", .hangLimit, .needs(.pixels))
 struct VipsCancellationTests {
     /// Five blurs of 36 megapixels at sigma 200, each a computation of about 20 seconds of CPU.
     /// Its only request leaves: libvips stops within a region, and the stage ends as cancelled.
