@@ -18,15 +18,18 @@ struct BadInputTests {
         server.route("/good.jpg", .ok(good, contentType: "image/jpeg"))
     }
 
-    func request(_ path: String, salt: String) -> ImageRequest {
-        ImageRequest(source: server.url(path + "?id=1&t=\(salt)&s=\(salt)"), profile: "hardened")
+    func request(_ path: String, salt: String, profile: String = "hardened") -> ImageRequest {
+        ImageRequest(source: server.url(path + "?id=1&t=\(salt)&s=\(salt)"), profile: profile)
     }
 
     /// Runs every case and the good image at once through one pipeline.
     func batch(_ pipeline: Pipeline, salt: String) async -> [String: Result<PipelineResult, PipelineError>] {
         let paths = BadInputs.cases.map(\.path) + ["/good.jpg"]
-        let outcomes = await TestPipeline.outcomes(
-            paths.map { request($0, salt: salt) }, in: pipeline, window: paths.count)
+        let requests =
+            BadInputs.cases.map { request($0.path, salt: salt, profile: $0.profile) } + [
+                request("/good.jpg", salt: salt)
+            ]
+        let outcomes = await TestPipeline.outcomes(requests, in: pipeline, window: paths.count)
         return Dictionary(uniqueKeysWithValues: zip(paths, outcomes))
     }
 

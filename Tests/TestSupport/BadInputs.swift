@@ -12,23 +12,31 @@ public struct BadInput: Sendable {
     public let reason: String
     /// Requests one failed attempt makes at the server: retries and redirects add to it.
     public let requests: Int
+    /// The profile of `BadInputs.profile` it runs under.
+    public var profile = "hardened"
 }
 
 public enum BadInputs {
-    /// Fetch limits small enough that every case fails fast: 1 MB bodies, a transfer slower
-    /// than 100 B/s for 10 seconds times out, one retry, private addresses blocked (but the
-    /// loopback server allowed). The low-speed window is for the server that stops sending; the
-    /// others must finish before it closes. With 1 second, and again with 3, a fetch thread held
-    /// off a busy machine's cores until the window had passed made the cut-off body a timeout
-    /// (with 3, on an idle run of every suite at once, 2026-11-30).
+    /// Fetch limits: 1 MB bodies, one retry, private addresses blocked (but the loopback server
+    /// allowed). No case under them waits on a clock: their windows (no byte for 60 s, 120 s in
+    /// all) only end a case that went wrong. With a window of 1 s, then 3, then 10, a fetch thread
+    /// held off a busy machine's cores made the cut-off body a timeout (the last on 2026-11-30).
     public static let fetch =
-        "timeout = 30, max_bytes = 1000000, low_speed_limit = 100, low_speed_time = 10, "
+        "timeout = 120, max_bytes = 1000000, low_speed_limit = 100, low_speed_time = 60, "
         + "retries = 1, retry_delay = 0.01, max_redirects = 3, block_private = true, allow_loopback = true"
 
-    /// A profile with a disk cache for originals and a memory cache for variants, so a test can
-    /// check that no failure is stored in either.
-    public static let profile = """
-        profile "hardened" {
+    /// `fetch` with a 3-second window: for the server that stops sending, the case whose subject
+    /// is that clock (profile "hardened-stall"), and for the soak, which counts kinds only.
+    public static let stallFetch = fetch.replacingOccurrences(of: "low_speed_time = 60", with: "low_speed_time = 3")
+
+    /// Profiles with a disk cache for originals and a memory cache for variants, so a test can
+    /// check that no failure is stored in either: "hardened" with `fetch`, "hardened-stall" with
+    /// `stallFetch`.
+    public static let profile = hardened("hardened", fetch) + hardened("hardened-stall", stallFetch)
+
+    private static func hardened(_ name: String, _ fetch: String) -> String {
+        """
+        profile "\(name)" {
           normalize  { drop_query = { "t", "s" } },
           fetch      { \(fetch) },
           cache      { disk = true },
@@ -37,7 +45,9 @@ public enum BadInputs {
           encode     { format = "jpeg" },
           cache      { memory = true },
         }
+
         """
+    }
 
     public static let cases: [BadInput] = {
         let whole = Fixtures.quadrants(width: 400, height: 300)
@@ -79,7 +89,7 @@ public enum BadInputs {
             BadInput(
                 name: "a server that stops sending", path: "/bad/drip.jpg",
                 response: .stalled(Array(whole.prefix(400)), gate: "never", sent: 10),
-                kind: .timeout, reason: "timed out (Operation too slow", requests: 1),
+                kind: .timeout, reason: "timed out (Operation too slow", requests: 1, profile: "hardened-stall"),
             BadInput(
                 name: "connection closed mid-body", path: "/bad/cut.jpg",
                 response: .truncated(Array(whole.prefix(500)), missing: 5000),
