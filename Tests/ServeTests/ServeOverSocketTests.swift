@@ -53,7 +53,8 @@ import Testing
     func service(
         allowUnsigned: Bool = false, hosts: Set<String> = [], maxQueue: Int = 256,
         requestTimeout: Duration = .seconds(ServeTestTimeouts.requestSeconds),
-        headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), maxConnections: Int = 4096
+        headTimeout: Duration = .seconds(ServeTestTimeouts.connectionSeconds),
+        idleTimeout: Duration = .seconds(ServeTestTimeouts.connectionSeconds), maxConnections: Int = 4096
     ) throws -> ServeApplication {
         let settings = ServeSettings(
             port: 0, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue,
