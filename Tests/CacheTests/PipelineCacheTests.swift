@@ -61,7 +61,7 @@ struct PipelineCacheTests {
         let second = try pipeline(lua)
         let served = try await second.image(for: request("/cover.jpg?id=1&u=me&s=salt2&t=token2"))
         #expect(server.requestCount("/cover.jpg") == 1)
-        #expect(served.bytes.array == made.bytes.array)
+        #expect(firstDifference(served.bytes, made.bytes) == nil)
         #expect(served.diskHit && !served.memoryHit && !served.stale && !made.diskHit)
         let stats = await second.stats()
         #expect((stats.fetches, stats.decodes, stats.diskHits) == (0, 0, 1))
@@ -89,7 +89,7 @@ struct PipelineCacheTests {
         let served = try await pipeline.image(for: request("/cover.jpg?s=2"))
         let after = await pipeline.stats()
         #expect(served.memoryHit && !made.memoryHit)
-        #expect(served.bytes.array == made.bytes.array)
+        #expect(firstDifference(served.bytes, made.bytes) == nil)
         #expect(after.memoryHits == before.memoryHits + 1)
         #expect(after.diskLookups == before.diskLookups)
         #expect(served.timings.map(\.stage) == ["normalize", "cache"])
@@ -106,7 +106,9 @@ struct PipelineCacheTests {
         let smallAgain = try await pipeline.image(
             for: request("/cover.jpg", overrides: ["downsample": ["size": .integer(32)]]))
         #expect(largeAgain.memoryHit && smallAgain.memoryHit)
-        #expect(largeAgain.bytes.array == large.bytes.array && smallAgain.bytes.array == small.bytes.array)
+        #expect(
+            firstDifference(largeAgain.bytes, large.bytes) == nil
+                && firstDifference(smallAgain.bytes, small.bytes) == nil)
         #expect(server.requestCount("/cover.jpg") == 1)
     }
 
@@ -126,7 +128,7 @@ struct PipelineCacheTests {
         let served = try await second.image(for: request("/cover.jpg"))
         await second.flushCache()
         #expect(server.requestCount("/cover.jpg") == 2)
-        #expect(served.bytes.array == made.bytes.array && !served.diskHit)
+        #expect(firstDifference(served.bytes, made.bytes) == nil && !served.diskHit)
         #expect(await second.stats().corruptEntries == 1)
         let verified = disk.verify()
         #expect((verified.checked, verified.corruptRemoved) == (1, 0))
@@ -180,7 +182,7 @@ struct PipelineCacheTests {
         let again = try await pipeline.image(for: request("/etag.jpg"))
         #expect(server.requestCount("/etag.jpg") == 2 && server.notModifiedCount("/etag.jpg") == 1)
         #expect(server.requestHeaders("/etag.jpg").last?["if-none-match"] == "\"v1\"")
-        #expect(again.bytes.array == made.bytes.array && !again.stale)
+        #expect(firstDifference(again.bytes, made.bytes) == nil && !again.stale)
         let stats = await pipeline.stats()
         #expect(stats.revalidated == 1 && stats.bytesFetched == image.count)
     }
@@ -197,7 +199,7 @@ struct PipelineCacheTests {
         server.route("/flaky.jpg", .status(500))
 
         let served = try await pipeline.image(for: request("/flaky.jpg", profile: "lenient"))
-        #expect(served.stale && served.bytes.array == made.bytes.array)
+        #expect(served.stale && firstDifference(served.bytes, made.bytes) == nil)
         let failure = await #expect(throws: PipelineError.self) {
             try await pipeline.image(for: request("/flaky.jpg", profile: "strict"))
         }

@@ -15,7 +15,7 @@ struct FacesCommandLineTests {
             "\(CLIProcess.executable) is built without the trait Faces; scripts/test sets PIPELINEHOST_BIN to a build with it"
         )
         let directory = try TemporaryDirectory()
-        let scene = FaceScenes.all[8]  // stored turned: EXIF orientation 6
+        let scene = try await FaceScenes.all()[8]  // stored turned: EXIF orientation 6
         let path = try directory.write("portrait.jpg", scene.bytes)
         let example = Fixtures.path("examples/faces.lua")
         let info = try await CLIProcess.run(["info", example, path, "--profile", "avatar"])
@@ -39,7 +39,7 @@ struct FacesCommandLineTests {
 
     @Test("serve's /info lists the faces, and the image crops around them", .needs(.network))
     func serveInfo() async throws {
-        let scene = FaceScenes.all[1]
+        let scene = try await FaceScenes.all()[1]
         let origin = try LoopbackServer()
         origin.route("/portrait.jpg", .ok(scene.bytes))
         let directory = try TemporaryDirectory()

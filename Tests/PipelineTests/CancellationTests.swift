@@ -30,7 +30,7 @@ struct CancellationTests {
         server.open("one-left")
         let result = try await staying.value
         let reference = try await TestPipeline.run(profile, source: server.url("/cover.jpg"))
-        #expect(result.bytes.array == reference.bytes.array)
+        #expect(firstDifference(result.bytes, reference.bytes) == nil)
         #expect(server.requestCount("/slow.jpg") == 1)
         #expect(server.abortedCount("/slow.jpg") == 0)
         let stats = await pipeline.stats()
