@@ -82,6 +82,7 @@ typedef struct {
     ph_gif_nearest global_nearest; // and made ready for lookups, in a recording
     liq_attr *recording_attr; // a recording's table from all its frames (plan_recording), or NULL
     liq_result *recording;
+    const ph_frame_changes *changes; // the boxes ph_copy_changed_frames recorded, or NULL
     CGIF *gif;
     GByteArray *out;
     palette_chain chains[CHAINS];
@@ -112,15 +113,22 @@ static VipsRect changed_box(const gif_writer *w, int slot) {
     const VipsPel *old = slot == 0 ? w->previous : w->rgba + (size_t)(slot - 1) * n * 4;
     const VipsPel *now = w->rgba + (size_t)slot * n * 4;
     int left = w->width, right = -1, top = -1, bottom = -1;
-    for (int y = 0; y < w->frame_height; y++)
-        for (int x = 0; x < w->width; x++, old += 4, now += 4) {
-            if (!now[3] && old[3]) return whole;
-            if (unchanged(old, now)) continue;
+    size_t line = (size_t)w->width * 4;
+    for (int y = 0; y < w->frame_height; y++, old += line, now += line) {
+        // Both frames are cut at alpha 128 (a transparent pixel all zeros), so a pixel is
+        // unchanged exactly where its four bytes are: a row that compares equal is skipped
+        // whole, as most of a recording's rows are.
+        if (!memcmp(old, now, line)) continue;
+        for (int x = 0; x < w->width; x++) {
+            const VipsPel *a = old + x * 4, *b = now + x * 4;
+            if (!b[3] && a[3]) return whole;
+            if (unchanged(a, b)) continue;
             if (top < 0) top = y;
             bottom = y;
             left = VIPS_MIN(left, x);
             right = VIPS_MAX(right, x);
         }
+    }
     if (top < 0) return (VipsRect){0, 0, 0, 0};
     return (VipsRect){left, top, right - left + 1, bottom - top + 1};
 }
@@ -464,9 +472,25 @@ static int write_slot(gif_writer *w, int slot) {
     return 0;
 }
 
+// Pixels a batch's changed boxes may hold and still be quantized on the writer's own thread: a
+// thread started and joined for each batch cost more than a few characters of a recording take.
+#define INLINE_PIXELS 16384
+
+// Whether the batch's frames, by the boxes ph_copy_changed_frames recorded, changed in so few
+// pixels that starting threads for them costs more than it saves.
+static int batch_is_small(const gif_writer *w, int count) {
+    if (!w->changes) return 0;
+    size_t pixels = 0;
+    for (int slot = 0; slot < count; slot++) {
+        const VipsRect *box = &w->changes->boxes[w->written + slot];
+        pixels += (size_t)box->width * box->height;
+    }
+    return pixels <= INLINE_PIXELS;
+}
+
 // Quantizes the `count` frames waiting in the batch side by side, then writes them in order.
 static int flush_batch(gif_writer *w, int count) {
-    int threads = VIPS_MIN(count, CHAINS);  // count <= w->batch <= CHAINS
+    int threads = batch_is_small(w, count) ? 1 : VIPS_MIN(count, CHAINS); // count <= w->batch <= CHAINS
     pthread_t ids[CHAINS];
     worker_share shares[CHAINS];
     int started = 0;
@@ -521,6 +545,26 @@ static int take_frame_rows(gif_writer *w, VipsRegion *region, VipsRect *area) {
             if (flush_batch(w, slot + 1)) return -1;
     }
     return 0;
+}
+
+// A recording's frames, as ph_copy_changed_frames made them, are in memory: read a frame at a
+// time on this thread. vips_sink_disc hands every strip of rows from its workers to its writer
+// (a semaphore each way), which in a 120-frame recording cost more CPU than the pixels did. A
+// stage after the resize (a flip, a blur) is computed here too, on this one thread.
+static int take_frames(gif_writer *w, VipsImage *ready) {
+    VipsRegion *region = vips_region_new(ready);
+    int result = region ? 0 : -1;
+    for (int k = 0; k < w->frames && !result; k++) {
+        if (ph_attached_kill_is_set()) {
+            vips_error("ph_gif_save", "cancelled");
+            result = -1;
+            break;
+        }
+        VipsRect area = {0, k * w->frame_height, w->width, w->frame_height};
+        result = vips_region_prepare(region, &area) || take_frame_rows(w, region, &area) ? -1 : 0;
+    }
+    if (region) g_object_unref(region);
+    return result;
 }
 
 static int take_rows(VipsRegion *region, VipsRect *area, void *a) {
@@ -656,12 +700,14 @@ int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, const 
     w.previous = w.frames > 1 ? g_try_malloc0(n * 4) : NULL;
     w.shown = w.frames > 1 ? g_try_malloc0(n * 4) : NULL;
     w.out = g_byte_array_new();
-    const ph_frame_changes *changes = w.frames > 1 ? recorded_changes(&w, in) : NULL;
-    if (changes) plan_recording(&w, ready, changes);
+    w.changes = w.frames > 1 ? recorded_changes(&w, in) : NULL;
+    if (w.changes) plan_recording(&w, ready, w.changes);
     int result = -1;
     if (!w.rgba || !w.index || !w.answer || (w.frames > 1 && (!w.previous || !w.shown)))
         vips_error("ph_gif_save", "out of memory for %d frames of %dx%d", w.batch, w.width, w.frame_height);
-    else {
+    else if (w.changes) {
+        result = take_frames(&w, ready);
+    } else {
         ph_handover_give(&w.handover);
         result = vips_sink_disc(ready, take_rows, &w);
         ph_handover_back(&w.handover);
