@@ -66,7 +66,6 @@ typedef struct {
 typedef struct {
     int width, frame_height, frames, batch;
     int speed;
-    int opaque;        // the image had no alpha: every pixel arrives opaque
     VipsPel *rgba;     // `batch` frames of RGBA, as they arrive
     VipsPel *index;    // `batch` frames of palette indices
     quantized *answer; // `batch` answers
@@ -524,6 +523,23 @@ static int batch_size(const gif_writer *w) {
     return w->written == 0 && (w->palette_count > 0 || w->recording) ? 1 : w->batch;
 }
 
+// Copies `count` pixels of `bands` (3, or 4 with alpha) to `out` as RGBA: an RGB pixel opaque,
+// and alpha cut at 128, as cgifsave does, with a transparent pixel all zeros, which helps the
+// quantizer make a better palette and makes transparent pixels compare equal. (libvips'
+// bandjoin_const adds an alpha a byte at a time: a tenth of a recording's CPU.)
+static void take_pixels(const VipsPel *p, int count, int bands, VipsPel *out) {
+    if (bands == 3) {
+        for (int x = 0; x < count; x++, p += 3, out += 4) out[0] = p[0], out[1] = p[1], out[2] = p[2], out[3] = 255;
+        return;
+    }
+    for (int x = 0; x < count; x++, p += 4, out += 4) {
+        if (p[3] >= 128)
+            out[0] = p[0], out[1] = p[1], out[2] = p[2], out[3] = 255;
+        else
+            out[0] = out[1] = out[2] = out[3] = 0;
+    }
+}
+
 static int take_frame_rows(gif_writer *w, VipsRegion *region, VipsRect *area) {
     size_t line = (size_t)w->width * 4;
     for (int y = 0; y < area->height; y++) {
@@ -531,15 +547,7 @@ static int take_frame_rows(gif_writer *w, VipsRegion *region, VipsRect *area) {
         int frame = row / w->frame_height;
         int slot = frame - w->written;
         VipsPel *p = w->rgba + ((size_t)slot * w->frame_height + row % w->frame_height) * line;
-        memcpy(p, VIPS_REGION_ADDR(region, 0, area->top + y), line);
-        // Alpha cut at 128, as cgifsave does; a transparent pixel all zeros, which helps the
-        // quantizer make a better palette and makes transparent pixels compare equal.
-        for (int x = 0; x < (w->opaque ? 0 : w->width); x++, p += 4) {
-            if (p[3] >= 128)
-                p[3] = 255;
-            else
-                p[0] = p[1] = p[2] = p[3] = 0;
-        }
+        take_pixels(VIPS_REGION_ADDR(region, 0, area->top + y), w->width, region->im->Bands, p);
         w->filled_rows++;
         if (row % w->frame_height == w->frame_height - 1 && (slot == batch_size(w) - 1 || frame == w->frames - 1))
             if (flush_batch(w, slot + 1)) return -1;
@@ -575,19 +583,6 @@ static int take_rows(VipsRegion *region, VipsRect *area, void *a) {
     return result;
 }
 
-// 8-bit sRGB with alpha, as cgifsave's "ready" image; `*opaque` where the alpha is added here.
-static int to_rgba(VipsImage *in, VipsImage **out, int *opaque) {
-    VipsImage *srgb;
-    if (ph_to_srgb8(in, "ph_gif_save", &srgb)) return -1;
-    *opaque = srgb->Bands != 4;
-    if (srgb->Bands == 4) {
-        *out = srgb;
-        return 0;
-    }
-    int result = vips_bandjoin_const1(srgb, out, 255, NULL);
-    g_object_unref(srgb);
-    return result;
-}
 
 // A screen recording's frames change in few pixels (typed text, a cursor). Written with a table
 // a frame (up to 768 bytes each), the tables were three quarters of such a file, four to thirteen
@@ -600,16 +595,6 @@ static int to_rgba(VipsImage *in, VipsImage **out, int *opaque) {
 // ph_copy_changed_frames made, and that still have its size, are looked at, from the boxes it
 // recorded: a recording's frames are in memory, and those boxes are all the table needs to read.
 #define RECORDING_SHARE 4 // a quarter
-
-// Copies `count` RGBA pixels to `out`, alpha cut at 128 as take_frame_rows cuts it.
-static void copy_cut(const VipsPel *p, int count, VipsPel *out) {
-    for (int x = 0; x < count; x++, p += 4, out += 4) {
-        if (p[3] >= 128)
-            out[0] = p[0], out[1] = p[1], out[2] = p[2], out[3] = 255;
-        else
-            out[0] = out[1] = out[2] = out[3] = 0;
-    }
-}
 
 // The boxes of `in`'s frames that changed from the frame before, as ph_copy_changed_frames
 // recorded them, where they are `w`'s frames still; NULL otherwise.
@@ -650,7 +635,8 @@ static void plan_recording(gif_writer *w, VipsImage *ready, const ph_frame_chang
         VipsRect area = {box.left, k * w->frame_height + box.top, box.width, box.height};
         if (vips_region_prepare(region, &area)) goto done;
         for (int y = 0; y < box.height; y++)
-            copy_cut(VIPS_REGION_ADDR(region, box.left, area.top + y), box.width, cut + (size_t)y * box.width * 4);
+            take_pixels(VIPS_REGION_ADDR(region, box.left, area.top + y), box.width, ready->Bands,
+                        cut + (size_t)y * box.width * 4);
         liq_image *image = liq_image_create_rgba(w->recording_attr, cut, box.width, box.height, 0);
         liq_error added = image ? liq_histogram_add_image(histogram, w->recording_attr, image) : LIQ_OUT_OF_MEMORY;
         if (image) liq_image_destroy(image);
@@ -676,11 +662,10 @@ int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, const 
         vips_error("ph_gif_save", "frames of %dx%d are over GIF's 65535", in->Xsize, frame_height);
         return -1;
     }
+    // 8-bit sRGB, with or without alpha: take_pixels makes RGBA, cgifsave's "ready" image.
     VipsImage *ready;
-    int opaque;
-    if (to_rgba(in, &ready, &opaque)) return -1;
+    if (ph_to_srgb8(in, "ph_gif_save", &ready)) return -1;
     gif_writer w = {0};
-    w.opaque = opaque;
     w.width = ready->Xsize;
     w.frame_height = frame_height;
     w.frames = ready->Ysize / frame_height;
