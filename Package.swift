@@ -78,14 +78,14 @@ let package = Package(
         // libjpeg is named so that the executable exports ph_jpeg_memory.c's definitions of its
         // large-block allocator, which libjpeg then calls instead of its own. lcms2 (libvips'
         // own colour library) builds the colour transforms ph_colour_transforms.c keeps. libavif
-        // (dav1d and libyuv) reads AVIF for ph_avif_load.c; libimagequant and cgif (libvips' own GIF
-        // quantizer and writer) write GIF for ph_gif_save.c, quantizing frames side by side.
+        // (dav1d and libyuv) reads AVIF for ph_avif_load.c; libimagequant (libvips' own GIF
+        // quantizer) and giflib write GIF for ph_gif_save.c, quantizing frames side by side.
         // GModule (libvips' own) opens libvips' modules for ph_vips_modules.c.
         .target(
             name: "CVips", dependencies: ["VipsSystem"],
             linkerSettings: [
                 .linkedLibrary("jpeg"), .linkedLibrary("lcms2"), .linkedLibrary("avif"), .linkedLibrary("imagequant"),
-                .linkedLibrary("cgif"), .linkedLibrary("gmodule-2.0"),
+                .linkedLibrary("gif"), .linkedLibrary("gmodule-2.0"),
             ]),
         .target(name: "CCurl", dependencies: ["CurlSystem"]),
         .target(name: "CRedis", dependencies: ["HiredisSystem"]),

@@ -355,7 +355,7 @@ def write(results_path, benchmarks):
                   "those. A GIF of a GIF keeps each frame's source palette where the frame still fits it (40 dB, or "
                   "as close as libimagequant came on an earlier frame: ph_gif_remap.c), as gifsicle does; other "
                   "frames are quantized by libimagequant at effort 1 (encode's default for gif), side by "
-                  "side on both cores (ph_gif_save.c, written through cgif). "
+                  "side on both cores (ph_gif_save.c, written through giflib). "
                   "thumbor resizes GIFs with gifsicle (its gifsicle engine), so gifsicle's column is thumbor's "
                   "GIF work without its HTTP. gifsicle resizes each frame as stored, which in a screen recording is "
                   "the few pixels that changed, in the palette's colours; pipelinehost resizes only the pixels near "

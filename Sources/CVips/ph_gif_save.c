@@ -4,7 +4,7 @@
 // other, in its write thread: on 120 frames of 200 px that is four fifths of the CPU of a
 // resize from 480 px, and one core of two stays idle (BENCHMARKS.md, "Animations"). Here each
 // batch of frames (one per libvips thread, at most one per palette chain) is quantized and
-// remapped on threads of its own, then written in order through cgif, the GIF writer libvips uses.
+// remapped on threads of its own, then written in order through giflib.
 //
 // Everything else is libvips 8.14's saver, kept so the files are the same kind: alpha cut at
 // 128, at most 255 colours and libimagequant's speed from the effort (11 - effort), dithering
@@ -20,12 +20,17 @@
 // - a frame that the palette made four frames before still fits (a quarter more error at most)
 //   is remapped to it, not quantized afresh (palette_chain), where libvips quantizes every frame;
 // - a changed pixel is written as transparent too where the colour on screen is as close as
-//   its palette's (mark_unchanged).
+//   its palette's (mark_unchanged);
+// - a recording's frames, in memory already, are read on the writer's thread (take_frames), and
+//   its small batches quantized there (batch_is_small), without libvips' or our threads' hand-offs;
+// - frames go through giflib, each cut to the box of what changed, which is known here (hold):
+//   libvips' writer, cgif, finds that box by comparing every pixel with the frame before's, a
+//   fifth of the CPU of a screen recording. Disposal as cgif does it (held_frame).
 // PIPELINEHOST_GIF_THREADS=0 writes through libvips' saver.
 #include "ph_internal.h"
 #include "ph_vips.h"
 
-#include <cgif.h>
+#include <gif_lib.h>
 #include <libimagequant.h>
 #include <limits.h>
 #include <pthread.h>
@@ -42,6 +47,18 @@ typedef struct {
     int global;       // drawn with the file's global table (palette above is a copy), no local one
     VipsRect changed; // the box outside which the frame is the frame before's (changed_box)
 } quantized;
+
+// The frame last given, written when the next one says how it is disposed of: before a frame
+// with holes (a pixel that turns transparent over an opaque one), whole and cleared to the
+// background, as cgif, libvips' GIF writer, does; otherwise only its window.
+typedef struct {
+    int held;
+    int whole;       // frame 0, or a frame with holes: written whole
+    VipsRect window; // the box outside which every index is the transparent one ("unchanged")
+    VipsPel *pixels; // the window's indices, row by row (a frame's worth of room)
+    VipsPel palette[256 * 3];
+    int colours, local, transparent, delay;
+} held_frame;
 
 // A chain of frames (every CHAINS-th) with its libimagequant settings and last palette. Its
 // next frame is remapped to that palette first, and keeps it when the error is at most `limit`:
@@ -82,7 +99,9 @@ typedef struct {
     liq_attr *recording_attr; // a recording's table from all its frames (plan_recording), or NULL
     liq_result *recording;
     const ph_frame_changes *changes; // the boxes ph_copy_changed_frames recorded, or NULL
-    CGIF *gif;
+    GifFileType *gif;
+    held_frame held;
+    VipsPel *whole; // a frame's indices, for held_frame's whole frame
     GByteArray *out;
     palette_chain chains[CHAINS];
     ph_handover handover; // this writer lives on the caller's stack
@@ -357,9 +376,102 @@ static void *quantize_share(void *a) {
     return NULL;
 }
 
-static int write_bytes(void *context, const uint8_t *data, const size_t length) {
-    g_byte_array_append(context, data, (guint)length);
-    return 0;
+static int write_bytes(GifFileType *gif, const GifByteType *data, int length) {
+    g_byte_array_append(gif->UserData, data, (guint)length);
+    return length;
+}
+
+// `colours` entries of `palette` as a giflib table, padded to a power of two with black.
+static ColorMapObject *colour_map(const VipsPel *palette, int colours) {
+    int size = 2;
+    while (size < colours) size *= 2;
+    ColorMapObject *map = GifMakeMapObject(size, NULL);
+    if (!map) return NULL;
+    for (int i = 0; i < colours; i++)
+        map->Colors[i] = (GifColorType){palette[i * 3], palette[i * 3 + 1], palette[i * 3 + 2]};
+    return map;
+}
+
+// The file's header, with `q`'s table as the global one, and the loop count (none where the
+// animation plays once, as cgif does).
+static int open_gif(gif_writer *w, const quantized *q) {
+    int error = 0;
+    if (!(w->gif = EGifOpen(w->out, write_bytes, &error))) return -1;
+    EGifSetGifVersion(w->gif, true);
+    ColorMapObject *global = colour_map(q->palette, q->colours);
+    int result = global ? EGifPutScreenDesc(w->gif, w->width, w->frame_height, 8, 0, global) : GIF_ERROR;
+    GifFreeMapObject(global);
+    if (result == GIF_OK && w->loop != 1) {
+        int loops = w->loop > 1 ? w->loop - 1 : w->loop;
+        const GifByteType loop[3] = {1, (GifByteType)(loops & 0xff), (GifByteType)((loops >> 8) & 0xff)};
+        result = EGifPutExtensionLeader(w->gif, APPLICATION_EXT_FUNC_CODE) == GIF_OK &&
+                         EGifPutExtensionBlock(w->gif, 11, "NETSCAPE2.0") == GIF_OK &&
+                         EGifPutExtensionBlock(w->gif, 3, loop) == GIF_OK && EGifPutExtensionTrailer(w->gif) == GIF_OK
+                     ? GIF_OK
+                     : GIF_ERROR;
+    }
+    return result == GIF_OK ? 0 : -1;
+}
+
+// Writes the held frame: whole and disposed of to the background where the next frame has holes
+// (`before_holes`), else its window, left in place.
+static int put_held(gif_writer *w, int before_holes) {
+    held_frame *h = &w->held;
+    VipsRect box = h->window;
+    VipsPel *pixels = h->pixels;
+    if (before_holes && !h->whole) {
+        box = (VipsRect){0, 0, w->width, w->frame_height};
+        memset(w->whole, h->transparent, frame_pixels(w));
+        for (int y = 0; y < h->window.height; y++)
+            memcpy(w->whole + (size_t)(h->window.top + y) * w->width + h->window.left,
+                   h->pixels + (size_t)y * h->window.width, (size_t)h->window.width);
+        pixels = w->whole;
+    }
+    GraphicsControlBlock control = {before_holes ? DISPOSE_BACKGROUND : DISPOSE_DO_NOT, false, h->delay,
+                                    h->transparent};
+    GifByteType extension[4];
+    size_t length = EGifGCBToExtension(&control, extension);
+    ColorMapObject *map = h->local ? colour_map(h->palette, h->colours) : NULL;
+    int result = (!h->local || map) && EGifPutExtension(w->gif, GRAPHICS_EXT_FUNC_CODE, (int)length, extension) == GIF_OK &&
+                         EGifPutImageDesc(w->gif, box.left, box.top, box.width, box.height, false, map) == GIF_OK &&
+                         EGifPutLine(w->gif, pixels, box.width * box.height) == GIF_OK
+                     ? 0
+                     : -1;
+    GifFreeMapObject(map);
+    h->held = 0;
+    return result;
+}
+
+// Holds `index`, drawn with `q`'s table, as the next frame: whole, or the box of `changed` that
+// holds every index other than the transparent one (1 x 1 where there is none, as cgif writes it).
+static void hold(gif_writer *w, const quantized *q, const VipsPel *index, int whole, int local, int delay) {
+    held_frame *h = &w->held;
+    VipsRect box = {0, 0, w->width, w->frame_height};
+    if (!whole) {
+        int left = w->width, right = -1, top = -1, bottom = -1;
+        for (int y = q->changed.top; y < VIPS_RECT_BOTTOM(&q->changed); y++) {
+            const VipsPel *row = index + (size_t)y * w->width;
+            for (int x = q->changed.left; x < VIPS_RECT_RIGHT(&q->changed); x++) {
+                if (row[x] == q->transparent) continue;
+                if (top < 0) top = y;
+                bottom = y;
+                left = VIPS_MIN(left, x);
+                right = VIPS_MAX(right, x);
+            }
+        }
+        box = top < 0 ? (VipsRect){0, 0, 1, 1} : (VipsRect){left, top, right - left + 1, bottom - top + 1};
+    }
+    for (int y = 0; y < box.height; y++)
+        memcpy(h->pixels + (size_t)y * box.width, index + (size_t)(box.top + y) * w->width + box.left,
+               (size_t)box.width);
+    memcpy(h->palette, q->palette, sizeof(h->palette));
+    h->colours = q->colours;
+    h->local = local;
+    h->transparent = q->transparent;
+    h->delay = delay;
+    h->whole = whole;
+    h->window = box;
+    h->held = 1;
 }
 
 static int distance(const VipsPel *a, const VipsPel *b) {
@@ -415,58 +527,39 @@ static void show_whole(gif_writer *w, const VipsPel *index, const VipsPel *palet
     }
 }
 
-// Writes slot `slot` as the next frame (cgifsave's write_frame, second half).
+// Writes slot `slot` as the next frame (cgifsave's write_frame, second half), once the frame
+// after it is known (put_held).
 static int write_slot(gif_writer *w, int slot) {
     size_t n = frame_pixels(w);
     quantized *q = &w->answer[slot];
     VipsPel *rgba = w->rgba + (size_t)slot * n * 4;
     VipsPel *index = w->index + (size_t)slot * n;
     if (!w->gif) {
-        CGIF_Config config = {0};
-        config.attrFlags = CGIF_ATTR_IS_ANIMATED | (w->loop == 1 ? CGIF_ATTR_NO_LOOP : 0);
-        config.numLoops = (uint16_t)(w->loop > 1 ? w->loop - 1 : w->loop);
-        config.width = (uint16_t)w->width;
-        config.height = (uint16_t)w->frame_height;
-        config.pGlobalPalette = q->palette;
-        config.numGlobalPaletteEntries = (uint16_t)q->colours;
-        config.pWriteFn = write_bytes;
-        config.pContext = w->out;
-        if (!(w->gif = cgif_newgif(&config))) return -1;
+        if (open_gif(w, q)) return -1;
         if (w->frames > 1) w->global = *q;
         if (w->recording) ph_gif_nearest_prepare(&w->global_nearest, q->palette, q->colours, q->transparent);
     }
-    CGIF_FrameConfig frame = {0};
-    frame.genFlags = CGIF_FRAME_GEN_USE_TRANSPARENCY | CGIF_FRAME_GEN_USE_DIFF_WINDOW;
     // Every frame has a transparent index, as in libvips' saver: when a later frame opens a
-    // hole, cgif disposes of the frame before to the background, and a decoder clears a frame
-    // with a transparent index to transparent, but paints one without it in the background
-    // colour, which would show through the hole.
-    frame.attrFlags |= CGIF_FRAME_ATTR_HAS_ALPHA;
-    frame.transIndex = (uint8_t)q->transparent;
-    // A pixel that turns transparent here over an opaque one before cannot use the
-    // transparency index for "unchanged" as well. changed_box makes the box the whole frame
-    // where there is one, so a smaller box has none.
-    int alpha_constraint = 0;
+    // hole, the frame before is disposed of to the background (put_held), and a decoder clears a
+    // frame with a transparent index to transparent, but paints one without it in the background
+    // colour, which would show through the hole. A pixel that turns transparent here over an
+    // opaque one before cannot use the transparency index for "unchanged" as well: such a frame
+    // has holes, and is written whole. changed_box makes the box the whole frame where there is
+    // one, so a smaller box has none.
+    int holes = 0;
     if (w->written > 0 && q->changed.width == w->width && q->changed.height == w->frame_height)
-        for (size_t i = 0; i < n && !alpha_constraint; i++)
-            alpha_constraint = !rgba[i * 4 + 3] && w->previous[i * 4 + 3];
-    if (w->written > 0 && !alpha_constraint) {
+        for (size_t i = 0; i < n && !holes; i++) holes = !rgba[i * 4 + 3] && w->previous[i * 4 + 3];
+    int whole = w->written == 0 || holes;
+    if (!whole) {
         mark_unchanged(w, rgba, index, q->palette, q->transparent, &q->changed);
-        frame.attrFlags &= ~CGIF_FRAME_ATTR_HAS_ALPHA;
-        frame.attrFlags |= CGIF_FRAME_ATTR_HAS_SET_TRANS;
     } else if (w->previous) {
         memcpy(w->previous, rgba, n * 4);
         show_whole(w, index, q->palette, q->transparent);
     }
-    if (w->delays && w->written < w->n_delays)
-        frame.delay = (uint16_t)VIPS_CLIP(0, VIPS_RINT(w->delays[w->written] / 10.0), 65535);
-    if (w->written > 0 && !q->global) {
-        frame.attrFlags |= CGIF_FRAME_ATTR_USE_LOCAL_TABLE;
-        frame.pLocalPalette = q->palette;
-        frame.numLocalPaletteEntries = (uint16_t)q->colours;
-    }
-    frame.pImageData = index;
-    if (cgif_addframe(w->gif, &frame)) return -1;
+    int delay = 0;
+    if (w->delays && w->written < w->n_delays) delay = VIPS_CLIP(0, VIPS_RINT(w->delays[w->written] / 10.0), 65535);
+    if (w->held.held && put_held(w, holes)) return -1;
+    hold(w, q, index, whole, w->written > 0 && !q->global, delay);
     w->written++;
     return 0;
 }
@@ -508,7 +601,7 @@ static int flush_batch(gif_writer *w, int count) {
             return -1;
         }
         if (write_slot(w, slot)) {
-            vips_error("ph_gif_save", "cgif failed to write a frame");
+            vips_error("ph_gif_save", "giflib failed to write a frame: %s", GifErrorString(w->gif ? w->gif->Error : 0));
             return -1;
         }
     }
@@ -684,11 +777,13 @@ int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, const 
     w.answer = g_try_malloc(sizeof(quantized) * (size_t)w.batch);
     w.previous = w.frames > 1 ? g_try_malloc0(n * 4) : NULL;
     w.shown = w.frames > 1 ? g_try_malloc0(n * 4) : NULL;
+    w.held.pixels = g_try_malloc(n);
+    w.whole = g_try_malloc(n);
     w.out = g_byte_array_new();
     w.changes = w.frames > 1 ? recorded_changes(&w, in) : NULL;
     if (w.changes) plan_recording(&w, ready, w.changes);
     int result = -1;
-    if (!w.rgba || !w.index || !w.answer || (w.frames > 1 && (!w.previous || !w.shown)))
+    if (!w.rgba || !w.index || !w.answer || !w.held.pixels || !w.whole || (w.frames > 1 && (!w.previous || !w.shown)))
         vips_error("ph_gif_save", "out of memory for %d frames of %dx%d", w.batch, w.width, w.frame_height);
     else if (w.changes) {
         result = take_frames(&w, ready);
@@ -697,8 +792,13 @@ int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, const 
         result = vips_sink_disc(ready, take_rows, &w);
         ph_handover_back(&w.handover);
     }
-    if (w.gif && cgif_close(w.gif) && result == 0) {
-        vips_error("ph_gif_save", "cgif failed to finish the file");
+    if (result == 0 && w.held.held && put_held(&w, 0)) {
+        vips_error("ph_gif_save", "giflib failed to write a frame: %s", GifErrorString(w.gif->Error));
+        result = -1;
+    }
+    int error = 0;
+    if (w.gif && EGifCloseFile(w.gif, &error) != GIF_OK && result == 0) {
+        vips_error("ph_gif_save", "giflib failed to finish the file: %s", GifErrorString(error));
         result = -1;
     }
     g_free(w.rgba);
@@ -706,6 +806,8 @@ int ph_gif_save_buffer(VipsImage *in, int strip, int effort, int threads, const 
     g_free(w.answer);
     g_free(w.previous);
     g_free(w.shown);
+    g_free(w.held.pixels);
+    g_free(w.whole);
     if (w.recording) liq_result_destroy(w.recording);
     if (w.recording_attr) liq_attr_destroy(w.recording_attr);
     for (int t = 0; t < CHAINS; t++) {
