@@ -432,7 +432,8 @@ static int put_held(gif_writer *w, int before_holes) {
     GifByteType extension[4];
     size_t length = EGifGCBToExtension(&control, extension);
     ColorMapObject *map = h->local ? colour_map(h->palette, h->colours) : NULL;
-    int result = (!h->local || map) && EGifPutExtension(w->gif, GRAPHICS_EXT_FUNC_CODE, (int)length, extension) == GIF_OK &&
+    int result = (!h->local || map) &&
+                         EGifPutExtension(w->gif, GRAPHICS_EXT_FUNC_CODE, (int)length, extension) == GIF_OK &&
                          EGifPutImageDesc(w->gif, box.left, box.top, box.width, box.height, false, map) == GIF_OK &&
                          EGifPutLine(w->gif, pixels, box.width * box.height) == GIF_OK
                      ? 0
