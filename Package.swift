@@ -275,7 +275,10 @@ let package = Package(
             name: "ServeTests",
             dependencies: [
                 "TestSupport", "PipelineHostServe", "PipelineTesting", "PipelineProfiles",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                // LiveServe's client: NIO's HTTP/1.1 codec (HummingbirdTesting's brought
+                // AsyncHTTPClient, HTTP/2 and a second BoringSSL into the test builds).
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
         // OpenTelemetry traces of serve and run, exported by the release binary to a real receiver.

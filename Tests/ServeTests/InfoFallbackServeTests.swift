@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import PipelineHost
 import TestSupport
 import Testing
@@ -70,7 +69,7 @@ struct InfoFallbackServeTests {
 
     @Test("/info answers the image path's JSON under the same signature, cached like a variant; a bad signature is 403")
     func infoAnswersJSON() async throws {
-        try await service().application().test(.router) { client in
+        try await LiveServe.run(service()) { client in
             let path = "/info" + signed("thumb", "/iaf/cover.jpg")
             let response = try await client.execute(uri: path, method: .get)
             #expect(response.status == .ok)
@@ -97,7 +96,7 @@ struct InfoFallbackServeTests {
 
     @Test("/info answers only for a profile that writes info { }: a public image URL publishes nothing more")
     func infoOnlyWhereDeclared() async throws {
-        try await service().application().test(.router) { client in
+        try await LiveServe.run(service()) { client in
             let image = try await client.execute(uri: signed("plain", "/iaf/cover.jpg"), method: .get)
             #expect(image.status == .ok)
             let info = try await client.execute(uri: "/info" + signed("plain", "/iaf/cover.jpg"), method: .get)
@@ -114,7 +113,7 @@ struct InfoFallbackServeTests {
     @Test("/info and an image request for the same source share one transfer")
     func infoSharesTheTransfer() async throws {
         let service = try service()
-        try await service.application().test(.router) { client in
+        try await LiveServe.run(service) { client in
             async let image = client.execute(uri: signed("thumb", "/iaf/held.jpg"), method: .get)
             async let info = client.execute(uri: "/info" + signed("thumb", "/iaf/held.jpg"), method: .get)
             // Both wait on the one held transfer before it is let go.
@@ -131,7 +130,7 @@ struct InfoFallbackServeTests {
         "a missing source or a page answers the fallback: the profile's size and format, its status, a short max-age",
         arguments: ["/iaf/gone.jpg", "/iaf/page.jpg"])
     func fallbackAnswers(_ path: String) async throws {
-        try await service().application().test(.router) { client in
+        try await LiveServe.run(service()) { client in
             let response = try await client.execute(uri: signed("thumb", path), method: .get)
             #expect(response.status == .notFound)
             #expect(response.headers[Self.xCache] == "fallback")
@@ -146,7 +145,7 @@ struct InfoFallbackServeTests {
 
     @Test("a fallback has the size the request's option chose; /info takes the same options")
     func fallbackWithOptions() async throws {
-        try await service().application().test(.router) { client in
+        try await LiveServe.run(service()) { client in
             let large = try await client.execute(
                 uri: signed("sized", "/iaf/gone.jpg", options: [("w", "48")]), method: .get)
             #expect(large.status == .notFound && large.headers[Self.xCache] == "fallback")
@@ -161,7 +160,7 @@ struct InfoFallbackServeTests {
 
     @Test("other failures, and profiles without a fallback, answer their error as before")
     func noFallback() async throws {
-        try await service().application().test(.router) { client in
+        try await LiveServe.run(service()) { client in
             let broken = try await client.execute(uri: signed("thumb", "/iaf/broken.jpg"), method: .get)
             #expect(broken.status == .badGateway)
             #expect(broken.headers[Self.xCache] == nil)
@@ -175,7 +174,7 @@ struct InfoFallbackServeTests {
     func fallbackNeverStored() async throws {
         origin.route("/iaf/flip.jpg", .status(404))
         let service = try service()
-        try await service.application().test(.router) { client in
+        try await LiveServe.run(service) { client in
             let first = try await client.execute(uri: signed("thumb", "/iaf/flip.jpg"), method: .get)
             #expect(first.headers[Self.xCache] == "fallback")
             let second = try await client.execute(uri: signed("thumb", "/iaf/flip.jpg"), method: .get)

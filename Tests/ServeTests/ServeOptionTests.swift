@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import PipelineHost
 import TestSupport
 import Testing
@@ -56,11 +55,11 @@ struct ServeOptionTests {
 
     static let xCache = HTTPField.Name("X-Cache")!
 
-    func width(_ response: TestResponse) -> Int? { Fixtures.info(Array(response.body.readableBytesView))?.width }
+    func width(_ response: LiveServe.Response) -> Int? { Fixtures.info(Array(response.body.readableBytesView))?.width }
 
     @Test("an option segment chooses the value; a missing one takes the default; order does not matter")
     func choose() async throws {
-        try await service().application().test(.router) { client in
+        try await LiveServe.run(service()) { client in
             let wide = try await client.execute(
                 uri: signed("/opt/wide.jpg", [("w", "600"), ("q", "60")]), method: .get)
             #expect(wide.status == .ok && width(wide) == 600)
@@ -91,7 +90,7 @@ struct ServeOptionTests {
             ([("", "600")], "option segment \\\":600\\\" is not name:value"),
         ])
     func refusals(_ options: [(String, String)], _ reason: String) async throws {
-        try await service().application().test(.router) { client in
+        try await LiveServe.run(service()) { client in
             let response = try await client.execute(
                 uri: RawPath.signed(
                     profile: "resize", source: origin.url("/opt/wide.jpg"), options: options, signer: signer),
@@ -104,7 +103,7 @@ struct ServeOptionTests {
 
     @Test("the signature covers the options: a changed option is 403")
     func signatureCoversOptions() async throws {
-        try await service().application().test(.router) { client in
+        try await LiveServe.run(service()) { client in
             let path = signed("/opt/wide.jpg", [("w", "100")])
             let changed = path.replacingOccurrences(of: "/w:100/", with: "/w:600/")
             #expect(changed != path)
@@ -116,7 +115,7 @@ struct ServeOptionTests {
     @Test("three widths of one source make one transfer and one decode")
     func widthsShareTheirPrefix() async throws {
         let service = try service()
-        try await service.application().test(.router) { client in
+        try await LiveServe.run(service) { client in
             async let small = client.execute(uri: signed("/opt/held.jpg", [("w", "100")]), method: .get)
             async let medium = client.execute(uri: signed("/opt/held.jpg", [("w", "300")]), method: .get)
             async let large = client.execute(uri: signed("/opt/held.jpg", [("w", "600")]), method: .get)
@@ -134,7 +133,7 @@ struct ServeOptionTests {
 
     @Test("a client hint chooses the nearest allowed value at or above it, and the answer varies by it")
     func clientHints() async throws {
-        try await service(acceptClientHints: true).application().test(.router) { client in
+        try await LiveServe.run(service(acceptClientHints: true)) { client in
             let path = signed("/opt/wide.jpg", [("w", "100")])
             let hinted = try await client.execute(
                 uri: path, method: .get, headers: [HTTPField.Name("Sec-CH-DPR")!: "1.4"])
@@ -153,7 +152,7 @@ struct ServeOptionTests {
 
     @Test("an option that sets the format wins over Accept, and then the answer does not vary by Accept")
     func formatOption() async throws {
-        try await service().application().test(.router) { client in
+        try await LiveServe.run(service()) { client in
             let webp: HTTPFields = [.accept: "image/webp,*/*"]
             let chosen = try await client.execute(
                 uri: signed("/opt/wide.jpg", [("f", "png")], profile: "formats"), method: .get, headers: webp)
@@ -169,7 +168,7 @@ struct ServeOptionTests {
     @Test("/prefetch takes paths with options, and refuses one outside the set")
     func prefetch() async throws {
         let service = try service()
-        try await service.application().test(.router) { client in
+        try await LiveServe.run(service) { client in
             let good = signed("/opt/prefetched.jpg", [("w", "600"), ("q", "60")])
             let bad = signed("/opt/prefetched.jpg", [("w", "601")])
             let response = try await client.execute(

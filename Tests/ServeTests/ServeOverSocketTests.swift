@@ -1,13 +1,12 @@
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import PipelineHost
 import TestSupport
 import Testing
 
 @testable import PipelineHostServe
 
-/// The service in this process, over a real socket (LiveServe: Hummingbird's test client), in front of
+/// The service in this process, over a real socket (LiveServe), in front of
 /// the loopback origin: routing, signing, the status table, 304, HEAD and Vary.
 @Suite(.needs(.pixels, .network), .loopbackOrigin) struct ServeOverSocketTests {
     static let profiles = """
@@ -234,7 +233,7 @@ import Testing
     /// trickle's bytes do not reset it); an idle keep-alive connection at --idle-timeout.
     @Test func connectionsThatNeverFinishARequestAreClosed() async throws {
         try await LiveServe.run(service(headTimeout: .milliseconds(300))) { client in
-            let port = try #require(client.port)
+            let port = client.port
             let silent = try RawConnection(port: port)
             #expect(try await silent.receive(within: 60) == "", "closed without a request")
             let trickle = try RawConnection(port: port)
@@ -249,7 +248,7 @@ import Testing
             dripping.cancel()
         }
         try await LiveServe.run(service(idleTimeout: .milliseconds(300))) { client in
-            let keptAlive = try RawConnection(port: try #require(client.port))
+            let keptAlive = try RawConnection(port: client.port)
             keptAlive.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(try await keptAlive.receive(within: 60)?.hasPrefix("HTTP/1.1 200") == true)
             #expect(try await keptAlive.receive(within: 60) == "", "an idle keep-alive connection is closed")

@@ -1,6 +1,5 @@
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import PipelineHost
 import PipelineProfiles
 import PipelineTesting
@@ -9,10 +8,10 @@ import Testing
 
 @testable import PipelineHostServe
 
-/// Serve's routes on Hummingbird's router test client, over the fake stages: no socket, no
+/// Serve's routes over a loopback socket in this process (LiveServe), over the fake stages: no
 /// libvips, no curl. What reaches the image route, what the operational endpoints answer, 405s,
 /// and the status table, in milliseconds.
-@Suite("serve: routes, over the router and fake stages")
+@Suite("serve: routes, over a loopback socket and fake stages", .needs(.network))
 struct ServeRouterTests {
     let origin = FakeOrigin()
 
@@ -44,7 +43,7 @@ struct ServeRouterTests {
 
     @Test("health and ready answer by GET and HEAD; metrics by GET")
     func operational() async throws {
-        try await service().application().test(.router) { client in
+        try await LiveServe.run(service()) { client in
             for method: HTTPRequest.Method in [.get, .head] {
                 try await client.execute(uri: "/health", method: method) { #expect($0.status == .ok) }
                 try await client.execute(uri: "/ready", method: method) { #expect($0.status == .ok) }
@@ -64,7 +63,7 @@ struct ServeRouterTests {
             (.patch, Self.image("/a.jpg")),
         ])
     func methodNotAllowed(_ method: HTTPRequest.Method, _ path: String) async throws {
-        try await service().application().test(.router) { client in
+        try await LiveServe.run(service()) { client in
             try await client.execute(uri: path, method: method) { response in
                 #expect(response.status == .methodNotAllowed)
                 #expect(response.headers[.allow] == "GET, HEAD")
@@ -84,7 +83,7 @@ struct ServeRouterTests {
             ("/info", 404), ("/nothing/x", 403), ("/info/nothing/x", 403),
         ])
     func imageRoute(_ path: String, _ status: Int) async throws {
-        try await service().application().test(.router) { client in
+        try await LiveServe.run(service()) { client in
             try await client.execute(uri: path, method: .get) { response in
                 #expect(response.status.code == status)
                 let kind = status == 404 ? #""kind":"not_found""# : #""kind":"forbidden","reason":"bad signature""#
@@ -98,7 +97,7 @@ struct ServeRouterTests {
         origin.serve("/a.jpg", Array("twelve bytes".utf8))
         origin.fail("/gone.jpg", with: PipelineError(.httpStatus, "HTTP 404"))
         #expect(Self.image("/a.jpg").hasPrefix("/unsafe/thumb/"))
-        try await service().application().test(.router) { client in
+        try await LiveServe.run(service()) { client in
             try await client.execute(uri: Self.image("/a.jpg"), method: .get) { response in
                 #expect(response.status == .ok)
                 #expect(String(buffer: response.body) == "12x1")
@@ -115,7 +114,7 @@ struct ServeRouterTests {
     @Test("signatures are checked: a rotated key is accepted; any change, a wrong length, unsafe or a query is not")
     func signaturesAreChecked() async throws {
         origin.serve("/cover.jpg")
-        try await service(allowUnsigned: false).application().test(.router) { client in
+        try await LiveServe.run(service(allowUnsigned: false)) { client in
             let good = signed("thumb", "/cover.jpg")
             let (signature, rest) = try #require(ImagePath.split(Substring(good)))
             // Signed with the second (older) key of the rotation: still accepted.
@@ -140,11 +139,11 @@ struct ServeRouterTests {
     @Test("unsafe paths are accepted only with --allow-unsigned")
     func unsafeIsAcceptedOnlyWhenAllowed() async throws {
         origin.serve("/cover.jpg")
-        try await service(allowUnsigned: true).application().test(.router) { client in
+        try await LiveServe.run(service(allowUnsigned: true)) { client in
             let answer1 = try await client.execute(uri: Self.image("/cover.jpg"), method: .get)
             #expect(answer1.status == .ok)
         }
-        try await service(allowUnsigned: false).application().test(.router) { client in
+        try await LiveServe.run(service(allowUnsigned: false)) { client in
             let answer2 = try await client.execute(uri: Self.image("/cover.jpg"), method: .get)
             #expect(answer2.status == .forbidden)
         }
@@ -152,7 +151,7 @@ struct ServeRouterTests {
 
     @Test("unknown profiles and traversal are not found")
     func unknownProfilesAndTraversalAreNotFound() async throws {
-        try await service().application().test(.router) { client in
+        try await LiveServe.run(service()) { client in
             for profile in ["nothere", "..", "..%2F..%2Fetc", "thumb%00", "%2e%2e"] {
                 let uri = RawPath.signed(profile: profile, source: Self.source("/cover.jpg"), signer: signer)
                 let response = try await client.execute(uri: uri, method: .get)
@@ -170,7 +169,7 @@ struct ServeRouterTests {
 
     @Test("--allow-source-host restricts sources")
     func allowedSourceHostsRestrictSources() async throws {
-        try await service(hosts: ["images.example.com"]).application().test(.router) { client in
+        try await LiveServe.run(service(hosts: ["images.example.com"])) { client in
             let response = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get)
             #expect(response.status == .forbidden)
             #expect(String(buffer: response.body).contains("allow-source-host"))
@@ -181,7 +180,7 @@ struct ServeRouterTests {
     @Test("the metrics count what the service did, and every answer by endpoint and status")
     func metricsCount() async throws {
         origin.serve("/cover.jpg")
-        try await service().application().test(.router) { client in
+        try await LiveServe.run(service()) { client in
             _ = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get)
             let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
             #expect(metrics.contains("pipelinehost_requests_total 1"))
@@ -198,7 +197,7 @@ struct ServeRouterTests {
     @Test("/ready turns 503 while draining; /health stays 200")
     func readyTurns503WhileDraining() async throws {
         let service = try service()
-        try await service.application().test(.router) { client in
+        try await LiveServe.run(service) { client in
             service.state.startDraining()
             let answer3 = try await client.execute(uri: "/ready", method: .get)
             #expect(answer3.status == .serviceUnavailable)
@@ -211,7 +210,7 @@ struct ServeRouterTests {
     func prefetchWarmsTheCache() async throws {
         origin.serve("/cover.jpg")
         let service = try service(allowUnsigned: false)
-        try await service.application().test(.router) { client in
+        try await LiveServe.run(service) { client in
             let paths = [signed("thumb", "/cover.jpg"), "/bad/thumb/aGk", signed("nothere", "/cover.jpg")]
             let body = "[" + paths.map { "\"\($0)\"" }.joined(separator: ",") + "]"
             let response = try await client.execute(uri: "/prefetch", method: .post, body: ByteBuffer(string: body))
@@ -237,7 +236,7 @@ struct ServeRouterTests {
         }
         origin.serve("/cover.jpg")
         let service = try service(maxQueue: 2)
-        try await service.application().test(.router) { client in
+        try await LiveServe.run(service) { client in
             let body = "[" + held.map { "\"\(Self.image($0))\"" }.joined(separator: ",") + "]"
             let response = try await client.execute(uri: "/prefetch", method: .post, body: ByteBuffer(string: body))
             #expect(String(buffer: response.body) == "{\"accepted\":4,\"refused\":0}\n")
@@ -261,7 +260,7 @@ struct ServeRouterTests {
         origin.serve("/stuck.jpg")
         origin.hold("/stuck.jpg")
         let service = try service(requestTimeout: .milliseconds(50))
-        try await service.application().test(.router) { client in
+        try await LiveServe.run(service) { client in
             let body = "[\"\(Self.image("/stuck.jpg"))\"]"
             _ = try await client.execute(uri: "/prefetch", method: .post, body: ByteBuffer(string: body))
             // Only the deadline lets it go: the origin holds the transfer until the test releases it.
@@ -277,7 +276,7 @@ struct ServeRouterTests {
         origin.serve("/cover.jpg")
         let signedPart = "/thumb/plain/" + Self.source("/cover.jpg") + "?x=1"
         let path = "/" + signer.signature(for: signedPart)! + signedPart
-        try await service(allowUnsigned: false).application().test(.router) { client in
+        try await LiveServe.run(service(allowUnsigned: false)) { client in
             let answer5 = try await client.execute(uri: path, method: .get)
             #expect(answer5.status == .forbidden)
             let response = try await client.execute(
@@ -294,7 +293,7 @@ struct ServeRouterTests {
         origin.serve("/held.jpg")
         origin.hold("/held.jpg")
         origin.serve("/cover.jpg")
-        try await service(maxQueue: 1).application().test(.router) { client in
+        try await LiveServe.run(service(maxQueue: 1)) { client in
             let busy = Task { try await client.execute(uri: signed("thumb", "/held.jpg"), method: .get).status }
             await origin.wait(for: "/held.jpg") { $0.started == 1 }
             let refused = try await client.execute(uri: signed("thumb", "/cover.jpg"), method: .get)
