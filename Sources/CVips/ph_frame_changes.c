@@ -95,7 +95,8 @@ int ph_copy_changed_frames(VipsImage *in, const ph_frame_geometry *geometry, con
     if (!result) {
         size_t size = sizeof(ph_frame_changes) + sizeof(VipsRect) * (size_t)frames;
         ph_frame_changes *record = g_malloc(size);
-        *record = (ph_frame_changes){in->Xsize, page, frames};
+        *record = (ph_frame_changes){in->Xsize, page, frames, VIPS_IMAGE_ADDR(memory, 0, 0),
+                                     VIPS_IMAGE_SIZEOF_LINE(memory)};
         memcpy(record->boxes, boxes, sizeof(VipsRect) * (size_t)frames);
         vips_image_set_blob(memory, PH_FRAME_CHANGES_FIELD, (VipsCallbackFn)g_free, record, size);
     }

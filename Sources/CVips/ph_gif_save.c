@@ -21,8 +21,9 @@
 //   is remapped to it, not quantized afresh (palette_chain), where libvips quantizes every frame;
 // - a changed pixel is written as transparent too where the colour on screen is as close as
 //   its palette's (mark_unchanged);
-// - a recording's frames, in memory already, are read on the writer's thread (take_frames), and
-//   its small batches quantized there (batch_is_small), without libvips' or our threads' hand-offs;
+// - a recording's frames, in memory already, are read on the writer's thread (take_frames), each
+//   only inside the box that changed while they are the resize's own frames, and its small
+//   batches quantized there (batch_is_small), without libvips' or our threads' hand-offs;
 // - frames go through giflib, each cut to the box of what changed, which is known here (hold):
 //   libvips' writer, cgif, finds that box by comparing every pixel with the frame before's, a
 //   fifth of the CPU of a screen recording. Disposal as cgif does it (held_frame).
@@ -46,6 +47,8 @@ typedef struct {
     int failed;
     int global;       // drawn with the file's global table (palette above is a copy), no local one
     VipsRect changed; // the box outside which the frame is the frame before's (changed_box)
+    VipsRect search;  // where changed_box looks: the whole frame, or the box a recording's frame
+                      // changed in, where the frame was read from the recording (take_frames)
 } quantized;
 
 // The frame last given, written when the next one says how it is disposed of: before a frame
@@ -99,6 +102,7 @@ typedef struct {
     liq_attr *recording_attr; // a recording's table from all its frames (plan_recording), or NULL
     liq_result *recording;
     const ph_frame_changes *changes; // the boxes ph_copy_changed_frames recorded, or NULL
+    int trusted; // every frame so far was read from the recorded frames (take_frames)
     GifFileType *gif;
     held_frame held;
     VipsPel *whole; // a frame's indices, for held_frame's whole frame
@@ -123,22 +127,24 @@ static int unchanged(const VipsPel *old, const VipsPel *now) {
 // The box around the pixels of slot `slot` that differ from the frame before (an empty box when
 // none do), or the whole frame: for the first frame, and for one where a pixel turns transparent
 // over an opaque one, which write_slot writes whole. The frame before is the one last written
-// (`previous`) or the slot before, both cut at alpha 128 as they arrived.
+// (`previous`) or the slot before, both cut at alpha 128 as they arrived. Only the slot's
+// `search` box is looked at: outside it, the frame is the frame before's.
 static VipsRect changed_box(const gif_writer *w, int slot) {
     VipsRect whole = {0, 0, w->width, w->frame_height};
     if (!w->previous || w->written + slot == 0) return whole;
     size_t n = frame_pixels(w);
-    const VipsPel *old = slot == 0 ? w->previous : w->rgba + (size_t)(slot - 1) * n * 4;
-    const VipsPel *now = w->rgba + (size_t)slot * n * 4;
+    const VipsRect *search = &w->answer[slot].search;
+    size_t line = (size_t)w->width * 4, start = (size_t)search->top * line + (size_t)search->left * 4;
+    const VipsPel *old = (slot == 0 ? w->previous : w->rgba + (size_t)(slot - 1) * n * 4) + start;
+    const VipsPel *now = w->rgba + (size_t)slot * n * 4 + start;
     int left = w->width, right = -1, top = -1, bottom = -1;
-    size_t line = (size_t)w->width * 4;
-    for (int y = 0; y < w->frame_height; y++, old += line, now += line) {
+    for (int y = search->top; y < VIPS_RECT_BOTTOM(search); y++, old += line, now += line) {
         // Both frames are cut at alpha 128 (a transparent pixel all zeros), so a pixel is
         // unchanged exactly where its four bytes are: a row that compares equal is skipped
         // whole, as most of a recording's rows are.
-        if (!memcmp(old, now, line)) continue;
-        for (int x = 0; x < w->width; x++) {
-            const VipsPel *a = old + x * 4, *b = now + x * 4;
+        if (!memcmp(old, now, (size_t)search->width * 4)) continue;
+        for (int x = search->left; x < VIPS_RECT_RIGHT(search); x++) {
+            const VipsPel *a = old + (x - search->left) * 4, *b = now + (x - search->left) * 4;
             if (!b[3] && a[3]) return whole;
             if (unchanged(a, b)) continue;
             if (top < 0) top = y;
@@ -444,10 +450,12 @@ static int put_held(gif_writer *w, int before_holes) {
 }
 
 // Holds `index`, drawn with `q`'s table, as the next frame: whole, or the box of `changed` that
-// holds every index other than the transparent one (1 x 1 where there is none, as cgif writes it).
+// holds every index other than the transparent one (1 x 1 where there is none, as cgif writes
+// it). Outside `changed`, `index` is not read: every pixel there is the transparent one.
 static void hold(gif_writer *w, const quantized *q, const VipsPel *index, int whole, int local, int delay) {
     held_frame *h = &w->held;
     VipsRect box = {0, 0, w->width, w->frame_height};
+    int none = 0;
     if (!whole) {
         int left = w->width, right = -1, top = -1, bottom = -1;
         for (int y = q->changed.top; y < VIPS_RECT_BOTTOM(&q->changed); y++) {
@@ -460,9 +468,11 @@ static void hold(gif_writer *w, const quantized *q, const VipsPel *index, int wh
                 right = VIPS_MAX(right, x);
             }
         }
-        box = top < 0 ? (VipsRect){0, 0, 1, 1} : (VipsRect){left, top, right - left + 1, bottom - top + 1};
+        none = top < 0;
+        box = none ? (VipsRect){0, 0, 1, 1} : (VipsRect){left, top, right - left + 1, bottom - top + 1};
     }
-    for (int y = 0; y < box.height; y++)
+    if (none) h->pixels[0] = (VipsPel)q->transparent;
+    for (int y = 0; y < box.height && !none; y++)
         memcpy(h->pixels + (size_t)y * box.width, index + (size_t)(box.top + y) * w->width + box.left,
                (size_t)box.width);
     memcpy(h->palette, q->palette, sizeof(h->palette));
@@ -502,17 +512,11 @@ static void mark_row(VipsPel *old, const VipsPel *now, VipsPel *shown, VipsPel *
 // its default maxerror of 0), and also pixels whose colour on screen from the frames before is
 // at least as close to theirs as the colour this frame's palette gives them (gifsicle's
 // resize does the same): the union of the frames' palettes draws the picture, not one table.
-// Keeps `previous` and `shown` up to date. Outside `changed` every pixel is the frame before's.
+// Keeps `previous` and `shown` up to date. Outside `changed` every pixel is the frame before's,
+// so transparent, and left as it is in `index`: hold reads only inside `changed`.
 static void mark_unchanged(gif_writer *w, const VipsPel *now, VipsPel *index, const VipsPel *palette, int trans,
                            const VipsRect *changed) {
-    for (int y = 0; y < w->frame_height; y++) {
-        VipsPel *row = index + (size_t)y * w->width;
-        if (y < changed->top || y >= VIPS_RECT_BOTTOM(changed)) {
-            memset(row, trans, (size_t)w->width);
-            continue;
-        }
-        memset(row, trans, (size_t)changed->left);
-        memset(row + VIPS_RECT_RIGHT(changed), trans, (size_t)(w->width - VIPS_RECT_RIGHT(changed)));
+    for (int y = changed->top; y < VIPS_RECT_BOTTOM(changed); y++) {
         size_t start = (size_t)y * w->width + changed->left;
         mark_row(w->previous + start * 4, now + start * 4, w->shown + start * 4, index + start, changed->width,
                  palette, trans);
@@ -638,32 +642,82 @@ static int take_frame_rows(gif_writer *w, VipsRegion *region, VipsRect *area) {
     size_t line = (size_t)w->width * 4;
     for (int y = 0; y < area->height; y++) {
         int row = w->filled_rows;
-        int frame = row / w->frame_height;
+        int frame = row / w->frame_height, in_frame = row % w->frame_height;
         int slot = frame - w->written;
-        VipsPel *p = w->rgba + ((size_t)slot * w->frame_height + row % w->frame_height) * line;
+        VipsPel *p = w->rgba + ((size_t)slot * w->frame_height + in_frame) * line;
         take_pixels(VIPS_REGION_ADDR(region, 0, area->top + y), w->width, region->im->Bands, p);
+        if (in_frame == 0) w->answer[slot].search = (VipsRect){0, 0, w->width, w->frame_height};
         w->filled_rows++;
-        if (row % w->frame_height == w->frame_height - 1 && (slot == batch_size(w) - 1 || frame == w->frames - 1))
+        if (in_frame == w->frame_height - 1 && (slot == batch_size(w) - 1 || frame == w->frames - 1))
             if (flush_batch(w, slot + 1)) return -1;
     }
     return 0;
+}
+
+// Takes frame `k`, which outside `changed` is the frame before: that is copied (from the slot
+// before, or `previous`, the frame last written), and only `changed`, prepared in `region`, is
+// converted.
+static int take_changed_frame(gif_writer *w, VipsRegion *region, int k, const VipsRect *changed) {
+    size_t n = frame_pixels(w);
+    int slot = k - w->written;
+    VipsPel *frame = w->rgba + (size_t)slot * n * 4;
+    memcpy(frame, slot > 0 ? frame - n * 4 : w->previous, n * 4);
+    for (int y = changed->top; y < VIPS_RECT_BOTTOM(changed); y++)
+        take_pixels(VIPS_REGION_ADDR(region, changed->left, k * w->frame_height + y), changed->width,
+                    region->im->Bands, frame + ((size_t)y * w->width + changed->left) * 4);
+    w->answer[slot].search = *changed;
+    w->filled_rows += w->frame_height;
+    return slot == batch_size(w) - 1 || k == w->frames - 1 ? flush_batch(w, slot + 1) : 0;
+}
+
+// Whether `region`, prepared on `area` of the writer's image, holds the pixels
+// ph_copy_changed_frames made, where it made them: `ready` is those frames, through copies and
+// casts that change nothing, and not a later stage's (a flip, a blur) that kept the field.
+static int reads_recorded(const gif_writer *w, VipsRegion *region, const VipsRect *area) {
+    return VIPS_REGION_LSKIP(region) == w->changes->line &&
+           VIPS_REGION_ADDR(region, area->left, area->top) ==
+               w->changes->pixels + (size_t)area->top * w->changes->line +
+                   (size_t)area->left * VIPS_IMAGE_SIZEOF_PEL(region->im);
 }
 
 // A recording's frames, as ph_copy_changed_frames made them, are in memory: read a frame at a
 // time on this thread. vips_sink_disc hands every strip of rows from its workers to its writer
 // (a semaphore each way), which in a 120-frame recording cost more CPU than the pixels did. A
 // stage after the resize (a flip, a blur) is computed here too, on this one thread.
+// Where frame 0 is read from the recorded frames themselves, so untouched by any later stage,
+// each later frame is read only inside its recorded box (the rest is the frame before's), for
+// as long as that box is read from them too; after the first that is not, frames are read whole.
 static int take_frames(gif_writer *w, VipsImage *ready) {
     VipsRegion *region = vips_region_new(ready);
     int result = region ? 0 : -1;
+    VipsRect whole = {0, 0, w->width, w->frame_height};
     for (int k = 0; k < w->frames && !result; k++) {
         if (ph_attached_kill_is_set()) {
             vips_error("ph_gif_save", "cancelled");
             result = -1;
             break;
         }
+        if (k > 0 && w->trusted) {
+            VipsRect changed, area;
+            vips_rect_intersectrect(&w->changes->boxes[k], &whole, &changed);
+            area = (VipsRect){changed.left, k * w->frame_height + changed.top, changed.width, changed.height};
+            if (!vips_rect_isempty(&changed) && vips_region_prepare(region, &area)) {
+                result = -1;
+                break;
+            }
+            if (vips_rect_isempty(&changed) || reads_recorded(w, region, &area)) {
+                result = take_changed_frame(w, region, k, &changed);
+                continue;
+            }
+            w->trusted = 0;
+        }
         VipsRect area = {0, k * w->frame_height, w->width, w->frame_height};
-        result = vips_region_prepare(region, &area) || take_frame_rows(w, region, &area) ? -1 : 0;
+        if (vips_region_prepare(region, &area)) {
+            result = -1;
+            break;
+        }
+        if (k == 0) w->trusted = reads_recorded(w, region, &area);
+        result = take_frame_rows(w, region, &area);
     }
     if (region) g_object_unref(region);
     return result;

@@ -17,6 +17,11 @@ int ph_switched_off(const char *name, atomic_int *cache);
 #define PH_FRAME_CHANGES_FIELD "pipelinehost-frame-changes"
 typedef struct {
     int width, page_height, frames;
+    // Where the frames made are, never read through this: a later operation may have made other
+    // frames that still carry the field, so a reader of `ready` trusts the boxes only where its
+    // pixels are at this address (ph_gif_save.c, reads_recorded).
+    const VipsPel *pixels;
+    size_t line; // bytes from one row to the next there
     VipsRect boxes[]; // `frames` boxes; frame 0's is the whole frame
 } ph_frame_changes;
 

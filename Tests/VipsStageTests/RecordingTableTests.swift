@@ -11,12 +11,12 @@ struct RecordingTableTests {
     static let frames = FrameChangeTests.frames
     static let stages = "downsample { size = 120 },"
 
-    private func written(_ gif: HandGIF, in directory: TemporaryDirectory) async throws -> (
-        path: String, bytes: [UInt8]
-    ) {
+    private func written(_ gif: HandGIF, through stages: String = stages, in directory: TemporaryDirectory)
+        async throws -> (path: String, bytes: [UInt8])
+    {
         let path = try directory.write("\(UUID().uuidString).gif", gif.bytes)
         let result = try await TestPipeline.run(
-            #"profile "p" { fetch {}, decode { frames = \#(Self.frames) }, \#(Self.stages) encode { format = "gif" } }"#,
+            #"profile "p" { fetch {}, decode { frames = \#(Self.frames) }, \#(stages) encode { format = "gif" } }"#,
             source: path)
         return (path, result.bytes.array)
     }
@@ -47,5 +47,23 @@ struct RecordingTableTests {
         let wholeOwn = try #require(HandGIF.ownTables(in: whole))
         #expect(wholeOwn.dropFirst().filter { $0 }.count >= Self.frames / 2)
         #expect(bytes.count * 2 <= whole.count, "\(bytes.count) bytes, against \(whole.count) with a table a frame")
+    }
+
+    /// The writer reads a recording's frames only inside the boxes that changed while they are the
+    /// frames the resize made; a stage after it moves the changes (a flip puts the typing at the
+    /// other edge), and there every frame is read whole.
+    @Test(
+        "a stage after the resize is written as it draws: every frame within 40 dB of its exact flip",
+        arguments: [#"flip { direction = "vertical" },"#, "flip {},"])
+    func stageAfterResize(flip: String) async throws {
+        let directory = try TemporaryDirectory()
+        let stages = Self.stages + " " + flip
+        let (path, bytes) = try await written(FrameChangeTests.sparse(disposals: false), through: stages, in: directory)
+        let exact = try await TestPipeline.stackedFrames(of: path, frames: Self.frames, through: stages)
+        let shown = try #require(Fixtures.decodedFrames(bytes))
+        try #require(shown.width == exact.width && shown.height == exact.height)
+        let errors = GIFWriterTests.frameErrors(shown, exact, count: Self.frames)
+        let over = errors.indices.filter { errors[$0] > PH_GIF_KEEP_ERROR }
+        #expect(over.isEmpty, "frames past 40 dB: \(over.map { "\($0): \(errors[$0])" })")
     }
 }
