@@ -118,6 +118,14 @@ typedef struct {
 
 static size_t frame_pixels(const gif_writer *w) { return (size_t)w->width * w->frame_height; }
 
+// Grows `box` (empty where it has no width) to take in row `y`'s pixels `first` to `last`: the
+// box of what changed, found a row at a time by changed_box and hold. Nothing where `first` < 0.
+static void take_in_row(VipsRect *box, int y, int first, int last) {
+    if (first < 0) return;
+    VipsRect row = {first, y, last - first + 1, 1};
+    vips_rect_unionrect(box, &row, box);
+}
+
 // A pixel the frame before shows too (cgifsave's set_transparent at its default maxerror of 0):
 // it is written as transparent, "unchanged".
 static int unchanged(const VipsPel *old, const VipsPel *now) {
@@ -137,24 +145,23 @@ static VipsRect changed_box(const gif_writer *w, int slot) {
     size_t line = (size_t)w->width * 4, start = (size_t)search->top * line + (size_t)search->left * 4;
     const VipsPel *old = (slot == 0 ? w->previous : w->rgba + (size_t)(slot - 1) * n * 4) + start;
     const VipsPel *now = w->rgba + (size_t)slot * n * 4 + start;
-    int left = w->width, right = -1, top = -1, bottom = -1;
+    VipsRect box = {0, 0, 0, 0};
     for (int y = search->top; y < VIPS_RECT_BOTTOM(search); y++, old += line, now += line) {
         // Both frames are cut at alpha 128 (a transparent pixel all zeros), so a pixel is
         // unchanged exactly where its four bytes are: a row that compares equal is skipped
         // whole, as most of a recording's rows are.
         if (!memcmp(old, now, (size_t)search->width * 4)) continue;
+        int first = -1, last = -1;
         for (int x = search->left; x < VIPS_RECT_RIGHT(search); x++) {
             const VipsPel *a = old + (x - search->left) * 4, *b = now + (x - search->left) * 4;
             if (!b[3] && a[3]) return whole;
             if (unchanged(a, b)) continue;
-            if (top < 0) top = y;
-            bottom = y;
-            left = VIPS_MIN(left, x);
-            right = VIPS_MAX(right, x);
+            if (first < 0) first = x;
+            last = x;
         }
+        take_in_row(&box, y, first, last);
     }
-    if (top < 0) return (VipsRect){0, 0, 0, 0};
-    return (VipsRect){left, top, right - left + 1, bottom - top + 1};
+    return box;
 }
 
 // Sets `q`'s table to libimagequant's `palette`, with a transparent entry.
@@ -457,19 +464,19 @@ static void hold(gif_writer *w, const quantized *q, const VipsPel *index, int wh
     VipsRect box = {0, 0, w->width, w->frame_height};
     int none = 0;
     if (!whole) {
-        int left = w->width, right = -1, top = -1, bottom = -1;
+        box = (VipsRect){0, 0, 0, 0};
         for (int y = q->changed.top; y < VIPS_RECT_BOTTOM(&q->changed); y++) {
             const VipsPel *row = index + (size_t)y * w->width;
+            int first = -1, last = -1;
             for (int x = q->changed.left; x < VIPS_RECT_RIGHT(&q->changed); x++) {
                 if (row[x] == q->transparent) continue;
-                if (top < 0) top = y;
-                bottom = y;
-                left = VIPS_MIN(left, x);
-                right = VIPS_MAX(right, x);
+                if (first < 0) first = x;
+                last = x;
             }
+            take_in_row(&box, y, first, last);
         }
-        none = top < 0;
-        box = none ? (VipsRect){0, 0, 1, 1} : (VipsRect){left, top, right - left + 1, bottom - top + 1};
+        none = vips_rect_isempty(&box);
+        if (none) box = (VipsRect){0, 0, 1, 1};
     }
     if (none) h->pixels[0] = (VipsPel)q->transparent;
     for (int y = 0; y < box.height && !none; y++)
