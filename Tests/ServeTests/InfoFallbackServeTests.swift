@@ -52,9 +52,7 @@ struct InfoFallbackServeTests {
     }
 
     func service() throws -> ServeApplication {
-        let settings = ServeSettings(
-            port: 0, signer: signer, allowUnsigned: false, requestTimeout: .seconds(ServeTestTimeouts.requestSeconds),
-            pipeline: PipelineConfiguration(cache: CacheSettings(mode: .normal)))
+        let settings = ServeSettings.forTest(signer: signer)
         let file = directory.file("serve.lua")
         return try ServeApplication(settings: settings) { try TestPipeline.load(Self.profiles, name: file) }
     }

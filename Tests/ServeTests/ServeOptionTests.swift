@@ -39,9 +39,7 @@ struct ServeOptionTests {
     }
 
     func service(acceptClientHints: Bool = false) throws -> ServeApplication {
-        var settings = ServeSettings(
-            port: 0, signer: signer, allowUnsigned: false, requestTimeout: .seconds(ServeTestTimeouts.requestSeconds),
-            pipeline: PipelineConfiguration(cache: CacheSettings(mode: .normal)))
+        var settings = ServeSettings.forTest(signer: signer)
         settings.acceptClientHints = acceptClientHints
         return try ServeApplication(settings: settings) { try TestPipeline.load(Self.profiles, name: "serve.lua") }
     }

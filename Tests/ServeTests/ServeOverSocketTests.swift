@@ -55,11 +55,13 @@ import Testing
         headTimeout: Duration = .seconds(ServeTestTimeouts.connectionSeconds),
         idleTimeout: Duration = .seconds(ServeTestTimeouts.connectionSeconds), maxConnections: Int = 4096
     ) throws -> ServeApplication {
-        let settings = ServeSettings(
-            port: 0, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue,
-            requestTimeout: requestTimeout, headTimeout: headTimeout, idleTimeout: idleTimeout,
-            maxConnections: maxConnections, allowedSourceHosts: hosts,
-            canWriteAVIF: false, pipeline: PipelineConfiguration(cache: CacheSettings(mode: .normal)))
+        var settings = ServeSettings.forTest(signer: signer, allowUnsigned: allowUnsigned)
+        settings.maxQueue = maxQueue
+        settings.requestTimeout = requestTimeout
+        settings.headTimeout = headTimeout
+        settings.idleTimeout = idleTimeout
+        settings.maxConnections = maxConnections
+        settings.allowedSourceHosts = hosts
         return try ServeApplication(settings: settings) { try TestPipeline.load(Self.profiles, name: "serve.lua") }
     }
 

@@ -25,9 +25,10 @@ struct ServeRouterTests {
         allowUnsigned: Bool = true, hosts: Set<String> = [], maxQueue: Int = 256,
         requestTimeout: Duration = .seconds(ServeTestTimeouts.requestSeconds)
     ) throws -> ServeApplication {
-        let settings = ServeSettings(
-            port: 0, signer: signer, allowUnsigned: allowUnsigned, maxQueue: maxQueue, requestTimeout: requestTimeout,
-            allowedSourceHosts: hosts, pipeline: PipelineConfiguration(cache: CacheSettings(mode: .normal)))
+        var settings = ServeSettings.forTest(signer: signer, allowUnsigned: allowUnsigned)
+        settings.maxQueue = maxQueue
+        settings.requestTimeout = requestTimeout
+        settings.allowedSourceHosts = hosts
         let origin = origin
         return try ServeApplication(settings: settings) {
             try ProfileLoader(registry: FakeStages.registry(origin: origin)).load(
